@@ -1,0 +1,202 @@
+/**
+ * Flows as columns: the collector's output and the capture writer's input.
+ *
+ * Decoders append rows to a FlowBatch instead of building one object per
+ * flow; each column is a typed array, so the writer can compress columns as
+ * they are and a reader can hand back the same shape. Addresses are 16 bytes
+ * per row: IPv4 is stored IPv4-mapped (::ffff:a.b.c.d) and `ipVersion` says
+ * which family the flow had.
+ */
+
+/** Names of the numeric (non-address) columns, in file order. */
+export const NUMERIC_COLUMNS = [
+  'received', // ms since epoch, when the collector received the datagram
+  'start', // ms since epoch, flow start
+  'end', // ms since epoch, flow end
+  'bytes', // scaled by sampling
+  'packets', // scaled by sampling
+  'srcPort',
+  'dstPort',
+  'proto',
+  'tcpFlags',
+  'tos',
+  'ipVersion',
+  'samplingInterval',
+  'inputIf',
+  'outputIf',
+  'srcAs',
+  'dstAs',
+] as const;
+
+/** Names of the 16-byte address columns. */
+export const ADDRESS_COLUMNS = ['srcAddr', 'dstAddr', 'nextHop', 'exporter'] as const;
+
+export type NumericColumn = (typeof NUMERIC_COLUMNS)[number];
+export type AddressColumn = (typeof ADDRESS_COLUMNS)[number];
+
+/** The typed array each numeric column uses; 64-bit counters are float64 (exact to 2^53). */
+export interface NumericArrays {
+  received: Float64Array;
+  start: Float64Array;
+  end: Float64Array;
+  bytes: Float64Array;
+  packets: Float64Array;
+  srcPort: Uint16Array;
+  dstPort: Uint16Array;
+  proto: Uint8Array;
+  tcpFlags: Uint8Array;
+  tos: Uint8Array;
+  ipVersion: Uint8Array;
+  samplingInterval: Uint32Array;
+  inputIf: Uint32Array;
+  outputIf: Uint32Array;
+  srcAs: Uint32Array;
+  dstAs: Uint32Array;
+}
+
+type ArrayCtor = Float64ArrayConstructor | Uint32ArrayConstructor | Uint16ArrayConstructor | Uint8ArrayConstructor;
+
+/** Constructor of each numeric column, so readers and writers agree on widths. */
+export const COLUMN_TYPES: { readonly [K in NumericColumn]: ArrayCtor } = {
+  received: Float64Array,
+  start: Float64Array,
+  end: Float64Array,
+  bytes: Float64Array,
+  packets: Float64Array,
+  srcPort: Uint16Array,
+  dstPort: Uint16Array,
+  proto: Uint8Array,
+  tcpFlags: Uint8Array,
+  tos: Uint8Array,
+  ipVersion: Uint8Array,
+  samplingInterval: Uint32Array,
+  inputIf: Uint32Array,
+  outputIf: Uint32Array,
+  srcAs: Uint32Array,
+  dstAs: Uint32Array,
+};
+
+/** A growable set of flow columns; `length` rows are valid. */
+export class FlowBatch {
+  length = 0;
+  private cap: number;
+  cols: NumericArrays;
+  srcAddr: Uint8Array;
+  dstAddr: Uint8Array;
+  nextHop: Uint8Array;
+  exporter: Uint8Array;
+
+  constructor(capacity = 1024) {
+    this.cap = Math.max(1, capacity);
+    this.cols = FlowBatch.allocNumeric(this.cap);
+    this.srcAddr = new Uint8Array(this.cap * 16);
+    this.dstAddr = new Uint8Array(this.cap * 16);
+    this.nextHop = new Uint8Array(this.cap * 16);
+    this.exporter = new Uint8Array(this.cap * 16);
+  }
+
+  private static allocNumeric(n: number): NumericArrays {
+    const out = {} as Record<NumericColumn, Float64Array | Uint32Array | Uint16Array | Uint8Array>;
+    for (const name of NUMERIC_COLUMNS) out[name] = new COLUMN_TYPES[name](n);
+    return out as unknown as NumericArrays;
+  }
+
+  /** Rows that can be appended before the arrays grow. */
+  get capacity(): number {
+    return this.cap;
+  }
+
+  /** Makes room for `extra` more rows, doubling the arrays when needed. */
+  reserve(extra: number): void {
+    const need = this.length + extra;
+    if (need <= this.cap) return;
+    let cap = this.cap;
+    while (cap < need) cap *= 2;
+    const cols = FlowBatch.allocNumeric(cap);
+    for (const name of NUMERIC_COLUMNS) {
+      (cols[name] as Float64Array).set((this.cols[name] as Float64Array).subarray(0, this.length));
+    }
+    this.cols = cols;
+    for (const name of ADDRESS_COLUMNS) {
+      const grown = new Uint8Array(cap * 16);
+      grown.set(this[name].subarray(0, this.length * 16));
+      this[name] = grown;
+    }
+    this.cap = cap;
+  }
+
+  /**
+   * Appends one zeroed row and returns its index; callers fill the columns.
+   * Rows are zeroed so a decoder only writes the fields its template has.
+   */
+  addRow(): number {
+    if (this.length === this.cap) this.reserve(1);
+    const i = this.length++;
+    for (const name of NUMERIC_COLUMNS) this.cols[name][i] = 0;
+    for (const name of ADDRESS_COLUMNS) this[name].fill(0, i * 16, i * 16 + 16);
+    return i;
+  }
+
+  /** Drops the last row (a decoder that found a row invalid after starting it). */
+  popRow(): void {
+    if (this.length > 0) this.length--;
+  }
+
+  /** Forgets every row, keeping the arrays. */
+  clear(): void {
+    this.length = 0;
+  }
+
+  /** Stores an IPv4 address (host-order uint32) as IPv4-mapped IPv6 at row i. */
+  setV4(column: AddressColumn, i: number, v4: number): void {
+    const a = this[column];
+    const o = i * 16;
+    a.fill(0, o, o + 10);
+    a[o + 10] = 0xff;
+    a[o + 11] = 0xff;
+    a[o + 12] = v4 >>> 24;
+    a[o + 13] = (v4 >>> 16) & 0xff;
+    a[o + 14] = (v4 >>> 8) & 0xff;
+    a[o + 15] = v4 & 0xff;
+  }
+
+  /** Copies 16 bytes of an IPv6 address from `src` at `offset` into row i. */
+  setV6(column: AddressColumn, i: number, src: Uint8Array, offset: number): void {
+    this[column].set(src.subarray(offset, offset + 16), i * 16);
+  }
+
+  /** Copies the address of row i in `column` (16 bytes) from another batch row. */
+  copyAddress(column: AddressColumn, i: number, from: Uint8Array, fromRow: number): void {
+    this[column].set(from.subarray(fromRow * 16, fromRow * 16 + 16), i * 16);
+  }
+}
+
+/** Formats the 16-byte address at row i as text (dotted quad for IPv4-mapped). */
+export function formatAddress(column: Uint8Array, i: number): string {
+  const o = i * 16;
+  let mapped = column[o + 10] === 0xff && column[o + 11] === 0xff;
+  for (let k = 0; k < 10 && mapped; k++) if (column[o + k] !== 0) mapped = false;
+  if (mapped) return `${column[o + 12]}.${column[o + 13]}.${column[o + 14]}.${column[o + 15]}`;
+  const words: string[] = [];
+  for (let k = 0; k < 16; k += 2) words.push(((column[o + k]! << 8) | column[o + k + 1]!).toString(16));
+  // Compress the longest run of zero words, as RFC 5952 asks.
+  let bestStart = -1;
+  let bestLen = 0;
+  for (let s = 0; s < 8; ) {
+    if (words[s] !== '0') {
+      s++;
+      continue;
+    }
+    let e = s;
+    while (e < 8 && words[e] === '0') e++;
+    if (e - s > bestLen && e - s > 1) {
+      bestStart = s;
+      bestLen = e - s;
+    }
+    s = e;
+  }
+  if (bestStart < 0) return words.join(':');
+  const head = words.slice(0, bestStart).join(':');
+  const tail = words.slice(bestStart + bestLen).join(':');
+  return `${head}::${tail}`;
+}

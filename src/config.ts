@@ -1,0 +1,248 @@
+/**
+ * The one typed configuration of netsvc.
+ *
+ * Sources, later ones winning: built-in defaults, the JSON file (`--config`,
+ * else `netsvc.config.json` in the working directory when present), then
+ * environment variables `NETSVC_<KEY>` where nested keys are joined with `__`
+ * and camelCase becomes UPPER_SNAKE (`NETSVC_HTTP__PORT=9090`,
+ * `NETSVC_DATA_DIR=/var/lib/netsvc`). Values are read as JSON when they parse,
+ * else as strings. The result is validated once and frozen. This is the only
+ * module that reads `process.env`.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const hostPort = z
+  .string()
+  .regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/, 'must be HOST:PORT (IPv6 as [ADDR]:PORT)');
+
+const databaseUrl = z
+  .string()
+  .regex(/^(sqlite:.+|mysql:\/\/.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:PATH, mysql://… or postgres://…');
+
+const flowSourceSchema = z
+  .object({
+    /** Where the UDP listener binds. */
+    listen: hostPort,
+    /** Exporter addresses this source claims when several sources share a port. */
+    exporters: z.array(z.string()).default([]),
+    /** Socket receive buffer in bytes (SO_RCVBUF). */
+    receiveBuffer: z.number().int().positive().default(8 * 1024 * 1024),
+    /** Per-exporter sampling interval override, keyed by exporter address. */
+    sampling: z.record(z.string(), z.number().int().positive()).default({}),
+  })
+  .strict();
+
+const entitySchema = z
+  .object({
+    flowSources: z.array(z.string()).default([]),
+    radius: databaseUrl.optional(),
+    syslog: databaseUrl.optional(),
+  })
+  .strict();
+
+const defaultTimezone = (): string => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+
+/** Schema of the whole configuration; defaults live here and nowhere else. */
+export const configSchema = z
+  .object({
+    dataDir: z.string().min(1).default('./data'),
+    timezone: z
+      .string()
+      .refine((tz) => isValidTimezone(tz), 'must be an IANA time zone such as UTC or Europe/Paris')
+      .default(defaultTimezone),
+    http: z
+      .object({
+        host: z.string().min(1).default('127.0.0.1'),
+        port: z.number().int().min(0).max(65535).default(8080),
+        /** Largest request body accepted, in bytes. */
+        bodyLimit: z.number().int().positive().default(1024 * 1024),
+      })
+      .strict()
+      .default({ host: '127.0.0.1', port: 8080, bodyLimit: 1024 * 1024 }),
+    log: z
+      .object({
+        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      })
+      .strict()
+      .default({ level: 'info' }),
+    auth: z
+      .object({
+        /** Lifetime of an access token in seconds. */
+        tokenTtlSec: z.number().int().positive().default(3600),
+        /** HMAC key for tokens; when absent one is generated and kept in `<dataDir>/jwt.key`. */
+        jwtSecret: z.string().min(32).optional(),
+        /** Failed auth attempts allowed per client address within `failureWindowSec`. */
+        maxFailures: z.number().int().positive().default(10),
+        failureWindowSec: z.number().int().positive().default(300),
+      })
+      .strict()
+      .default({ tokenTtlSec: 3600, maxFailures: 10, failureWindowSec: 300 }),
+    admin: z
+      .object({
+        /** The service's own store of entities, users and credentials. */
+        database: z.string().regex(/^sqlite:.+$/, 'must be sqlite:PATH').default('sqlite:admin.sqlite'),
+      })
+      .strict()
+      .default({ database: 'sqlite:admin.sqlite' }),
+    flowSources: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), flowSourceSchema).default({
+      netflow: { listen: '0.0.0.0:2055', exporters: [], receiveBuffer: 8 * 1024 * 1024, sampling: {} },
+      lentor: { listen: '0.0.0.0:2056', exporters: [], receiveBuffer: 8 * 1024 * 1024, sampling: {} },
+    }),
+    entities: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/), entitySchema).default({
+      default: {
+        flowSources: ['netflow', 'lentor'],
+        radius: 'sqlite:radius.sqlite',
+        syslog: 'sqlite:syslog.sqlite',
+      },
+    }),
+  })
+  .strict()
+  .superRefine((cfg, ctx) => {
+    for (const [name, entity] of Object.entries(cfg.entities)) {
+      entity.flowSources.forEach((source, i) => {
+        if (!(source in cfg.flowSources)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['entities', name, 'flowSources', i],
+            message: `names flow source '${source}', which is not declared in flowSources`,
+          });
+        }
+      });
+    }
+  });
+
+/** The validated, frozen configuration every component receives. */
+export type Config = Readonly<z.infer<typeof configSchema>>;
+export type FlowSourceConfig = z.infer<typeof flowSourceSchema>;
+export type EntityConfig = z.infer<typeof entitySchema>;
+
+/** A configuration problem the user must fix; printed without a stack trace. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    message: string,
+    readonly key?: string,
+  ) {
+    super(message);
+  }
+}
+
+function isValidTimezone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Where the configuration comes from; every field optional. */
+export interface ConfigSources {
+  /** Explicit `--config FILE`; a missing file is an error. */
+  file?: string;
+  /** `--data-dir DIR`, which beats file and environment. */
+  dataDir?: string;
+  /** Environment to read overrides from; defaults to `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** Directory in which `netsvc.config.json` is looked for. */
+  cwd?: string;
+}
+
+const ENV_PREFIX = 'NETSVC_';
+
+function envKeyToPath(name: string): string[] {
+  return name
+    .slice(ENV_PREFIX.length)
+    .split('__')
+    .map((segment) => segment.toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()));
+}
+
+function parseEnvValue(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}
+
+function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let node = target;
+  path.forEach((key, i) => {
+    if (i === path.length - 1) {
+      node[key] = value;
+      return;
+    }
+    const next = node[key];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  });
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError(`config file ${path} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError(`config file ${path} must hold a JSON object`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** Builds the configuration from defaults, file, environment and flags; throws ConfigError naming the bad key. */
+export function loadConfig(sources: ConfigSources = {}): Config {
+  const env = sources.env ?? process.env;
+  const cwd = sources.cwd ?? process.cwd();
+  const implicit = resolve(cwd, 'netsvc.config.json');
+  const file = sources.file ? resolve(cwd, sources.file) : existsSync(implicit) ? implicit : undefined;
+  const raw: Record<string, unknown> = file ? readConfigFile(file) : {};
+
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith(ENV_PREFIX) || value === undefined) continue;
+    if (name === 'NETSVC_CONFIG') continue;
+    setPath(raw, envKeyToPath(name), parseEnvValue(value));
+  }
+  if (sources.dataDir) raw.dataDir = sources.dataDir;
+
+  const result = configSchema.safeParse(raw);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const key = issue.path.map(String).join('.') || '(root)';
+    let message = issue.message;
+    if (issue.code === 'unrecognized_keys') {
+      const prefix = issue.path.length ? `${key}.` : '';
+      const unknown = issue.keys.map((k) => `${prefix}${k}`).join(', ');
+      throw new ConfigError(`invalid configuration: unknown key ${unknown}`, unknown);
+    }
+    message = `invalid configuration: ${key}: ${message}`;
+    throw new ConfigError(message, key);
+  }
+  const cfg = result.data;
+  cfg.dataDir = resolve(cwd, cfg.dataDir);
+  return deepFreeze(cfg);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/** Resolves a `sqlite:PATH` URL's path against the data directory; other URLs pass through. */
+export function resolveSqlitePath(url: string, dataDir: string): string {
+  if (!url.startsWith('sqlite:')) throw new ConfigError(`not an sqlite URL: ${url}`);
+  const path = url.slice('sqlite:'.length);
+  return path === ':memory:' ? path : resolve(dataDir, path);
+}

@@ -1,0 +1,68 @@
+import mysql from 'mysql2/promise';
+import type { ExecResult, SqlClient } from './sql-client.js';
+
+type Queryable = Pick<mysql.Pool, 'query'>;
+
+function wrap(conn: Queryable): Omit<SqlClient, 'transaction' | 'close'> {
+  return {
+    dialect: 'mysql',
+    async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+      const [rows] = await conn.query(sql, params as unknown[]);
+      return rows as T[];
+    },
+    async execute(sql: string, params: readonly unknown[] = []): Promise<ExecResult> {
+      const [res] = await conn.query(sql, params as unknown[]);
+      const header = res as mysql.ResultSetHeader;
+      return { affectedRows: header.affectedRows ?? 0, insertId: header.insertId };
+    },
+  };
+}
+
+/** MySQL/MariaDB through a mysql2 pool; datetimes come back as strings, as stored. */
+export class MysqlSqlClient implements SqlClient {
+  readonly dialect = 'mysql' as const;
+  private readonly pool: mysql.Pool;
+  private readonly base: Omit<SqlClient, 'transaction' | 'close'>;
+
+  constructor(url: string, options: { connectionLimit?: number } = {}) {
+    this.pool = mysql.createPool({
+      uri: url,
+      connectionLimit: options.connectionLimit ?? 10,
+      dateStrings: true,
+      supportBigNumbers: true,
+      bigNumberStrings: false,
+      timezone: 'Z',
+      charset: 'utf8mb4',
+    });
+    this.base = wrap(this.pool);
+  }
+
+  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    return this.base.query<T>(sql, params);
+  }
+
+  execute(sql: string, params?: readonly unknown[]): Promise<ExecResult> {
+    return this.base.execute(sql, params);
+  }
+
+  async transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
+    const conn = await this.pool.getConnection();
+    try {
+      await conn.beginTransaction();
+      const inner = wrap(conn);
+      const tx: SqlClient = { ...inner, transaction: (f) => f(tx), close: async () => undefined };
+      const out = await fn(tx);
+      await conn.commit();
+      return out;
+    } catch (err) {
+      await conn.rollback().catch(() => undefined);
+      throw err;
+    } finally {
+      conn.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,68 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
+
+function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'netsvc-config-'));
+}
+
+describe('loadConfig', () => {
+  it('runs on defaults with no file: HTTP on 127.0.0.1:8080, two flow sources, SQLite stores', () => {
+    const cwd = tempDir();
+    const cfg = loadConfig({ cwd, env: {} });
+    expect(cfg.http).toMatchObject({ host: '127.0.0.1', port: 8080 });
+    expect(cfg.dataDir).toBe(join(cwd, 'data'));
+    expect(cfg.flowSources.netflow?.listen).toBe('0.0.0.0:2055');
+    expect(cfg.flowSources.lentor?.listen).toBe('0.0.0.0:2056');
+    expect(cfg.entities.default).toMatchObject({ radius: 'sqlite:radius.sqlite', syslog: 'sqlite:syslog.sqlite' });
+    expect(Object.isFrozen(cfg.http)).toBe(true);
+  });
+
+  it('reads netsvc.config.json from the working directory, then environment overrides win', () => {
+    const cwd = tempDir();
+    writeFileSync(join(cwd, 'netsvc.config.json'), JSON.stringify({ http: { port: 9000 }, timezone: 'Europe/Paris' }));
+    const cfg = loadConfig({ cwd, env: { NETSVC_HTTP__PORT: '9100', NETSVC_DATA_DIR: '/srv/netsvc' } });
+    expect(cfg.http.port).toBe(9100);
+    expect(cfg.timezone).toBe('Europe/Paris');
+    expect(cfg.dataDir).toBe('/srv/netsvc');
+  });
+
+  it('lets --data-dir beat file and environment', () => {
+    const cwd = tempDir();
+    const cfg = loadConfig({ cwd, env: { NETSVC_DATA_DIR: '/a' }, dataDir: 'b' });
+    expect(cfg.dataDir).toBe(join(cwd, 'b'));
+  });
+
+  it('names an unknown key', () => {
+    const cwd = tempDir();
+    const file = join(cwd, 'c.json');
+    writeFileSync(file, JSON.stringify({ http: { prot: 1 } }));
+    expect(() => loadConfig({ cwd, file, env: {} })).toThrow(/unknown key http\.prot/);
+  });
+
+  it('names a key with a bad value', () => {
+    const cwd = tempDir();
+    expect(() => loadConfig({ cwd, env: { NETSVC_HTTP__PORT: '"eighty"' } })).toThrow(/http\.port/);
+    expect(() => loadConfig({ cwd, env: { NETSVC_TIMEZONE: 'Mars/Olympus' } })).toThrow(/timezone/);
+  });
+
+  it('rejects an entity that names an undeclared flow source', () => {
+    const cwd = tempDir();
+    const file = join(cwd, 'c.json');
+    writeFileSync(file, JSON.stringify({ entities: { acme: { flowSources: ['nope'] } } }));
+    let err: unknown;
+    try {
+      loadConfig({ cwd, file, env: {} });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).key).toBe('entities.acme.flowSources.0');
+  });
+
+  it('fails clearly on a missing explicit config file', () => {
+    expect(() => loadConfig({ cwd: tempDir(), file: 'missing.json', env: {} })).toThrow(/cannot read config file .*ENOENT/);
+  });
+});

@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSqlClient } from '../../../storage/sql/open-sql-client.js';
+import type { SqlClient } from '../../../storage/sql/sql-client.js';
+import { availableDialects, createTestDatabase, type TestDatabase } from '../../helpers/databases.js';
+
+const dialects = await availableDialects();
+
+describe.each(dialects)('SqlClient on %s', (dialect) => {
+  let db: TestDatabase;
+  let client: SqlClient;
+
+  beforeAll(async () => {
+    db = await createTestDatabase(dialect);
+    client = openSqlClient(db.url, '/');
+    await client.execute('CREATE TABLE t (id INTEGER PRIMARY KEY, name VARCHAR(60) NOT NULL)');
+  });
+
+  afterAll(async () => {
+    await client?.close();
+    await db?.drop();
+  });
+
+  it('binds parameters literally, even SQL metacharacters', async () => {
+    const nasty = "x'); DROP TABLE t; --";
+    await client.execute('INSERT INTO t (id, name) VALUES (?, ?)', [1, nasty]);
+    const rows = await client.query<{ name: string }>('SELECT name FROM t WHERE id = ?', [1]);
+    expect(rows).toEqual([{ name: nasty }]);
+  });
+
+  it('rolls a failed transaction back and keeps what was stored before', async () => {
+    await expect(
+      client.transaction(async (tx) => {
+        await tx.execute('INSERT INTO t (id, name) VALUES (?, ?)', [2, 'a']);
+        await tx.execute('INSERT INTO t (id, name) VALUES (?, ?)', [2, 'duplicate']);
+      }),
+    ).rejects.toThrow();
+    const rows = await client.query<{ id: number }>('SELECT id FROM t ORDER BY id');
+    expect(rows.map((r) => Number(r.id))).toEqual([1]);
+  });
+
+  it('commits a transaction that succeeds', async () => {
+    await client.transaction(async (tx) => {
+      await tx.execute('INSERT INTO t (id, name) VALUES (?, ?)', [3, 'b']);
+      await tx.execute('UPDATE t SET name = ? WHERE id = ?', ['c', 3]);
+    });
+    const rows = await client.query<{ name: string }>('SELECT name FROM t WHERE id = ?', [3]);
+    expect(rows).toEqual([{ name: 'c' }]);
+  });
+});
