@@ -34,6 +34,33 @@ const flowSourceSchema = z
   })
   .strict();
 
+const captureRetentionSchema = z
+  .object({
+    /** Hours older than this (by file hour) are deleted; absent = no age limit. */
+    maxAgeHours: z.number().int().positive().optional(),
+    /** Total bytes of capture files per source; oldest hours go first; absent = no size limit. */
+    maxBytes: z.number().int().positive().optional(),
+    /** How often the expiry runs, in seconds. */
+    checkIntervalSec: z.number().int().positive().default(300),
+  })
+  .strict();
+
+const captureSchema = z
+  .object({
+    /** The open hour is flushed as a block at least this often, so recent flows are queryable. */
+    flushIntervalMs: z.number().int().positive().default(5000),
+    /** A block is flushed early once it holds this many rows. */
+    blockRows: z.number().int().min(256).max(1_048_576).default(65_536),
+    /** Column compression: zstd (default, measured best size at live speed), lz4 (faster, larger) or none. */
+    codec: z.enum(['zstd', 'lz4', 'none']).default('zstd'),
+    /** Codec level (zstd 1-19; ignored by lz4 and none). */
+    level: z.number().int().min(1).max(19).default(3),
+    /** fsync after every flush as well as at seal (survives power loss, costs disk I/O). */
+    fsyncOnFlush: z.boolean().default(false),
+    retention: captureRetentionSchema.default({ checkIntervalSec: 300 }),
+  })
+  .strict();
+
 const entitySchema = z
   .object({
     flowSources: z.array(z.string()).default([]),
@@ -86,6 +113,14 @@ export const configSchema = z
       })
       .strict()
       .default({ database: 'sqlite:admin.sqlite' }),
+    capture: captureSchema.default({
+      flushIntervalMs: 5000,
+      blockRows: 65_536,
+      codec: 'zstd',
+      level: 3,
+      fsyncOnFlush: false,
+      retention: { checkIntervalSec: 300 },
+    }),
     flowSources: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), flowSourceSchema).default({
       netflow: { listen: '0.0.0.0:2055', exporters: [], receiveBuffer: 8 * 1024 * 1024, sampling: {} },
       lentor: { listen: '0.0.0.0:2056', exporters: [], receiveBuffer: 8 * 1024 * 1024, sampling: {} },
@@ -117,6 +152,7 @@ export const configSchema = z
 export type Config = Readonly<z.infer<typeof configSchema>>;
 export type FlowSourceConfig = z.infer<typeof flowSourceSchema>;
 export type EntityConfig = z.infer<typeof entitySchema>;
+export type CaptureConfig = z.infer<typeof captureSchema>;
 
 /** A configuration problem the user must fix; printed without a stack trace. */
 export class ConfigError extends Error {
