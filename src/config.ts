@@ -184,6 +184,8 @@ export interface ConfigSources {
   env?: NodeJS.ProcessEnv;
   /** Directory in which `netsvc.config.json` is looked for. */
   cwd?: string;
+  /** Command-line overrides as dotted keys (`{'http.port': 9090}`), applied after the environment. */
+  overrides?: Record<string, unknown>;
 }
 
 const ENV_PREFIX = 'NETSVC_';
@@ -247,6 +249,9 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     if (!name.startsWith(ENV_PREFIX) || value === undefined) continue;
     if (name === 'NETSVC_CONFIG') continue;
     setPath(raw, envKeyToPath(name), parseEnvValue(value));
+  }
+  for (const [key, value] of Object.entries(sources.overrides ?? {})) {
+    if (value !== undefined) setPath(raw, key.split('.'), value);
   }
   if (sources.dataDir) raw.dataDir = sources.dataDir;
 

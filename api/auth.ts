@@ -1,0 +1,191 @@
+/**
+ * Per-area token auth: `POST /{area}/auth` trades an api_id and secret for a
+ * JWT; a bearer middleware checks it on every other route of the area,
+ * including, on each request, that the credential was not replaced and the
+ * area is still switched on for the entity and the user.
+ */
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { MiddlewareHandler } from 'hono';
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import type { AdminStore, Area } from '../storage/admin/admin-store.js';
+import { DUMMY_HASH, verifySecret } from '../storage/admin/secret-hash.js';
+import { AUTH_FAILED, ForbiddenError, RateLimitedError, TOKEN_FAILED, UnauthorizedError } from './errors.js';
+import type { AppEnv } from './context.js';
+import { failureSchema } from './schemas.js';
+
+/** Who a valid token speaks for. */
+export interface Principal {
+  user: string;
+  entity: string;
+  area: Area;
+}
+
+/** Options of the token service. */
+export interface AuthOptions {
+  /** HMAC key of at least 32 bytes. */
+  key: Uint8Array;
+  tokenTtlSec: number;
+  maxFailures: number;
+  failureWindowSec: number;
+  now: () => number;
+}
+
+/**
+ * Counts failed auth attempts per client address in a fixed window. No
+ * library counts only failures, so this small map does it; it forgets an
+ * address when its window ends and never holds more than `maxKeys` entries.
+ */
+export class FailureLimiter {
+  private readonly hits = new Map<string, { count: number; resetAt: number }>();
+  constructor(
+    private readonly max: number,
+    private readonly windowMs: number,
+    private readonly now: () => number,
+    private readonly maxKeys = 100_000,
+  ) {}
+
+  /** Seconds until the address may try again, or 0 when it may now. */
+  blockedFor(address: string): number {
+    const entry = this.hits.get(address);
+    if (!entry) return 0;
+    const t = this.now();
+    if (t >= entry.resetAt) {
+      this.hits.delete(address);
+      return 0;
+    }
+    return entry.count >= this.max ? Math.ceil((entry.resetAt - t) / 1000) : 0;
+  }
+
+  fail(address: string): void {
+    const t = this.now();
+    const entry = this.hits.get(address);
+    if (!entry || t >= entry.resetAt) {
+      if (this.hits.size >= this.maxKeys) this.hits.delete(this.hits.keys().next().value as string);
+      this.hits.set(address, { count: 1, resetAt: t + this.windowMs });
+    } else entry.count++;
+  }
+}
+
+/** Issues and checks tokens against the admin store. */
+export class AuthService {
+  readonly limiter: FailureLimiter;
+
+  constructor(
+    private readonly store: AdminStore,
+    private readonly opts: AuthOptions,
+  ) {
+    if (opts.key.length < 32) throw new Error('auth key must be at least 32 bytes');
+    this.limiter = new FailureLimiter(opts.maxFailures, opts.failureWindowSec * 1000, opts.now);
+  }
+
+  private allowed(entity: string, user: string, area: Area, version?: number): boolean {
+    const state = this.store.principalState(entity, user);
+    if (!state) return false;
+    if (version !== undefined && state.credentialVersion !== version) return false;
+    return state.entityAreas[area] && state.userAreas[area];
+  }
+
+  /** Trades credentials for a token; every failure is the same UnauthorizedError. */
+  async login(area: Area, apiId: string, secret: string, client: string): Promise<{ token: string; expiresIn: number }> {
+    const wait = this.limiter.blockedFor(client);
+    if (wait > 0) throw new RateLimitedError(`Too many failed authentication attempts. Try again in ${wait} s.`, wait);
+    const cred = this.store.findCredential(apiId);
+    const good = await verifySecret(secret, cred?.secretHash ?? DUMMY_HASH);
+    if (!cred || !good || !this.allowed(cred.entity, cred.user, area)) {
+      this.limiter.fail(client);
+      throw new UnauthorizedError(AUTH_FAILED);
+    }
+    const nowSec = Math.floor(this.opts.now() / 1000);
+    const token = await new SignJWT({ ent: cred.entity, area, cv: cred.credentialVersion })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(cred.user)
+      .setIssuer('netsvc')
+      .setIssuedAt(nowSec)
+      .setExpirationTime(nowSec + this.opts.tokenTtlSec)
+      .sign(this.opts.key);
+    return { token, expiresIn: this.opts.tokenTtlSec };
+  }
+
+  /** Checks a bearer token for `area`: 401 when it is not valid now, 403 when it belongs to another area. */
+  async check(token: string, area: Area): Promise<Principal> {
+    let payload;
+    try {
+      ({ payload } = await jwtVerify(token, this.opts.key, {
+        algorithms: ['HS256'],
+        issuer: 'netsvc',
+        currentDate: new Date(this.opts.now()),
+      }));
+    } catch (err) {
+      const why = err instanceof joseErrors.JWTExpired ? ': token expired.' : ': invalid token.';
+      throw new UnauthorizedError(TOKEN_FAILED + why);
+    }
+    const { sub, ent, cv } = payload;
+    const tokenArea = payload.area;
+    if (typeof sub !== 'string' || typeof ent !== 'string' || typeof cv !== 'number' || typeof tokenArea !== 'string') {
+      throw new UnauthorizedError(`${TOKEN_FAILED}: invalid token.`);
+    }
+    if (tokenArea !== area) throw new ForbiddenError(`This token is for the ${tokenArea} API, not ${area}.`);
+    if (!this.allowed(ent, sub, area, cv)) throw new UnauthorizedError(`${TOKEN_FAILED}: token revoked or access disabled.`);
+    return { user: sub, entity: ent, area };
+  }
+}
+
+/** Middleware that requires a valid bearer token of `area` and puts the principal in the context. */
+export function bearerAuth(auth: AuthService, area: Area): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const header = c.req.header('authorization') ?? '';
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match) throw new UnauthorizedError(`${TOKEN_FAILED}: missing bearer token.`);
+    c.set('principal', await auth.check(match[1]!, area));
+    await next();
+  };
+}
+
+const credentialsSchema = z
+  .object({
+    api_id: z.string().min(1).max(200).openapi({ example: 'nsv_1a2b3c4d5e6f7a8b9c0d' }),
+    secret: z.string().min(1).max(500).openapi({ example: 'kq3…' }),
+  })
+  .openapi('Credentials');
+
+const tokenSchema = z
+  .object({
+    status: z.literal(true),
+    message: z.string(),
+    result: z.object({
+      access_token: z.string(),
+      token_type: z.literal('Bearer'),
+      expires_in: z.number().int().openapi({ description: 'Seconds until the token expires' }),
+    }),
+  })
+  .openapi('TokenResponse');
+
+/** Adds `POST /auth` of one area to its router. */
+export function registerAuthRoute(router: OpenAPIHono<AppEnv>, area: Area, auth: AuthService, clientAddress: (c: Parameters<MiddlewareHandler<AppEnv>>[0]) => string): void {
+  const route = createRoute({
+    method: 'post',
+    path: '/auth',
+    tags: [area],
+    summary: `Get a bearer token for the ${area} API`,
+    security: [],
+    request: { body: { required: true, content: { 'application/json': { schema: credentialsSchema } } } },
+    responses: {
+      200: { description: 'Token issued', content: { 'application/json': { schema: tokenSchema } } },
+      400: { description: 'Malformed body', content: { 'application/json': { schema: failureSchema } } },
+      401: { description: 'Wrong credentials, or area/user switched off', content: { 'application/json': { schema: failureSchema } } },
+      429: { description: 'Too many failed attempts from this address', content: { 'application/json': { schema: failureSchema } } },
+    },
+  });
+  router.openapi(route, async (c) => {
+    const { api_id, secret } = c.req.valid('json');
+    const { token, expiresIn } = await auth.login(area, api_id, secret, clientAddress(c));
+    return c.json(
+      {
+        status: true as const,
+        message: 'Authentication successful.',
+        result: { access_token: token, token_type: 'Bearer' as const, expires_in: expiresIn },
+      },
+      200,
+    );
+  });
+}

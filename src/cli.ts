@@ -1,0 +1,78 @@
+#!/usr/bin/env node
+/**
+ * `netsvc`: the command-line entry point. Every command takes the global
+ * `--config FILE` and `--data-dir DIR`, before or after the subcommand.
+ */
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Command, CommanderError } from 'commander';
+import { AdminStoreError } from '../storage/admin/admin-store.js';
+import { DatabaseUrlError } from '../storage/sql/sql-client.js';
+import { registerAdminCommands } from './commands/admin.js';
+import { processContext, UsageError, withGlobalOptions, type CliContext } from './commands/context.js';
+import { registerDbCommands } from './commands/db.js';
+import { registerServeCommand } from './commands/serve.js';
+import { ConfigError } from './config.js';
+
+/** Builds the command tree; tests drive it with their own context. */
+export function buildProgram(ctx: CliContext): Command {
+  const program = withGlobalOptions(new Command('netsvc'))
+    .description('NetFlow/IPFIX collector, syslog viewer and FreeRADIUS hotspot manager behind one REST API')
+    .version('0.1.0')
+    .showHelpAfterError()
+    .exitOverride();
+  registerServeCommand(program, ctx);
+  registerAdminCommands(program, ctx);
+  registerDbCommands(program, ctx);
+  program.commands.forEach(function exitOverrideAll(cmd: Command) {
+    cmd.exitOverride();
+    cmd.commands.forEach(exitOverrideAll);
+  });
+  return program;
+}
+
+/** Errors that are the user's to fix: one line, no stack. */
+function userMessage(err: unknown): { message: string; code: number } | undefined {
+  if (err instanceof ConfigError) return { message: err.message, code: 2 };
+  if (err instanceof UsageError) return { message: err.message, code: 2 };
+  if (err instanceof AdminStoreError) return { message: err.message, code: 1 };
+  if (err instanceof DatabaseUrlError) return { message: err.message, code: 2 };
+  return undefined;
+}
+
+/** Runs the CLI with `argv` (without node and script) and returns the exit code. */
+export async function runCli(argv: string[], ctx: CliContext = processContext()): Promise<number> {
+  const program = buildProgram(ctx);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    const user = userMessage(err);
+    if (user) {
+      ctx.err(`netsvc: ${user.message}`);
+      return user.code;
+    }
+    throw err;
+  }
+}
+
+const invokedDirectly = (() => {
+  try {
+    return process.argv[1] !== undefined && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+  } catch {
+    return false;
+  }
+})();
+
+if (invokedDirectly) {
+  runCli(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      console.error(err);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,36 @@
+/** `netsvc serve`: the long-running service. */
+import type { Command } from 'commander';
+import { createLogger } from '../log.js';
+import { startService } from '../main.js';
+import { UsageError, withGlobalOptions, type CliContext } from './context.js';
+
+function parsePort(port: string | undefined): number | undefined {
+  if (port === undefined) return undefined;
+  const n = Number(port);
+  if (!/^\d+$/.test(port) || n > 65535) throw new UsageError(`--port must be an integer 0-65535, got '${port}'`);
+  return n;
+}
+
+/** Registers `serve`. */
+export function registerServeCommand(program: Command, ctx: CliContext): void {
+  withGlobalOptions(program.command('serve'))
+    .description('run the HTTP API and the collectors until SIGINT/SIGTERM')
+    .option('--host <host>', 'HTTP listen address (default from config: 127.0.0.1)')
+    .option('--port <port>', 'HTTP listen port (default from config: 8080)')
+    .action(async (opts: { host?: string; port?: string }, cmd: Command) => {
+      const config = ctx.config(cmd, { 'http.host': opts.host, 'http.port': parsePort(opts.port) });
+      const logger = createLogger(config.log.level);
+      const service = await startService(config, { logger, now: Date.now });
+      await new Promise<void>((resolve) => {
+        const stop = (signal: string) => {
+          logger.info({ signal }, 'shutting down');
+          service.close().then(resolve, (err: unknown) => {
+            logger.error({ err }, 'error while shutting down');
+            resolve();
+          });
+        };
+        process.once('SIGINT', () => stop('SIGINT'));
+        process.once('SIGTERM', () => stop('SIGTERM'));
+      });
+    });
+}

@@ -1,0 +1,86 @@
+/**
+ * Wiring: builds every component from the configuration by hand and serves
+ * them. `startService` is what `netsvc serve` runs and what tests start.
+ */
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { serve, type ServerType } from '@hono/node-server';
+import { createApp } from '../api/app.js';
+import { AuthService } from '../api/auth.js';
+import type { AdminStore } from '../storage/admin/admin-store.js';
+import { SqliteAdminStore } from '../storage/admin/sqlite-admin-store.js';
+import { resolveSqlitePath, type Config } from './config.js';
+import type { Logger } from './log.js';
+
+/** Injected process-wide dependencies. */
+export interface Runtime {
+  logger: Logger;
+  now: () => number;
+}
+
+/** A running service. */
+export interface ServiceHandle {
+  /** Base URL of the HTTP listener, e.g. http://127.0.0.1:8080. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Opens the admin store named by the configuration. */
+export function openAdminStore(config: Config): AdminStore {
+  return new SqliteAdminStore(resolveSqlitePath(config.admin.database, config.dataDir));
+}
+
+/** The token signing key: from the config, else generated once and kept in the data dir. */
+export function loadTokenKey(config: Config): Uint8Array {
+  if (config.auth.jwtSecret) return new TextEncoder().encode(config.auth.jwtSecret);
+  const file = join(config.dataDir, 'jwt.key');
+  if (!existsSync(file)) {
+    mkdirSync(config.dataDir, { recursive: true });
+    writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
+    chmodSync(file, 0o600);
+  }
+  return new TextEncoder().encode(readFileSync(file, 'utf8').trim());
+}
+
+/** Starts HTTP (and, as they are wired, the collectors and receivers); resolves once listening. */
+export async function startService(config: Config, runtime: Runtime): Promise<ServiceHandle> {
+  const { logger } = runtime;
+  mkdirSync(config.dataDir, { recursive: true });
+  const admin = openAdminStore(config);
+  const auth = new AuthService(admin, {
+    key: loadTokenKey(config),
+    tokenTtlSec: config.auth.tokenTtlSec,
+    maxFailures: config.auth.maxFailures,
+    failureWindowSec: config.auth.failureWindowSec,
+    now: runtime.now,
+  });
+  const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas: {} });
+
+  const server: ServerType = await new Promise((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: config.http.host, port: config.http.port }, () => resolve(s));
+    s.once('error', reject);
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  logger.info({ url, dataDir: config.dataDir }, 'netsvc listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    close() {
+      closing ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          // Keep-alive connections would hold close() open; end them.
+          (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+        });
+        admin.close();
+        logger.info('netsvc stopped');
+      })();
+      return closing;
+    },
+  };
+}
