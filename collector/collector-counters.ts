@@ -1,0 +1,78 @@
+/**
+ * Per-exporter decode counters: "everything that moves gets a counter".
+ *
+ * Plain numeric fields on one object per exporter address, so the hot path
+ * increments a property and the metrics layer (prom-client, `netsvc status`)
+ * reads them without the decoder knowing about either.
+ */
+
+/** Counter names, in the order a status table prints them. */
+export const COUNTER_NAMES = [
+  'packets', // datagrams handed to the decoder
+  'flows', // flow rows produced
+  'bytes', // sum of (sampling-scaled) bytes of the flows produced
+  'packetsInFlows', // sum of (sampling-scaled) packets of the flows produced
+  'malformed', // datagrams dropped because something in them did not fit
+  'unknownVersion', // datagrams whose version word is not 5, 9 or 10
+  'dataWithoutTemplate', // data sets that arrived before (or without) their template
+  'templatesAdded',
+  'templatesUpdated', // a template id re-announced with a different layout
+  'templatesWithdrawn',
+  'templatesExpired',
+  'optionsRecords', // options data records read (sampling, system init time)
+  'recordsWithoutAddress', // data records with no IPv4/IPv6 address: not a flow, skipped
+  'sequenceGaps', // times the sequence number jumped forward
+  'sequenceMissing', // units the jumps skipped (v5: flows, v9: packets, IPFIX: records)
+  'pendingBuffered', // data sets held for a template not seen yet
+  'pendingDecoded', // held data sets decoded once their template arrived
+  'pendingExpired', // held data sets dropped because they waited too long
+  'pendingDropped', // held data sets dropped because the buffer was full
+] as const;
+
+/** One counter name. */
+export type CounterName = (typeof COUNTER_NAMES)[number];
+
+/** The counters of one exporter (or the total over all of them). */
+export type ExporterCounters = Record<CounterName, number>;
+
+/** Makes a zeroed counter set. */
+export function zeroCounters(): ExporterCounters {
+  const c = {} as ExporterCounters;
+  for (const name of COUNTER_NAMES) c[name] = 0;
+  return c;
+}
+
+/** Counters kept per exporter address, plus a running total. */
+export class CollectorCounters {
+  /** Sum over every exporter. */
+  readonly total: ExporterCounters = zeroCounters();
+  private readonly byExporter = new Map<string, ExporterCounters>();
+
+  /** The counters of one exporter, created on first use. */
+  exporter(address: string): ExporterCounters {
+    let c = this.byExporter.get(address);
+    if (c === undefined) {
+      c = zeroCounters();
+      this.byExporter.set(address, c);
+    }
+    return c;
+  }
+
+  /** Adds `n` to one counter of an exporter and to the total. */
+  add(exporter: ExporterCounters, name: CounterName, n = 1): void {
+    exporter[name] += n;
+    this.total[name] += n;
+  }
+
+  /** Exporter addresses seen so far. */
+  exporters(): string[] {
+    return [...this.byExporter.keys()];
+  }
+
+  /** A copy of every exporter's counters and the total, for status output. */
+  snapshot(): { total: ExporterCounters; exporters: Record<string, ExporterCounters> } {
+    const exporters: Record<string, ExporterCounters> = {};
+    for (const [addr, c] of this.byExporter) exporters[addr] = { ...c };
+    return { total: { ...this.total }, exporters };
+  }
+}

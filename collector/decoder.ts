@@ -1,0 +1,230 @@
+/**
+ * The flow decoder: one entry point for NetFlow v5, v9 and IPFIX datagrams.
+ *
+ * Pure over its inputs: the datagram, who sent it, when it was received, and
+ * the template store it owns. No sockets, files or clocks inside; the UDP
+ * listener, the pcap import and the tests all call the same `decode`.
+ *
+ * Usage:
+ * ```ts
+ * import { createFlowDecoder, exporterRef } from './decoder.js';
+ * import { FlowBatch } from './flow-batch.js';
+ *
+ * const decoder = createFlowDecoder({ samplingOverride: { '192.0.2.1': 100 } });
+ * const batch = new FlowBatch(4096);
+ * const from = exporterRef('192.0.2.1'); // build once per exporter, reuse
+ * const outcome = decoder.decode(datagram, from, Date.now(), batch);
+ * if (outcome.status !== 'ok') { ... } // already counted in decoder.counters
+ * // batch.length rows are ready; hand the columns to the writer, then batch.clear()
+ * decoder.expire(Date.now()); // now and then: drops stale templates and held data
+ * decoder.counters.snapshot(); // per-exporter counters for /metrics and `netsvc status`
+ * ```
+ * A malformed datagram adds no row at all: rows appended for it are taken
+ * back before `decode` returns.
+ */
+import ipaddr from 'ipaddr.js';
+import { CollectorCounters, type ExporterCounters } from './collector-counters.js';
+import type { FlowBatch } from './flow-batch.js';
+import { decodeIpfix } from './ipfix.js';
+import { decodeV5Records, readV5Header } from './netflow-v5.js';
+import { decodeV9 } from './netflow-v9.js';
+import { PendingBuffer, TemplateCache, type DomainState } from './template-cache.js';
+import { normaliseInterval } from './sampling.js';
+
+/** Who sent a datagram: its address as text (counter key) and as 16 bytes (IPv4-mapped for IPv4). */
+export interface ExporterRef {
+  readonly address: string;
+  readonly bytes16: Uint8Array;
+}
+
+/** Result of one `decode` call. */
+export type DecodeStatus = 'ok' | 'malformed' | 'unknown-version';
+
+/** What `decode` did with one datagram. */
+export interface DecodeOutcome {
+  readonly status: DecodeStatus;
+  /** Version word read from the datagram (0 when too short to have one). */
+  readonly version: number;
+  /** Rows appended to the batch, including held data decoded because its template came now. */
+  readonly flows: number;
+}
+
+/** Settings of a decoder (all have defaults). */
+export interface FlowDecoderConfig {
+  /** A template not re-announced for this long is forgotten (0 = never). */
+  templateTtlMs: number;
+  /** Data sets held at most, over all exporters, while waiting for their template. */
+  pendingMaxSets: number;
+  /** Held data older than this (by received time) is dropped and counted. */
+  pendingMaxAgeMs: number;
+  /** Exporter address → sampling interval that overrides whatever the exporter says. */
+  samplingOverride: Readonly<Record<string, number>>;
+}
+
+/** Defaults: templates kept 1 h after their last announcement, up to 1024 held sets for 60 s. */
+export const DEFAULT_DECODER_CONFIG: Readonly<FlowDecoderConfig> = Object.freeze({
+  templateTtlMs: 3_600_000,
+  pendingMaxSets: 1024,
+  pendingMaxAgeMs: 60_000,
+  samplingOverride: {},
+});
+
+/** A stateful decoder (templates, options data, sequence numbers, counters) for any number of exporters. */
+export interface FlowDecoder {
+  /** Decodes one datagram into `out`; never throws on datagram content. */
+  decode(datagram: Buffer, exporter: ExporterRef, receivedMs: number, out: FlowBatch): DecodeOutcome;
+  /** Drops expired templates and held data as of `nowMs`, counting them. */
+  expire(nowMs: number): void;
+  readonly counters: CollectorCounters;
+  readonly templates: TemplateCache;
+  readonly config: Readonly<FlowDecoderConfig>;
+}
+
+/** What the v9 and IPFIX decoders share with this module for one datagram. */
+export interface DecodeEnv {
+  readonly templates: TemplateCache;
+  readonly pending: PendingBuffer;
+  readonly counters: CollectorCounters;
+  readonly exporterCounters: ExporterCounters;
+  readonly exporter: ExporterRef;
+  readonly receivedMs: number;
+  /** Configured interval for this exporter (0 = none configured). */
+  readonly overrideInterval: number;
+}
+
+/** Thrown by nothing outside this module: marks a datagram as malformed while decoding it. */
+export class MalformedDatagram extends Error {
+  override readonly name = 'MalformedDatagram';
+}
+
+/** Builds the 16-byte form of an exporter address once, for reuse on every datagram it sends. */
+export function exporterRef(address: string): ExporterRef {
+  const parsed = ipaddr.process(address);
+  const bytes16 = new Uint8Array(16);
+  if (parsed.kind() === 'ipv4') {
+    bytes16[10] = 0xff;
+    bytes16[11] = 0xff;
+    bytes16.set(parsed.toByteArray(), 12);
+  } else {
+    bytes16.set(parsed.toByteArray(), 0);
+  }
+  return { address: parsed.toString(), bytes16 };
+}
+
+/** Creates a decoder; `templates` lets a caller pass a store loaded from disk. */
+export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templates?: TemplateCache): FlowDecoder {
+  const cfg: Readonly<FlowDecoderConfig> = Object.freeze({ ...DEFAULT_DECODER_CONFIG, ...config });
+  for (const [addr, n] of Object.entries(cfg.samplingOverride)) {
+    if (!Number.isInteger(n) || n < 1) throw new Error(`samplingOverride for ${addr} must be an integer ≥ 1`);
+  }
+  const store = templates ?? new TemplateCache({ ttlMs: cfg.templateTtlMs });
+  const pending = new PendingBuffer({ maxSets: cfg.pendingMaxSets, maxAgeMs: cfg.pendingMaxAgeMs });
+  const counters = new CollectorCounters();
+  // Overrides keyed by the normalised address text, as ExporterRef carries it.
+  const overrides = new Map<string, number>();
+  for (const [addr, n] of Object.entries(cfg.samplingOverride)) {
+    overrides.set(ipaddr.isValid(addr) ? ipaddr.process(addr).toString() : addr, n);
+  }
+
+  const expirePending = (nowMs: number): void => {
+    for (const gone of pending.expire(nowMs)) {
+      counters.add(counters.exporter(gone.domain.address), 'pendingExpired');
+    }
+  };
+
+  function decode(datagram: Buffer, exporter: ExporterRef, receivedMs: number, out: FlowBatch): DecodeOutcome {
+    const ec = counters.exporter(exporter.address);
+    counters.add(ec, 'packets');
+    expirePending(receivedMs);
+    if (datagram.length < 2) {
+      counters.add(ec, 'malformed');
+      return { status: 'malformed', version: 0, flows: 0 };
+    }
+    const version = datagram.readUInt16BE(0);
+    const startRow = out.length;
+    const env: DecodeEnv = {
+      templates: store,
+      pending,
+      counters,
+      exporterCounters: ec,
+      exporter,
+      receivedMs,
+      overrideInterval: overrides.get(exporter.address) ?? 0,
+    };
+    let ok: boolean;
+    try {
+      if (version === 5) ok = decodeV5(datagram, env, out);
+      else if (version === 9) ok = decodeV9(datagram, env, out);
+      else if (version === 10) ok = decodeIpfix(datagram, env, out);
+      else {
+        counters.add(ec, 'unknownVersion');
+        return { status: 'unknown-version', version, flows: 0 };
+      }
+    } catch (err) {
+      // A decoder bug must not stop the listener: the datagram is dropped
+      // like a malformed one (and the fuzz test hunts for these).
+      if (!(err instanceof MalformedDatagram) && !(err instanceof RangeError)) throw err;
+      ok = false;
+    }
+    if (!ok) {
+      out.length = Math.min(out.length, startRow);
+      counters.add(ec, 'malformed');
+      return { status: 'malformed', version, flows: 0 };
+    }
+    const flows = out.length - startRow;
+    if (flows > 0) {
+      let bytes = 0;
+      let packets = 0;
+      const b = out.cols.bytes;
+      const p = out.cols.packets;
+      for (let i = startRow; i < out.length; i++) {
+        bytes += b[i]!;
+        packets += p[i]!;
+      }
+      counters.add(ec, 'flows', flows);
+      counters.add(ec, 'bytes', bytes);
+      counters.add(ec, 'packetsInFlows', packets);
+    }
+    return { status: 'ok', version, flows };
+  }
+
+  function decodeV5(buf: Buffer, env: DecodeEnv, out: FlowBatch): boolean {
+    const header = readV5Header(buf);
+    if (header === undefined) return false;
+    // v5 has no domain id; engine type/id play that role for sequence numbers.
+    const domain = store.domain(env.exporter.address, 5, (header.engineType << 8) | header.engineId);
+    trackSequence(domain, header.sequence, header.count, env);
+    const interval = env.overrideInterval || normaliseInterval(header.samplingInterval);
+    decodeV5Records(buf, header, env.exporter.bytes16, env.receivedMs, interval, out);
+    return true;
+  }
+
+  return {
+    decode,
+    expire(nowMs: number): void {
+      expirePending(nowMs);
+      for (const [addr, n] of store.expire(nowMs)) counters.add(counters.exporter(addr), 'templatesExpired', n);
+    },
+    counters,
+    templates: store,
+    config: cfg,
+  };
+}
+
+/**
+ * Checks a header's sequence number against the one expected and sets the
+ * next expectation (`units` = what this message adds: v5 flows, v9 1 packet,
+ * IPFIX data records; a negative `units` means "unknown", which resyncs).
+ */
+export function trackSequence(domain: DomainState, sequence: number, units: number, env: DecodeEnv): void {
+  if (domain.nextSequence >= 0 && sequence !== domain.nextSequence) {
+    const ahead = (sequence - domain.nextSequence) >>> 0;
+    // Only a forward jump of less than half the space is a gap; anything
+    // else is a restart or reordering, which resyncs without counting.
+    if (ahead < 0x80000000) {
+      env.counters.add(env.exporterCounters, 'sequenceGaps');
+      env.counters.add(env.exporterCounters, 'sequenceMissing', ahead);
+    }
+  }
+  domain.nextSequence = units < 0 ? -1 : (sequence + units) >>> 0;
+}
