@@ -19,6 +19,7 @@ export function buildProgram(ctx: CliContext): Command {
   const program = withGlobalOptions(new Command('netsvc'))
     .description('NetFlow/IPFIX collector, syslog viewer and FreeRADIUS hotspot manager behind one REST API')
     .version('0.1.0')
+    .configureOutput({ writeOut: (s) => ctx.out(s), writeErr: (s) => ctx.err(s) })
     .showHelpAfterError()
     .exitOverride();
   registerServeCommand(program, ctx);

@@ -1,0 +1,174 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createApp } from '../../api/app.js';
+import { AuthService } from '../../api/auth.js';
+import { createRouter } from '../../api/router.js';
+import type { AdminStore } from '../../storage/admin/admin-store.js';
+import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
+import { SqliteAdminStore } from '../../storage/admin/sqlite-admin-store.js';
+import { createLogger } from '../../src/log.js';
+import { getJson, postJson, serveOnLoopback, type TestServer } from '../helpers/http.js';
+
+const GENERIC = 'Authentication failed: invalid credentials or access not enabled.';
+
+/** Every area gets one authenticated route that says who the token speaks for. */
+function whoamiRouter() {
+  const r = createRouter();
+  r.get('/whoami', (c) => c.json({ status: true, result: c.get('principal') }));
+  return r;
+}
+
+describe('per-area auth', () => {
+  let store: AdminStore;
+  let server: TestServer;
+  let clock: number;
+  let logLines: string[];
+
+  async function issue(entity: string, user: string) {
+    const cred = generateCredential();
+    store.replaceCredential(entity, user, cred.apiId, await hashSecret(cred.secret));
+    return cred;
+  }
+
+  async function login(area: string, apiId: string, secret: string) {
+    return postJson(`${server.url}/svc/api/${area}/auth`, { api_id: apiId, secret });
+  }
+
+  beforeEach(async () => {
+    store = new SqliteAdminStore(':memory:');
+    store.addEntity('acme', { netflow: true, logviewer: true, hotspot: true });
+    store.addUser('acme', 'alice', { netflow: true, logviewer: true });
+    clock = Date.parse('2026-03-25T09:00:00Z');
+    logLines = [];
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        logLines.push(String(chunk));
+        cb();
+      },
+    });
+    const auth = new AuthService(store, { key: randomBytes(32), tokenTtlSec: 3600, maxFailures: 10, failureWindowSec: 300, now: () => clock });
+    const app = createApp({
+      auth,
+      logger: createLogger('info', sink),
+      bodyLimitBytes: 1024 * 1024,
+      areas: { netflow: whoamiRouter(), logviewer: whoamiRouter(), hotspot: whoamiRouter() },
+    });
+    server = await serveOnLoopback(app.fetch);
+  });
+
+  afterEach(async () => {
+    await server.close();
+    store.close();
+  });
+
+  it('issues a Bearer token for the right credentials, and the token opens its area', async () => {
+    const cred = await issue('acme', 'alice');
+    const res = await login('netflow', cred.apiId, cred.secret);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: true, result: { token_type: 'Bearer', expires_in: 3600 } });
+    expect(typeof res.body.message).toBe('string');
+    const me = await getJson(`${server.url}/svc/api/netflow/whoami`, res.body.result.access_token);
+    expect(me).toEqual({ status: 200, body: { status: true, result: { user: 'alice', entity: 'acme', area: 'netflow' } } });
+  });
+
+  it('answers every credential failure with the same 401 and message', async () => {
+    const cred = await issue('acme', 'alice');
+    const wrongSecret = await login('netflow', cred.apiId, 'not-the-secret');
+    const unknownId = await login('netflow', 'nsv_00000000000000000000', cred.secret);
+    const userAreaOff = await login('hotspot', cred.apiId, cred.secret); // alice has no hotspot
+    store.setEntityArea('acme', 'logviewer', false);
+    const entityAreaOff = await login('logviewer', cred.apiId, cred.secret);
+    for (const res of [wrongSecret, unknownId, userAreaOff, entityAreaOff]) {
+      expect(res).toEqual({ status: 401, body: { status: false, errorMessage: GENERIC } });
+    }
+  });
+
+  it('refuses a token on another area with 403', async () => {
+    const cred = await issue('acme', 'alice');
+    const token = (await login('netflow', cred.apiId, cred.secret)).body.result.access_token;
+    const res = await getJson(`${server.url}/svc/api/logviewer/whoami`, token);
+    expect(res.status).toBe(403);
+    expect(res.body.status).toBe(false);
+  });
+
+  it('rejects missing, garbage and expired tokens with "Token validation failed"', async () => {
+    const cred = await issue('acme', 'alice');
+    const token = (await login('netflow', cred.apiId, cred.secret)).body.result.access_token;
+    for (const bad of [undefined, 'garbage', `${token.slice(0, -2)}xx`]) {
+      const res = await getJson(`${server.url}/svc/api/netflow/whoami`, bad);
+      expect(res.status).toBe(401);
+      expect(res.body.errorMessage).toMatch(/^Token validation failed/);
+    }
+    clock += 3599 * 1000;
+    expect((await getJson(`${server.url}/svc/api/netflow/whoami`, token)).status).toBe(200);
+    clock += 2 * 1000;
+    const expired = await getJson(`${server.url}/svc/api/netflow/whoami`, token);
+    expect(expired.status).toBe(401);
+    expect(expired.body.errorMessage).toMatch(/^Token validation failed/);
+  });
+
+  it('revokes the old secret and every old token the moment credentials are issued again', async () => {
+    const first = await issue('acme', 'alice');
+    const oldToken = (await login('netflow', first.apiId, first.secret)).body.result.access_token;
+    const second = await issue('acme', 'alice');
+    expect((await getJson(`${server.url}/svc/api/netflow/whoami`, oldToken)).status).toBe(401);
+    expect((await login('netflow', first.apiId, first.secret)).status).toBe(401);
+    const fresh = await login('netflow', second.apiId, second.secret);
+    expect(fresh.status).toBe(200);
+    expect((await getJson(`${server.url}/svc/api/netflow/whoami`, fresh.body.result.access_token)).status).toBe(200);
+  });
+
+  it('stops a live token at the next request once the user or entity area is switched off', async () => {
+    const cred = await issue('acme', 'alice');
+    const token = (await login('netflow', cred.apiId, cred.secret)).body.result.access_token;
+    store.setUserArea('acme', 'alice', 'netflow', false);
+    expect((await getJson(`${server.url}/svc/api/netflow/whoami`, token)).status).toBe(401);
+    store.setUserArea('acme', 'alice', 'netflow', true);
+    expect((await getJson(`${server.url}/svc/api/netflow/whoami`, token)).status).toBe(200);
+    store.setEntityArea('acme', 'netflow', false);
+    expect((await getJson(`${server.url}/svc/api/netflow/whoami`, token)).status).toBe(401);
+  });
+
+  it('rate-limits repeated failures from one address with 429, even for then-correct credentials', async () => {
+    const cred = await issue('acme', 'alice');
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) statuses.push((await login('netflow', cred.apiId, `wrong-${i}`)).status);
+    expect(statuses.slice(0, 10).every((s) => s === 401)).toBe(true);
+    expect(statuses.slice(10).every((s) => s === 429)).toBe(true);
+    const blocked = await login('netflow', cred.apiId, cred.secret);
+    expect(blocked.status).toBe(429);
+    clock += 301 * 1000;
+    expect((await login('netflow', cred.apiId, cred.secret)).status).toBe(200);
+  });
+
+  it('never writes a secret or token to the log', async () => {
+    const cred = await issue('acme', 'alice');
+    const token = (await login('netflow', cred.apiId, cred.secret)).body.result.access_token;
+    await getJson(`${server.url}/svc/api/netflow/whoami`, token);
+    await login('netflow', cred.apiId, 'wrong');
+    const log = logLines.join('');
+    expect(logLines.length).toBeGreaterThanOrEqual(3);
+    expect(log).toContain('"path":"/svc/api/netflow/whoami"');
+    expect(log).not.toContain(cred.secret);
+    expect(log).not.toContain(token);
+    expect(log).not.toContain(token.split('.')[2]);
+  });
+
+  it('gives envelopes for unknown routes, malformed JSON and oversized bodies', async () => {
+    const notFound = await getJson(`${server.url}/svc/api/nope`);
+    expect(notFound).toEqual({ status: 404, body: { status: false, errorMessage: 'Not found: GET /svc/api/nope' } });
+    const malformed = await fetch(`${server.url}/svc/api/netflow/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"api_id": ' });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toMatchObject({ status: false, errorMessage: expect.stringMatching(/JSON/) });
+    const missing = await postJson(`${server.url}/svc/api/netflow/auth`, { api_id: 'x' });
+    expect(missing).toEqual({ status: 400, body: { status: false, errorMessage: "Missing required parameter 'secret'." } });
+    const big = await fetch(`${server.url}/svc/api/netflow/auth`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api_id: 'x', secret: 'y'.repeat(1024 * 1024) }),
+    });
+    expect(big.status).toBe(413);
+    expect(await big.json()).toMatchObject({ status: false });
+  });
+});

@@ -1,0 +1,111 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildProgram, runCli } from '../../src/cli.js';
+import type { CliContext } from '../../src/commands/context.js';
+import { processContext } from '../../src/commands/context.js';
+
+const CLI = resolve('dist/src/cli.js');
+
+function capture(): CliContext & { stdout: string[]; stderr: string[] } {
+  const base = processContext();
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return { ...base, out: (t) => stdout.push(t), err: (t) => stderr.push(t), stdout, stderr };
+}
+
+function tmp(): string {
+  return mkdtempSync(join(tmpdir(), 'netsvc-cli-'));
+}
+
+const children: import("node:child_process").ChildProcess[] = [];
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+});
+
+describe('netsvc CLI', () => {
+  it('prints --help for every command', async () => {
+    const paths: string[][] = [];
+    (function walk(cmd: Command, prefix: string[]) {
+      for (const sub of cmd.commands) {
+        const path = [...prefix, sub.name()];
+        paths.push(path);
+        walk(sub, path);
+      }
+    })(buildProgram(capture()), []);
+    expect(paths.map((p) => p.join(' '))).toEqual(expect.arrayContaining(['serve', 'admin entity add', 'admin user add', 'admin credentials issue', 'db migrate']));
+    for (const path of paths) {
+      const ctx = capture();
+      const code = await runCli([...path, '--help'], ctx);
+      expect(code, path.join(' ')).toBe(0);
+      expect(ctx.stdout.join(''), path.join(' ')).toContain(`Usage: netsvc ${path.join(' ')}`);
+    }
+  });
+
+  it('accepts --data-dir before or after the subcommand, on the same store', async () => {
+    const dir = tmp();
+    const a = capture();
+    expect(await runCli(['--data-dir', dir, 'admin', 'entity', 'add', 'acme', '--areas', 'netflow,hotspot'], a)).toBe(0);
+    const b = capture();
+    expect(await runCli(['admin', 'user', 'add', 'acme', 'alice', '--areas', 'netflow', '--data-dir', dir], b)).toBe(0);
+    const c = capture();
+    expect(await runCli(['admin', 'user', 'list', '--json', '-d', dir], c)).toBe(0);
+    expect(JSON.parse(c.stdout.join(''))).toMatchObject([{ entity: 'acme', user: 'alice', areas: { netflow: true, hotspot: false } }]);
+    const other = capture();
+    expect(await runCli(['admin', 'user', 'list', '--json', '-d', tmp()], other)).toBe(0);
+    expect(JSON.parse(other.stdout.join(''))).toEqual([]);
+  });
+
+  it('issues credentials as JSON once, and names mistakes without a stack trace', async () => {
+    const dir = tmp();
+    await runCli(['admin', 'entity', 'add', 'acme', '-d', dir], capture());
+    await runCli(['admin', 'user', 'add', 'acme', 'alice', '-d', dir], capture());
+    const ctx = capture();
+    expect(await runCli(['admin', 'credentials', 'issue', 'acme', 'alice', '--json', '-d', dir], ctx)).toBe(0);
+    const out = JSON.parse(ctx.stdout.join(''));
+    expect(out.api_id).toMatch(/^nsv_[0-9a-f]{20}$/);
+    expect(out.secret.length).toBeGreaterThanOrEqual(40);
+    const bad = capture();
+    expect(await runCli(['admin', 'user', 'add', 'acme', 'bob', '--areas', 'netflow,radius', '-d', dir], bad)).toBe(2);
+    expect(bad.stderr.join('')).toBe("netsvc: unknown area 'radius' (areas: netflow, logviewer, hotspot)\n".trimEnd());
+  });
+
+  it('stops at start-up with one line naming a bad config key', () => {
+    const dir = tmp();
+    const file = join(dir, 'netsvc.config.json');
+    writeFileSync(file, JSON.stringify({ http: { port: 8080, hots: '0.0.0.0' } }));
+    const res = spawnSync(process.execPath, [CLI, 'serve', '--config', file, '--data-dir', dir], { encoding: 'utf8', timeout: 20_000 });
+    expect(res.status).toBe(2);
+    expect(res.stderr.trim()).toBe('netsvc: invalid configuration: unknown key http.hots');
+    expect(res.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('serves the OpenAPI document on its defaults and shuts down cleanly on SIGTERM', async () => {
+    const dir = tmp();
+    // No config file in cwd: the embedded defaults, with the port moved off 8080 so tests never collide.
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', join(dir, 'data')], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let out = '';
+    const url = await new Promise<string>((resolveUrl, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no listening line: ${out}`)), 15_000);
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out);
+        if (m) {
+          clearTimeout(timer);
+          resolveUrl(m[1]!);
+        }
+      });
+    });
+    const res = await fetch(`${url}/svc/api/openapi.json`);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { openapi: string }).openapi).toBe('3.1.0');
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(out).toContain('netsvc stopped');
+  });
+});
