@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { serve, type ServerType } from '@hono/node-server';
-import { createApp } from '../api/app.js';
+import { createApp, type AppDeps } from '../api/app.js';
 import { AuthService } from '../api/auth.js';
 import type { AdminStore } from '../storage/admin/admin-store.js';
 import { SqliteAdminStore } from '../storage/admin/sqlite-admin-store.js';
@@ -56,7 +56,11 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     failureWindowSec: config.auth.failureWindowSec,
     now: runtime.now,
   });
-  const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas: {} });
+  // Each area's routes: a router from api/routes/<area>.ts, built from the stores of its entities.
+  // Add one entry per area, e.g. `netflow: createNetflowRoutes({...})`; closers go into `toClose`.
+  const toClose: Array<() => Promise<void> | void> = [];
+  const areas: AppDeps['areas'] = {};
+  const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas });
 
   const server: ServerType = await new Promise((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: config.http.host, port: config.http.port }, () => resolve(s));
@@ -77,6 +81,7 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
           // Keep-alive connections would hold close() open; end them.
           (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
         });
+        for (const close of toClose.reverse()) await close();
         admin.close();
         logger.info('netsvc stopped');
       })();
