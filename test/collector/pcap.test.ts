@@ -159,7 +159,7 @@ function pcapOf(frames: Buffer[], cut: (i: number) => number = () => 0, link = 1
   head.writeUInt16LE(4, 6);
   head.writeUInt32LE(65535, 16);
   head.writeUInt32LE(link, 20);
-  const parts = [head];
+  const parts: Buffer[] = [head];
   frames.forEach((f, i) => {
     const rec = Buffer.alloc(16);
     rec.writeUInt32LE(1_700_000_000 + i, 0);
