@@ -10,6 +10,11 @@ import { processContext } from '../../src/commands/context.js';
 
 const CLI = resolve('dist/src/cli.js');
 
+/** Environment that keeps every listener of `netsvc serve` on loopback with ephemeral ports. */
+export const LOOPBACK_LISTENERS: Record<string, string> = {
+  NETSVC_FLOW_SOURCES: JSON.stringify({ netflow: { listen: '127.0.0.1:0' }, lentor: { listen: '127.0.0.1:0' } }),
+};
+
 function capture(): CliContext & { stdout: string[]; stderr: string[] } {
   const base = processContext();
   const stdout: string[] = [];
@@ -85,8 +90,10 @@ describe('netsvc CLI', () => {
 
   it('serves the OpenAPI document on its defaults and shuts down cleanly on SIGTERM', async () => {
     const dir = tmp();
-    // No config file in cwd: the embedded defaults, with the port moved off 8080 so tests never collide.
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', join(dir, 'data')], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    // No config file in cwd: the embedded defaults, except that every listener is moved to an
+    // ephemeral loopback port, so the test never binds a public address or collides with another run.
+    const env = { ...process.env, ...LOOPBACK_LISTENERS };
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', join(dir, 'data')], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     let out = '';
     const url = await new Promise<string>((resolveUrl, reject) => {
