@@ -7,13 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { buildProgram, runCli } from '../../src/cli.js';
 import type { CliContext } from '../../src/commands/context.js';
 import { processContext } from '../../src/commands/context.js';
+import { LOOPBACK_LISTENERS } from '../helpers/service.js';
 
 const CLI = resolve('dist/src/cli.js');
-
-/** Environment that keeps every listener of `netsvc serve` on loopback with ephemeral ports. */
-export const LOOPBACK_LISTENERS: Record<string, string> = {
-  NETSVC_FLOW_SOURCES: JSON.stringify({ netflow: { listen: '127.0.0.1:0' }, lentor: { listen: '127.0.0.1:0' } }),
-};
 
 function capture(): CliContext & { stdout: string[]; stderr: string[] } {
   const base = processContext();
