@@ -61,6 +61,27 @@ const captureSchema = z
   })
   .strict();
 
+const dnsSchema = z
+  .object({
+    /** Resolvers for reverse lookups (`IP` or `IP:PORT`, IPv6 as `[ADDR]:PORT`); empty = the system's resolvers. */
+    servers: z
+      .array(
+        z
+          .string()
+          .regex(/^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9a-fA-F:.]+\](:\d{1,5})?|[0-9a-fA-F]*:[0-9a-fA-F:.]+)$/, 'must be IP, IP:PORT or [IPv6]:PORT'),
+      )
+      .default([]),
+    /** How long one PTR query may take before it is given up, in milliseconds. */
+    timeoutMs: z.number().int().positive().default(1500),
+    /** How long an answered PTR name is kept. */
+    positiveTtlSec: z.number().int().nonnegative().default(3600),
+    /** How long "no name" (NXDOMAIN, no PTR, timeout) is kept, so unknown addresses are not asked again at once. */
+    negativeTtlSec: z.number().int().nonnegative().default(300),
+    /** Most addresses the PTR cache remembers; the oldest go first. */
+    maxEntries: z.number().int().positive().default(100_000),
+  })
+  .strict();
+
 const entitySchema = z
   .object({
     flowSources: z.array(z.string()).default([]),
@@ -121,6 +142,7 @@ export const configSchema = z
       fsyncOnFlush: false,
       retention: { checkIntervalSec: 300 },
     }),
+    dns: dnsSchema.default({ servers: [], timeoutMs: 1500, positiveTtlSec: 3600, negativeTtlSec: 300, maxEntries: 100_000 }),
     flowSources: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), flowSourceSchema).default({
       netflow: { listen: '0.0.0.0:2055', exporters: [], receiveBuffer: 8 * 1024 * 1024, sampling: {} },
       lentor: { listen: '0.0.0.0:2056', exporters: [], receiveBuffer: 8 * 1024 * 1024, sampling: {} },
@@ -153,6 +175,7 @@ export type Config = Readonly<z.infer<typeof configSchema>>;
 export type FlowSourceConfig = z.infer<typeof flowSourceSchema>;
 export type EntityConfig = z.infer<typeof entitySchema>;
 export type CaptureConfig = z.infer<typeof captureSchema>;
+export type DnsConfig = z.infer<typeof dnsSchema>;
 
 /** A configuration problem the user must fix; printed without a stack trace. */
 export class ConfigError extends Error {
