@@ -1,0 +1,96 @@
+/**
+ * SystemEvents in MySQL/MariaDB, as rsyslog's ommysql writes it. Default
+ * collations compare case-insensitively and ignore trailing spaces, so exact
+ * matches add a binary comparison after the indexable one.
+ */
+import type { SqlClient } from '../sql/sql-client.js';
+import { escapeLike, INDEX_NAMES, SqlSyslogStore, type SyslogStoreOptions, type TableInfo } from './sql-syslog-store.js';
+import type { IndexReport } from './syslog-store.js';
+
+// InnoDB secondary indexes end with the primary key anyway; ID is named for clarity.
+const INDEXES: Array<[string, string]> = [
+  [INDEX_NAMES.received, 'ReceivedAt, ID'],
+  [INDEX_NAMES.host, 'FromHost, ReceivedAt, ID'],
+  [INDEX_NAMES.priority, 'Priority, ReceivedAt, ID'],
+  [INDEX_NAMES.tag, 'SysLogTag, ReceivedAt, ID'],
+];
+
+/** SyslogStore over a MySQL/MariaDB SystemEvents table. */
+export class MysqlSyslogStore extends SqlSyslogStore {
+  readonly dialect = 'mysql' as const;
+  // MySQL sorts NULL lowest, so DESC already puts rows without ReceivedAt last.
+  protected readonly orderBy = 'ReceivedAt DESC, ID DESC';
+
+  constructor(client: SqlClient, options?: SyslogStoreOptions) {
+    super(client, options);
+    if (client.dialect !== 'mysql') throw new Error(`MysqlSyslogStore needs a mysql client, got ${client.dialect}`);
+  }
+
+  protected exactSql(column: string): string {
+    return `(${column} = ? AND CAST(${column} AS BINARY) = CAST(? AS BINARY))`;
+  }
+
+  protected exactParams(value: string): unknown[] {
+    return [value, value];
+  }
+
+  protected prefixSql(column: string, value: string): { sql: string; params: unknown[] } {
+    const pattern = `${escapeLike(value)}%`;
+    return {
+      sql: `(${column} LIKE ? ESCAPE '!' AND CAST(${column} AS BINARY) LIKE CAST(? AS BINARY) ESCAPE '!')`,
+      params: [pattern, pattern],
+    };
+  }
+
+  protected containsSql(column: string, value: string): { sql: string; params: unknown[] } {
+    return { sql: `${column} LIKE ? ESCAPE '!'`, params: [`%${escapeLike(value)}%`] };
+  }
+
+  protected async introspect(): Promise<TableInfo> {
+    const cols = await this.client.query<{ name: string }>(
+      "SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'SystemEvents'",
+    );
+    if (cols.length === 0) throw new Error("table 'SystemEvents' does not exist in this database");
+    const timeIdx = await this.client.query(
+      "SELECT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'SystemEvents' " +
+        "AND SEQ_IN_INDEX = 1 AND LOWER(COLUMN_NAME) = 'receivedat'",
+    );
+    return {
+      hasProcessId: cols.some((c) => c.name.toLowerCase() === 'processid'),
+      hasTimeIndex: timeIdx.length > 0,
+    };
+  }
+
+  private async existingIndexes(): Promise<Set<string>> {
+    const rows = await this.client.query<{ name: string }>(
+      "SELECT DISTINCT INDEX_NAME AS name FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'SystemEvents'",
+    );
+    return new Set(rows.map((r) => r.name));
+  }
+
+  async createIndexes(): Promise<IndexReport> {
+    const have = await this.existingIndexes();
+    const missing = INDEXES.filter(([name]) => !have.has(name));
+    const report: IndexReport = {
+      created: missing.map(([name]) => name),
+      existing: INDEXES.filter(([name]) => have.has(name)).map(([name]) => name),
+    };
+    if (missing.length) {
+      // One ALTER reads the table once for all indexes; LOCK=NONE lets rsyslog keep inserting meanwhile.
+      await this.client.execute(
+        `ALTER TABLE SystemEvents ${missing.map(([name, cols]) => `ADD INDEX ${name} (${cols})`).join(', ')}, ALGORITHM=INPLACE, LOCK=NONE`,
+      );
+      await this.client.query('ANALYZE TABLE SystemEvents');
+    }
+    this.forgetTableInfo();
+    return report;
+  }
+
+  async dropIndexes(): Promise<string[]> {
+    const have = await this.existingIndexes();
+    const present = INDEXES.filter(([name]) => have.has(name)).map(([name]) => name);
+    if (present.length) await this.client.execute(`ALTER TABLE SystemEvents ${present.map((n) => `DROP INDEX ${n}`).join(', ')}`);
+    this.forgetTableInfo();
+    return present;
+  }
+}

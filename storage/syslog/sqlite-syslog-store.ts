@@ -1,0 +1,102 @@
+/**
+ * SystemEvents in SQLite: the embedded default, fed by netsvc's own syslog
+ * receiver. netsvc owns this file, so `ensureSchema` creates the table and
+ * the helpful indexes itself.
+ */
+import type { SqlClient } from '../sql/sql-client.js';
+import { schemaStatements } from './schema-files.js';
+import { escapeLike, INDEX_NAMES, SqlSyslogStore, type SyslogStoreOptions, type TableInfo } from './sql-syslog-store.js';
+import type { IndexReport } from './syslog-store.js';
+
+const INDEXES: Array<[string, string]> = [
+  [INDEX_NAMES.received, 'ReceivedAt, ID'],
+  [INDEX_NAMES.host, 'FromHost, ReceivedAt, ID'],
+  [INDEX_NAMES.priority, 'Priority, ReceivedAt, ID'],
+  [INDEX_NAMES.tag, 'SysLogTag, ReceivedAt, ID'],
+];
+
+/** GLOB is SQLite's case-sensitive LIKE; `*`, `?` and `[` are made literal by bracketing them. */
+function escapeGlob(value: string): string {
+  return value.replace(/[*?[]/g, '[$&]');
+}
+
+/** SyslogStore over a SQLite SystemEvents table. */
+export class SqliteSyslogStore extends SqlSyslogStore {
+  readonly dialect = 'sqlite' as const;
+  // SQLite sorts NULL lowest, so DESC already puts rows without ReceivedAt last.
+  protected readonly orderBy = 'ReceivedAt DESC, ID DESC';
+
+  constructor(client: SqlClient, options?: SyslogStoreOptions) {
+    super(client, options);
+    if (client.dialect !== 'sqlite') throw new Error(`SqliteSyslogStore needs a sqlite client, got ${client.dialect}`);
+  }
+
+  /** Creates SystemEvents (and, with `indexes`, the helpful indexes) when missing. */
+  async ensureSchema(options: { indexes?: boolean } = {}): Promise<void> {
+    for (const stmt of schemaStatements('sqlite')) await this.client.execute(stmt);
+    if (options.indexes ?? true) await this.createIndexes();
+    this.forgetTableInfo();
+  }
+
+  protected exactSql(column: string): string {
+    return `${column} = ?`;
+  }
+
+  protected exactParams(value: string): unknown[] {
+    return [value];
+  }
+
+  protected prefixSql(column: string, value: string): { sql: string; params: unknown[] } {
+    return { sql: `${column} GLOB ?`, params: [`${escapeGlob(value)}*`] };
+  }
+
+  protected containsSql(column: string, value: string): { sql: string; params: unknown[] } {
+    return { sql: `${column} LIKE ? ESCAPE '!'`, params: [`%${escapeLike(value)}%`] };
+  }
+
+  protected async introspect(): Promise<TableInfo> {
+    const cols = await this.client.query<{ name: string }>("SELECT name FROM pragma_table_info('SystemEvents')");
+    if (cols.length === 0) throw new Error('no such table: SystemEvents');
+    const timeIdx = await this.client.query<{ name: string }>(
+      "SELECT il.name AS name FROM pragma_index_list('SystemEvents') il, pragma_index_info(il.name) ii " +
+        "WHERE ii.seqno = 0 AND lower(ii.name) = 'receivedat'",
+    );
+    return {
+      hasProcessId: cols.some((c) => c.name.toLowerCase() === 'processid'),
+      hasTimeIndex: timeIdx.length > 0,
+    };
+  }
+
+  private async existingIndexes(): Promise<Set<string>> {
+    const rows = await this.client.query<{ name: string }>("SELECT name FROM pragma_index_list('SystemEvents')");
+    return new Set(rows.map((r) => r.name));
+  }
+
+  async createIndexes(): Promise<IndexReport> {
+    const have = await this.existingIndexes();
+    const report: IndexReport = { created: [], existing: [] };
+    for (const [name, columns] of INDEXES) {
+      if (have.has(name)) {
+        report.existing.push(name);
+        continue;
+      }
+      await this.client.execute(`CREATE INDEX IF NOT EXISTS ${name} ON SystemEvents (${columns})`);
+      report.created.push(name);
+    }
+    if (report.created.length) await this.client.execute('ANALYZE SystemEvents');
+    this.forgetTableInfo();
+    return report;
+  }
+
+  async dropIndexes(): Promise<string[]> {
+    const have = await this.existingIndexes();
+    const dropped: string[] = [];
+    for (const [name] of INDEXES) {
+      if (!have.has(name)) continue;
+      await this.client.execute(`DROP INDEX IF EXISTS ${name}`);
+      dropped.push(name);
+    }
+    this.forgetTableInfo();
+    return dropped;
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The logviewer's view of rsyslog's `SystemEvents` table (ommysql/ompgsql
+ * schema, or its SQLite equivalent fed by the embedded receiver). One
+ * interface, one implementation per database; the API sees only this file.
+ */
+
+/** One row as the API returns it (api.md 2.3); datetimes `YYYY-MM-DD HH:MM:SS` as stored. */
+export interface SyslogRecord {
+  ID: number;
+  DeviceReportedTime: string | null;
+  ReceivedAt: string | null;
+  FromHost: string;
+  SysLogTag: string;
+  /** The ProcessID column where the table has one, else the pid inside SysLogTag, else "". */
+  processid: string;
+  Message: string;
+  /** Severity 0–7, as rsyslog's `%syslogpriority%` fills it. */
+  Priority: number | null;
+}
+
+/** Filters of search and latest; every field optional, all of them ANDed. */
+export interface SyslogFilter {
+  /** Exact, case-sensitive match on FromHost. */
+  host?: string;
+  /** Case-insensitive substring of Message; `%`, `_` and `\` are literal. */
+  message?: string;
+  /** Program match: `sshd`, `sshd:` and `sshd[1]:` all match `sshd:`, `sshd[812]:`, `sshd`, `sshd[812]`. */
+  tag?: string;
+  /** Severity 0–7. */
+  priority?: number;
+  /** Inclusive lower bound on ReceivedAt, `YYYY-MM-DD HH:MM:SS` wall-clock as stored. */
+  startTime?: string;
+  /** Inclusive upper bound on ReceivedAt, same form. */
+  endTime?: string;
+}
+
+/** Which page; `page` starts at 1. */
+export interface PageRequest {
+  page: number;
+  perPage: number;
+}
+
+/** What rsyslog's stock template writes for one message, and what the embedded receiver writes. */
+export interface SyslogEvent {
+  /** `YYYY-MM-DD HH:MM:SS`, the sender's wall clock (rsyslog drops the offset). */
+  deviceReportedTime: string;
+  /** `YYYY-MM-DD HH:MM:SS`, receiver's wall clock in the configured zone. */
+  receivedAt: string;
+  fromHost: string;
+  sysLogTag: string;
+  /** Severity 0–7. */
+  priority: number;
+  /** Facility number 0–23. */
+  facility: number;
+  message: string;
+}
+
+/** Names and column lists of the indexes `netsvc db index syslog` manages. */
+export interface IndexReport {
+  created: string[];
+  existing: string[];
+}
+
+/** Read side: newest-first pages of SystemEvents. */
+export interface SyslogStore {
+  /**
+   * Rows matching `filter`, newest first (ReceivedAt desc, ID desc), for the
+   * requested page, plus one more row when a next page exists (so callers tell
+   * the last page without COUNT(*)).
+   */
+  find(filter: SyslogFilter, page: PageRequest): Promise<SyslogRecord[]>;
+  close(): Promise<void>;
+}
+
+/** Write side used by the embedded receiver. */
+export interface SyslogEventSink {
+  /** Inserts the events in one transaction, in order. */
+  insertEvents(events: readonly SyslogEvent[]): Promise<void>;
+}
+
+/** Index management behind `netsvc db index syslog`. */
+export interface SyslogIndexer {
+  /** Creates the helpful indexes that are missing; leaves existing ones alone. */
+  createIndexes(): Promise<IndexReport>;
+  /** Drops the indexes `createIndexes` made (benchmarks compare with and without). */
+  dropIndexes(): Promise<string[]>;
+}
+
+/** The table is missing or unreadable, or the database cannot be reached. */
+export class SyslogStoreError extends Error {
+  override readonly name = 'SyslogStoreError';
+}
+
+/** Page size cap of api.md 4.2. */
+export const MAX_PER_PAGE = 2000;
+/** Default page size of api.md 4.2. */
+export const DEFAULT_PER_PAGE = 100;
