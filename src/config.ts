@@ -82,6 +82,29 @@ const dnsSchema = z
   })
   .strict();
 
+const syslogReceiverSchema = z
+  .object({
+    /** Runs the embedded syslog receiver when the entity below reads an `sqlite:` syslog database. */
+    enabled: z.boolean().default(true),
+    /** Address the UDP and TCP listeners bind. */
+    host: z.string().min(1).default('0.0.0.0'),
+    /** One port for UDP and TCP; 514 needs root or CAP_NET_BIND_SERVICE. */
+    port: z.number().int().min(0).max(65535).default(5514),
+    udp: z.boolean().default(true),
+    tcp: z.boolean().default(true),
+    /** Entity whose `sqlite:` syslog database receives the messages. */
+    entity: z.string().default('default'),
+    /** Rows per INSERT transaction. */
+    batchSize: z.number().int().positive().default(500),
+    /** Longest a received message waits before it is written, in milliseconds. */
+    flushIntervalMs: z.number().int().positive().default(1000),
+    /** Longer messages are cut to this many bytes (and counted). */
+    maxMessageBytes: z.number().int().min(480).max(1_048_576).default(65_536),
+    /** Messages held while the database is slow; beyond this the oldest are dropped (and counted). */
+    maxQueue: z.number().int().positive().default(100_000),
+  })
+  .strict();
+
 const entitySchema = z
   .object({
     flowSources: z.array(z.string()).default([]),
@@ -143,6 +166,18 @@ export const configSchema = z
       retention: { checkIntervalSec: 300 },
     }),
     dns: dnsSchema.default({ servers: [], timeoutMs: 1500, positiveTtlSec: 3600, negativeTtlSec: 300, maxEntries: 100_000 }),
+    syslogReceiver: syslogReceiverSchema.default({
+      enabled: true,
+      host: '0.0.0.0',
+      port: 5514,
+      udp: true,
+      tcp: true,
+      entity: 'default',
+      batchSize: 500,
+      flushIntervalMs: 1000,
+      maxMessageBytes: 65_536,
+      maxQueue: 100_000,
+    }),
     flowSources: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), flowSourceSchema).default({
       netflow: { listen: '0.0.0.0:2055', exporters: [], receiveBuffer: 8 * 1024 * 1024, sampling: {} },
       lentor: { listen: '0.0.0.0:2056', exporters: [], receiveBuffer: 8 * 1024 * 1024, sampling: {} },
