@@ -1,8 +1,117 @@
-/** IPFIX (RFC 7011) decoder: being written; IPFIX datagrams count as malformed until then. */
-import type { DecodeEnv } from './decoder.js';
+/**
+ * IPFIX (RFC 7011).
+ *
+ * ```
+ * header (16): version 10 | length | exportTime (s) | sequence | observationDomainId
+ * set:         id (2) | length (2, includes these 4 bytes) | records, then padding
+ *   id 2     templates:          { templateId, fieldCount, fieldCount × specifier }…
+ *   id 3     options templates:  { templateId, fieldCount, scopeFieldCount, specifiers }…
+ *   id ≥ 256 data set:           records laid out by template `id`
+ * specifier:   E|elementId (2) | length (2, 65535 = variable) | [enterprise (4) when E]
+ * variable:    length (1), or 255 then length (2), then the value
+ * withdrawal:  a template record with fieldCount 0; template id 2 (set 2) or 3
+ *              (set 3) withdraws every template of that kind
+ * ```
+ * The sequence number counts data records per observation domain, so the
+ * next message's is this one's plus the data records in it.
+ */
+import { trackSequence, type DecodeEnv } from './decoder.js';
+import { handleDataSet, type SetHeader } from './data-sets.js';
 import type { FlowBatch } from './flow-batch.js';
+import { storeTemplate } from './netflow-v9.js';
+import type { DomainState, TemplateField } from './template-cache.js';
 
-/** Decodes one IPFIX message; false when malformed. */
-export function decodeIpfix(_buf: Buffer, _env: DecodeEnv, _out: FlowBatch): boolean {
-  return false;
+/** Bytes in the IPFIX message header. */
+export const IPFIX_HEADER_LENGTH = 16;
+
+const SET_TEMPLATE = 2;
+const SET_OPTIONS_TEMPLATE = 3;
+
+/** Decodes one IPFIX message into `out`; false when it is malformed (the caller takes back any rows). */
+export function decodeIpfix(buf: Buffer, env: DecodeEnv, out: FlowBatch): boolean {
+  if (buf.length < IPFIX_HEADER_LENGTH) return false;
+  const length = buf.readUInt16BE(2);
+  if (length < IPFIX_HEADER_LENGTH || length > buf.length) return false;
+  // The sets must tile the message exactly (RFC 7011 §3.3.1).
+  for (let p = IPFIX_HEADER_LENGTH; p < length; ) {
+    if (length - p < 4) return false;
+    const len = buf.readUInt16BE(p + 2);
+    if (len < 4 || len > length - p) return false;
+    p += len;
+  }
+  const header: SetHeader = { exportMs: buf.readUInt32BE(4) * 1000, sysUptimeMs: 0 };
+  const domain = env.templates.domain(env.exporter.address, 10, buf.readUInt32BE(12));
+  let records = 0;
+  for (let p = IPFIX_HEADER_LENGTH; p < length; ) {
+    const id = buf.readUInt16BE(p);
+    const setEnd = p + buf.readUInt16BE(p + 2);
+    const bodyStart = p + 4;
+    if (id === SET_TEMPLATE || id === SET_OPTIONS_TEMPLATE) {
+      if (!readTemplateSet(buf, bodyStart, setEnd, id === SET_OPTIONS_TEMPLATE, domain, env, out)) return false;
+    } else if (id >= 256) {
+      const t = env.templates.get(domain, id, env.receivedMs);
+      const n = handleDataSet(t, domain, id, buf, bodyStart, setEnd, header, env, out);
+      if (n === -1) return false;
+      // A held set's record count is unknown, so the sequence cannot be followed past it.
+      records = n === -2 || records < 0 ? -1 : records + n;
+    }
+    // Set ids 0, 1 (v9's) and 4–255 are not IPFIX data: skipped by their length.
+    p = setEnd;
+  }
+  trackSequence(domain, buf.readUInt32BE(8), records, env);
+  return true;
+}
+
+function readTemplateSet(
+  buf: Buffer,
+  p: number,
+  end: number,
+  options: boolean,
+  domain: DomainState,
+  env: DecodeEnv,
+  out: FlowBatch,
+): boolean {
+  // Shortest template record: id + field count (a withdrawal); anything
+  // shorter at the end is padding.
+  while (end - p >= 4) {
+    const id = buf.readUInt16BE(p);
+    const count = buf.readUInt16BE(p + 2);
+    p += 4;
+    if (count === 0) {
+      if (id === 0) return true; // zero padding
+      withdraw(domain, id, options, env);
+      continue;
+    }
+    if (id < 256) return false;
+    let scopeCount = 0;
+    if (options) {
+      if (end - p < 2) return false;
+      scopeCount = buf.readUInt16BE(p);
+      p += 2;
+      if (scopeCount > count) return false;
+    }
+    const fields: TemplateField[] = [];
+    for (let k = 0; k < count; k++) {
+      if (end - p < 4) return false;
+      const raw = buf.readUInt16BE(p);
+      const length = buf.readUInt16BE(p + 2);
+      p += 4;
+      let enterprise = 0;
+      if (raw & 0x8000) {
+        if (end - p < 4) return false;
+        enterprise = buf.readUInt32BE(p);
+        p += 4;
+      }
+      fields.push({ id: raw & 0x7fff, length, enterprise });
+    }
+    storeTemplate(domain, id, options, scopeCount, fields, env, out);
+  }
+  return true;
+}
+
+function withdraw(domain: DomainState, id: number, options: boolean, env: DecodeEnv): void {
+  let n: number;
+  if (id === (options ? SET_OPTIONS_TEMPLATE : SET_TEMPLATE)) n = env.templates.withdrawAll(domain, options);
+  else n = env.templates.withdraw(domain, id) ? 1 : 0;
+  if (n > 0) env.counters.add(env.exporterCounters, 'templatesWithdrawn', n);
 }

@@ -1,0 +1,144 @@
+/**
+ * What NetFlow v9 and IPFIX share once a set's header has been read:
+ * decoding a data set with its template (or holding it until the template
+ * comes), reading options data, and releasing held data when a template
+ * arrives.
+ */
+import type { DecodeEnv } from './decoder.js';
+import type { FlowBatch } from './flow-batch.js';
+import { IE } from './ie-registry.js';
+import { compiledFor, walkOptionsRecords, type OptionsValues, type RecordContext, type UptimeBase } from './record-decoder.js';
+import { learnSampling, packetSpaceInterval, populationInterval } from './sampling.js';
+import type { DomainState, PendingSet, Template } from './template-cache.js';
+
+/** Header facts of the datagram a data set came in. */
+export interface SetHeader {
+  readonly exportMs: number;
+  /** v9 sysUptime (ms); 0 for IPFIX. */
+  readonly sysUptimeMs: number;
+}
+
+// One context reused for every set: the decoders are synchronous and never
+// re-entered, so this saves an allocation per set.
+const ctx: RecordContext = {
+  exporter: new Uint8Array(16),
+  receivedMs: 0,
+  exportMs: 0,
+  sysUptimeMs: 0,
+  sysInitMs: Number.NaN,
+  interval: 1,
+  override: 0,
+  samplers: new Map(),
+};
+
+/**
+ * Decodes the data records of one set with template `t`; returns records
+ * read (flows and options records alike, for IPFIX sequence numbers) or -1
+ * when a record overruns the set.
+ */
+export function decodeWithTemplate(
+  t: Template,
+  domain: DomainState,
+  b: Buffer,
+  p: number,
+  end: number,
+  header: SetHeader,
+  exporter: Uint8Array,
+  receivedMs: number,
+  env: DecodeEnv,
+  out: FlowBatch,
+): number {
+  if (t.options) {
+    // v9 scope field types (System, Interface…) are not IANA elements;
+    // IPFIX scope fields are, and Cisco puts the sampler id there.
+    const skipScope = domain.version === 9 ? t.scopeCount : 0;
+    const n = walkOptionsRecords(b, p, end, t.fields, skipScope, (v) => applyOptions(domain, v));
+    if (n > 0) env.counters.add(env.exporterCounters, 'optionsRecords', n);
+    return n;
+  }
+  const base: UptimeBase = domain.version === 9 ? 'header' : 'systemInit';
+  const compiled = compiledFor(t, base);
+  ctx.exporter = exporter;
+  ctx.receivedMs = receivedMs;
+  ctx.exportMs = header.exportMs;
+  ctx.sysUptimeMs = header.sysUptimeMs;
+  ctx.sysInitMs = domain.systemInitMs;
+  ctx.interval = domain.defaultInterval || 1;
+  ctx.override = env.overrideInterval;
+  ctx.samplers = domain.samplers;
+  const before = out.length;
+  const n = compiled.decode(b, p, end, out, ctx);
+  if (n > 0) {
+    const skipped = n - (out.length - before);
+    if (skipped > 0) env.counters.add(env.exporterCounters, 'recordsWithoutAddress', skipped);
+  }
+  return n;
+}
+
+/** Takes in what one options data record says about sampling and time. */
+export function applyOptions(domain: DomainState, v: OptionsValues): void {
+  const init = v.get(IE.systemInitTimeMilliseconds);
+  if (init !== undefined) domain.systemInitMs = init;
+  let interval = v.get(IE.samplingInterval) ?? v.get(IE.samplerRandomInterval) ?? Number.NaN;
+  if (!(interval >= 1)) {
+    const pi = v.get(IE.samplingPacketInterval);
+    const size = v.get(IE.samplingSize);
+    if (pi !== undefined) interval = packetSpaceInterval(pi, v.get(IE.samplingPacketSpace) ?? 0);
+    else if (size !== undefined) interval = populationInterval(size, v.get(IE.samplingPopulation) ?? 0);
+  }
+  if (!(interval >= 1)) return;
+  const samplerId = v.get(IE.samplerId) ?? v.get(IE.selectorId) ?? Number.NaN;
+  learnSampling(domain, { samplerId, interval });
+}
+
+/**
+ * Handles a data set whose template is `t` (undefined = not known yet, so
+ * the set is held). Returns records read, -1 when malformed, or -2 when
+ * held (record count unknown).
+ */
+export function handleDataSet(
+  t: Template | undefined,
+  domain: DomainState,
+  templateId: number,
+  b: Buffer,
+  p: number,
+  end: number,
+  header: SetHeader,
+  env: DecodeEnv,
+  out: FlowBatch,
+): number {
+  if (t !== undefined) {
+    return decodeWithTemplate(t, domain, b, p, end, header, env.exporter.bytes16, env.receivedMs, env, out);
+  }
+  env.counters.add(env.exporterCounters, 'dataWithoutTemplate');
+  const held: PendingSet = {
+    domain,
+    templateId,
+    // A copy: the listener reuses its receive buffer. Bounded by the set length (< 64 KiB).
+    body: Buffer.from(b.subarray(p, end)),
+    exporter: env.exporter.bytes16,
+    receivedMs: env.receivedMs,
+    exportMs: header.exportMs,
+    sysUptimeMs: header.sysUptimeMs,
+  };
+  env.counters.add(env.exporterCounters, 'pendingBuffered');
+  for (const dropped of env.pending.hold(held)) {
+    env.counters.add(env.counters.exporter(dropped.domain.address), 'pendingDropped');
+  }
+  return -2;
+}
+
+/** Decodes the held sets that were waiting for template `t` of `domain`. */
+export function releasePending(t: Template, domain: DomainState, env: DecodeEnv, out: FlowBatch): void {
+  for (const held of env.pending.take(domain, t.id)) {
+    const ec = env.counters.exporter(domain.address);
+    const before = out.length;
+    const n = decodeWithTemplate(t, domain, held.body, 0, held.body.length, held, held.exporter, held.receivedMs, env, out);
+    if (n < 0) {
+      out.length = before;
+      env.counters.add(ec, 'malformed');
+    } else {
+      env.counters.add(ec, 'pendingDecoded');
+    }
+  }
+}
