@@ -1,0 +1,101 @@
+/**
+ * How the netflow area writes values (decisions.md, Netflow): query times,
+ * volumes, TCP flags as nfdump prints them, ICMP ports, durations. Pure
+ * functions, shared by the routes and their tests.
+ */
+import { DateTime } from 'luxon';
+import { protocolName } from '../../storage/kpi/iana-names.js';
+
+const QUERY_TIME = /^(\d{4})\/(\d{2})\/(\d{2}) (\d{2}):(\d{2})$/;
+
+/** Milliseconds of a `YYYY/MM/DD HH:mm` in `zone`, or undefined when it is not such a time. */
+export function parseQueryMinute(text: string, zone: string): number | undefined {
+  if (!QUERY_TIME.test(text)) return undefined;
+  const t = DateTime.fromFormat(text, 'yyyy/MM/dd HH:mm', { zone });
+  return t.isValid ? t.toMillis() : undefined;
+}
+
+/** `YYYY/MM/DD HH:mm` of an instant in `zone`. */
+export function formatQueryMinute(ms: number, zone: string): string {
+  return DateTime.fromMillis(ms, { zone }).toFormat('yyyy/MM/dd HH:mm');
+}
+
+/** `YYYY-MM-DD HH:MM:SS` of an instant in `zone` (a flow's `ts`). */
+export function formatFlowTime(ms: number, zone: string): string {
+  return DateTime.fromMillis(ms, { zone }).toFormat('yyyy-MM-dd HH:mm:ss');
+}
+
+/** ISO 8601 UTC to the second, ending in `Z` (timeseries points). */
+export function formatIsoUtc(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+/** Start of the hour that holds `ms`, in `zone` (where the zone's hours begin, also for +05:30). */
+export function hourStart(ms: number, zone: string): number {
+  return DateTime.fromMillis(ms, { zone }).startOf('hour').toMillis();
+}
+
+const UNITS = ['B', 'K', 'M', 'G', 'T', 'P'] as const;
+
+/** 1024-based volume, one decimal without a trailing `.0`: `169 G`, `2.5 G`, `17 B`. */
+export function formatTraffic(bytes: number): string {
+  let value = bytes;
+  let unit = 0;
+  // Move up while the value would print as 1024 or more after rounding to one decimal.
+  while (unit < UNITS.length - 1 && Math.round(value * 10) / 10 >= 1024) {
+    value /= 1024;
+    unit++;
+  }
+  const text = (Math.round(value * 10) / 10).toFixed(1).replace(/\.0$/, '');
+  return `${text} ${UNITS[unit]}`;
+}
+
+/** Mbit/s over the window, two decimals. */
+export function throughputMbps(bytes: number, windowMs: number): number {
+  if (windowMs <= 0) return 0;
+  return Math.round(((bytes * 8) / (windowMs / 1000) / 1e6) * 100) / 100;
+}
+
+/** Share of a whole in percent with two decimals (0 when the whole is 0). */
+export function percent(part: number, whole: number): number {
+  return whole > 0 ? Math.round((part / whole) * 10000) / 100 : 0;
+}
+
+const FLAG_LETTERS = 'UAPRSF';
+
+/** nfdump's six-position TCP flags `UAPRSF` (`.` for unset); `......` for other protocols. */
+export function formatTcpFlags(flags: number, proto: number): string {
+  if (proto !== 6) return '......';
+  let out = '';
+  // Bit 5 (URG) down to bit 0 (FIN), in the order nfdump prints them.
+  for (let bit = 5; bit >= 0; bit--) out += flags & (1 << bit) ? FLAG_LETTERS[5 - bit] : '.';
+  return out;
+}
+
+/** TCP flag bits. */
+export const TCP_RST = 0x04;
+export const TCP_SYN = 0x02;
+
+/** `Deny` when RST is set and SYN is not (api.md 2.2). */
+export function verdict(flags: number): 'Allow' | 'Deny' {
+  return flags & TCP_RST && !(flags & TCP_SYN) ? 'Deny' : 'Allow';
+}
+
+/** True for ICMP and ICMPv6, whose destination port carries type × 256 + code. */
+export function isIcmp(proto: number): boolean {
+  return proto === 1 || proto === 58;
+}
+
+/** `src_port` and `dst_port` as nfdump prints them: ICMP `0` and `type.code`. */
+export function formatPorts(proto: number, srcPort: number, dstPort: number): { src_port: string; dst_port: string } {
+  if (isIcmp(proto)) return { src_port: '0', dst_port: `${dstPort >> 8}.${dstPort & 0xff}` };
+  return { src_port: String(srcPort), dst_port: String(dstPort) };
+}
+
+/** Seconds with three decimals; a negative span (clock skew at the exporter) shows as 0. */
+export function formatDuration(startMs: number, endMs: number): string {
+  return (Math.max(0, endMs - startMs) / 1000).toFixed(3);
+}
+
+/** The protocol name the API shows. */
+export { protocolName };
