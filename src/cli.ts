@@ -11,7 +11,10 @@ import { DatabaseUrlError } from '../storage/sql/sql-client.js';
 import { registerAdminCommands } from './commands/admin.js';
 import { processContext, UsageError, withGlobalOptions, type CliContext } from './commands/context.js';
 import { registerDbCommands } from './commands/db.js';
+import { registerImportCommand } from './commands/import.js';
+import { registerReplayCommand } from './commands/replay.js';
 import { registerServeCommand } from './commands/serve.js';
+import { registerStatusCommand, StatusError } from './commands/status.js';
 import { ConfigError } from './config.js';
 
 /** Builds the command tree; tests drive it with their own context. */
@@ -25,6 +28,9 @@ export function buildProgram(ctx: CliContext): Command {
   registerServeCommand(program, ctx);
   registerAdminCommands(program, ctx);
   registerDbCommands(program, ctx);
+  registerImportCommand(program, ctx);
+  registerReplayCommand(program, ctx);
+  registerStatusCommand(program, ctx);
   program.commands.forEach(function exitOverrideAll(cmd: Command) {
     cmd.exitOverride();
     cmd.commands.forEach(exitOverrideAll);
@@ -38,6 +44,7 @@ function userMessage(err: unknown): { message: string; code: number } | undefine
   if (err instanceof UsageError) return { message: err.message, code: 2 };
   if (err instanceof AdminStoreError) return { message: err.message, code: 1 };
   if (err instanceof DatabaseUrlError) return { message: err.message, code: 2 };
+  if (err instanceof StatusError) return { message: err.message, code: 1 };
   return undefined;
 }
 

@@ -1,0 +1,574 @@
+/**
+ * UDP listeners for the flow sources of the configuration.
+ *
+ * One socket per distinct `listen` address: sources on the same address and
+ * port share it, and each datagram goes to the source that claims its
+ * exporter address (`exporters`), else to the one source on that port that
+ * claims none. Between socket and decoder sits a bounded queue: the socket
+ * handler only timestamps and enqueues, and a drain loop decodes in chunks
+ * between socket reads and hands batches to the sink. When the sink is slow
+ * (a pending write) or decoding falls behind, the queue fills and further
+ * datagrams are dropped and counted; the socket itself is never blocked.
+ *
+ * Factories build; `start()` binds, `close()` stops receiving, drains what
+ * was queued and flushes the last batches.
+ */
+import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import ipaddr from 'ipaddr.js';
+import { createFlowDecoder, type FlowDecoder } from './decoder.js';
+import type { FlowSink } from './flow-sink.js';
+import { SourceIngest } from './ingest.js';
+import type { ExporterCounters } from './collector-counters.js';
+
+/** A flow source's settings, as `flowSources.<name>` in the configuration holds them. */
+export interface FlowSourceConfig {
+  /** HOST:PORT or [V6]:PORT; port 0 picks an ephemeral port (tests). */
+  listen: string;
+  /** Exporter addresses this source claims on a shared port. */
+  exporters?: readonly string[];
+  /** SO_RCVBUF to ask for, bytes (default 8 MiB). */
+  receiveBuffer?: number;
+  /** Exporter address → sampling interval override. */
+  sampling?: Readonly<Record<string, number>>;
+}
+
+/** The part of a pino logger the listener uses. */
+export interface ListenerLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** Tuning with defaults; the flow-source settings themselves come from the config. */
+export interface FlowListenerOptions {
+  /** Datagrams the queue holds at most (per socket). */
+  queueDatagrams: number;
+  /** Payload bytes the queue holds at most (per socket). */
+  queueBytes: number;
+  /** Rows per batch handed to the sink. */
+  batchRows: number;
+  /** Datagrams decoded before the drain yields to socket reads. */
+  drainChunk: number;
+  /** How often template and held-data expiry runs. */
+  expireEveryMs: number;
+  /** Least time between two log lines about the same problem. */
+  logEveryMs: number;
+}
+
+/** Defaults: 64 Ki datagrams / 64 MiB queued, 8192-row batches, 256 datagrams per drain slice. */
+export const DEFAULT_LISTENER_OPTIONS: Readonly<FlowListenerOptions> = Object.freeze({
+  queueDatagrams: 65_536,
+  queueBytes: 64 * 1024 * 1024,
+  batchRows: 8192,
+  drainChunk: 256,
+  expireEveryMs: 10_000,
+  logEveryMs: 60_000,
+});
+
+/** What the listeners need from outside. */
+export interface FlowListenerDeps {
+  /** Where batches go (the capture writer). */
+  sink: FlowSink;
+  logger?: ListenerLogger;
+  now?: () => number;
+  /** Builds a source's decoder (e.g. with templates loaded from disk); default `createFlowDecoder` with the source's sampling overrides. */
+  createDecoder?: (source: string, config: FlowSourceConfig) => FlowDecoder;
+}
+
+/** Counters of one flow source. */
+export interface SourceStats {
+  source: string;
+  /** Address and port the source's socket is bound to (after start). */
+  listen: string;
+  /** Datagrams taken from the socket for this source. */
+  received: number;
+  /** Datagrams dropped because the queue was full. */
+  queueDrops: number;
+  /** Batches the sink failed to take, and their rows. */
+  sinkErrors: number;
+  sinkLostFlows: number;
+  /** Decoder counters: the sum and per exporter address. */
+  total: ExporterCounters;
+  exporters: Record<string, ExporterCounters>;
+}
+
+/** Counters of one socket. */
+export interface SocketStats {
+  listen: string;
+  sources: string[];
+  /** Receive buffer asked for and what the kernel reports (Linux reports twice the usable size). */
+  receiveBufferRequested: number;
+  receiveBufferGranted: number;
+  /** Datagrams from an exporter that no source on this socket claims. */
+  unclaimed: number;
+  /** Datagrams waiting to be decoded now. */
+  queueDepth: number;
+  queueHighWater: number;
+}
+
+/** A configuration the listeners cannot work with. */
+export class ListenerConfigError extends Error {
+  override readonly name = 'ListenerConfigError';
+  constructor(
+    message: string,
+    readonly listen: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A socket that could not be bound. */
+export class ListenerBindError extends Error {
+  override readonly name = 'ListenerBindError';
+  constructor(
+    message: string,
+    readonly listen: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The running (or ready) listeners of all flow sources. */
+export interface FlowListeners {
+  /** Binds every socket; rejects (with nothing left bound) when one cannot be bound. */
+  start(): Promise<void>;
+  /** Stops receiving, decodes what is queued, flushes the last batches. */
+  close(): Promise<void>;
+  /** Bound address of each source, e.g. `{ netflow: { address: '127.0.0.1', port: 40123 } }`. */
+  addresses(): Record<string, { address: string; port: number }>;
+  /** Counters of every source. */
+  sourceStats(): SourceStats[];
+  /** Counters of every socket. */
+  socketStats(): SocketStats[];
+  /** Resolves when every queue is empty and no sink write is pending (tests, import). */
+  idle(): Promise<void>;
+}
+
+interface SourceState {
+  name: string;
+  config: FlowSourceConfig;
+  ingest: SourceIngest;
+  received: number;
+  queueDrops: number;
+  sinkErrors: number;
+  sinkLostFlows: number;
+}
+
+/** Parses `HOST:PORT` / `[V6]:PORT` into host, port and socket type. */
+export function parseListen(listen: string): { host: string; port: number; type: 'udp4' | 'udp6' } {
+  const m = /^\[([^\]]+)\]:(\d+)$/.exec(listen) ?? /^([^:]+):(\d+)$/.exec(listen);
+  if (!m) throw new ListenerConfigError(`listen address must be HOST:PORT or [V6]:PORT, got '${listen}'`, listen);
+  const port = Number(m[2]);
+  if (port > 65535) throw new ListenerConfigError(`port out of range in '${listen}'`, listen);
+  const host = m[1]!;
+  return { host, port, type: host.includes(':') ? 'udp6' : 'udp4' };
+}
+
+function normaliseAddress(text: string, listen: string): string {
+  if (!ipaddr.isValid(text)) throw new ListenerConfigError(`exporter '${text}' is not an IP address`, listen);
+  return ipaddr.process(text).toString();
+}
+
+/** Ring buffer of datagrams waiting to be decoded; bounded in count and bytes. */
+class DatagramQueue {
+  private readonly payloads: (Buffer | undefined)[];
+  private readonly addrs: string[];
+  private readonly times: Float64Array;
+  private readonly sources: Uint16Array;
+  private head = 0;
+  count = 0;
+  bytes = 0;
+  highWater = 0;
+
+  constructor(
+    readonly capacity: number,
+    readonly maxBytes: number,
+  ) {
+    this.payloads = new Array<Buffer | undefined>(capacity);
+    this.addrs = new Array<string>(capacity).fill('');
+    this.times = new Float64Array(capacity);
+    this.sources = new Uint16Array(capacity);
+  }
+
+  push(payload: Buffer, addr: string, time: number, source: number): boolean {
+    if (this.count >= this.capacity || this.bytes + payload.length > this.maxBytes) return false;
+    const i = (this.head + this.count) % this.capacity;
+    this.payloads[i] = payload;
+    this.addrs[i] = addr;
+    this.times[i] = time;
+    this.sources[i] = source;
+    this.count++;
+    this.bytes += payload.length;
+    if (this.count > this.highWater) this.highWater = this.count;
+    return true;
+  }
+
+  /** Index of the oldest entry; read its fields, then `drop()`. */
+  peek(): number {
+    return this.head;
+  }
+
+  payload(i: number): Buffer {
+    return this.payloads[i]!;
+  }
+
+  addr(i: number): string {
+    return this.addrs[i]!;
+  }
+
+  time(i: number): number {
+    return this.times[i]!;
+  }
+
+  source(i: number): number {
+    return this.sources[i]!;
+  }
+
+  drop(): void {
+    const i = this.head;
+    this.bytes -= this.payloads[i]!.length;
+    this.payloads[i] = undefined; // let the datagram be collected
+    this.head = (i + 1) % this.capacity;
+    this.count--;
+  }
+}
+
+class SocketGroup {
+  socket: Socket | undefined;
+  readonly queue: DatagramQueue;
+  readonly claims = new Map<string, number>();
+  defaultSource = -1;
+  unclaimed = 0;
+  granted = 0;
+  bound: { address: string; port: number } | undefined;
+  private scheduled = false;
+  private waiting = false;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(
+    readonly listen: string,
+    readonly sourceIdx: number[],
+    readonly requestedBuffer: number,
+    private readonly owner: Listeners,
+    opts: FlowListenerOptions,
+  ) {
+    this.queue = new DatagramQueue(opts.queueDatagrams, opts.queueBytes);
+  }
+
+  onMessage(msg: Buffer, rinfo: RemoteInfo): void {
+    const time = this.owner.now();
+    let src = this.claims.get(rinfo.address);
+    if (src === undefined) {
+      if (this.defaultSource < 0) {
+        this.unclaimed++;
+        this.owner.rateLog('warn', `unclaimed:${this.listen}:${rinfo.address}`, { listen: this.listen, exporter: rinfo.address }, 'datagram from an exporter no flow source claims; dropped');
+        return;
+      }
+      src = this.defaultSource;
+    }
+    const state = this.owner.sources[src]!;
+    state.received++;
+    if (!this.queue.push(msg, rinfo.address, time, src)) {
+      state.queueDrops++;
+      this.owner.rateLog('warn', `drop:${state.name}`, { source: state.name, queueDrops: state.queueDrops }, 'flow queue full: datagrams dropped');
+      return;
+    }
+    this.schedule();
+  }
+
+  schedule(): void {
+    if (this.scheduled || this.waiting) return;
+    this.scheduled = true;
+    // setImmediate runs after the poll phase, so socket reads interleave with decoding.
+    setImmediate(() => this.drain());
+  }
+
+  private drain(): void {
+    this.scheduled = false;
+    const q = this.queue;
+    const chunk = this.owner.opts.drainChunk;
+    for (let n = 0; n < chunk && q.count > 0; n++) {
+      const i = q.peek();
+      const state = this.owner.sources[q.source(i)]!;
+      const ingest = state.ingest;
+      const outcome = ingest.decode(q.payload(i), ingest.exporter(q.addr(i)), q.time(i));
+      if (outcome.status !== 'ok') {
+        this.owner.rateLog('warn', `${outcome.status}:${state.name}:${q.addr(i)}`, { source: state.name, exporter: q.addr(i), status: outcome.status, version: outcome.version }, 'datagram dropped by the decoder');
+      }
+      q.drop();
+      if (ingest.full && this.flush([state])) return;
+    }
+    this.owner.maybeExpire();
+    if (q.count > 0) {
+      this.schedule();
+      return;
+    }
+    // Queue empty: hand over what was decoded so it becomes queryable promptly.
+    if (this.flush(this.sourceIdx.map((s) => this.owner.sources[s]!))) return;
+    this.notifyIdle();
+  }
+
+  /** Flushes the given sources; true when a sink write is pending (the drain resumes after it). */
+  private flush(states: SourceState[]): boolean {
+    let pending: Promise<void> | undefined;
+    for (const state of states) {
+      const rows = state.ingest.batch.length;
+      const fail = (err: unknown): void => {
+        state.sinkErrors++;
+        state.sinkLostFlows += rows;
+        this.owner.rateLog('error', `sink:${state.name}`, { source: state.name, err, lostFlows: rows }, 'flow sink failed; batch lost');
+      };
+      const run = (): void | Promise<void> => {
+        try {
+          const r = state.ingest.flush();
+          return r?.catch(fail);
+        } catch (err) {
+          fail(err);
+        }
+      };
+      if (pending) pending = pending.then(run);
+      else {
+        const r = run();
+        if (r) pending = r;
+      }
+    }
+    if (!pending) return false;
+    this.waiting = true;
+    void pending.then(() => {
+      this.waiting = false;
+      if (this.queue.count > 0) this.schedule();
+      else this.drain();
+    });
+    return true;
+  }
+
+  private notifyIdle(): void {
+    if (this.queue.count > 0 || this.waiting || this.scheduled) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  idle(): Promise<void> {
+    if (this.queue.count === 0 && !this.waiting && !this.scheduled) {
+      // Rows may still sit in a batch (e.g. after close()); flush them first.
+      const states = this.sourceIdx.map((s) => this.owner.sources[s]!);
+      if (!states.some((s) => s.ingest.batch.length > 0)) return Promise.resolve();
+      const p = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+      if (!this.flush(states)) this.notifyIdle();
+      return p;
+    }
+    return new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+}
+
+class Listeners implements FlowListeners {
+  readonly sources: SourceState[] = [];
+  readonly groups: SocketGroup[] = [];
+  readonly now: () => number;
+  private readonly logger: ListenerLogger | undefined;
+  private readonly lastLog = new Map<string, number>();
+  private lastExpire: number;
+  private timer: NodeJS.Timeout | undefined;
+  private started = false;
+
+  constructor(
+    configs: Readonly<Record<string, FlowSourceConfig>>,
+    deps: FlowListenerDeps,
+    readonly opts: FlowListenerOptions,
+  ) {
+    this.now = deps.now ?? Date.now;
+    this.logger = deps.logger;
+    this.lastExpire = this.now();
+    const makeDecoder =
+      deps.createDecoder ?? ((_: string, cfg: FlowSourceConfig) => createFlowDecoder({ samplingOverride: { ...cfg.sampling } }));
+    const byListen = new Map<string, number[]>();
+    for (const [name, cfg] of Object.entries(configs)) {
+      const idx = this.sources.length;
+      this.sources.push({
+        name,
+        config: cfg,
+        ingest: new SourceIngest({ source: name, sink: deps.sink, decoder: makeDecoder(name, cfg), batchRows: opts.batchRows }),
+        received: 0,
+        queueDrops: 0,
+        sinkErrors: 0,
+        sinkLostFlows: 0,
+      });
+      const { host, port } = parseListen(cfg.listen);
+      // Port 0 asks for an ephemeral port of its own: never shared.
+      const key = port === 0 ? `${name}\u0000${cfg.listen}` : `${host.toLowerCase()}:${port}`;
+      const list = byListen.get(key) ?? [];
+      list.push(idx);
+      byListen.set(key, list);
+    }
+    if (this.sources.length > 0xffff) throw new ListenerConfigError('too many flow sources', '');
+    for (const idx of byListen.values()) {
+      const first = this.sources[idx[0]!]!;
+      const requested = Math.max(...idx.map((i) => this.sources[i]!.config.receiveBuffer ?? 8 * 1024 * 1024));
+      const group = new SocketGroup(first.config.listen, idx, requested, this, opts);
+      for (const i of idx) {
+        const s = this.sources[i]!;
+        const exporters = s.config.exporters ?? [];
+        if (exporters.length === 0) {
+          if (group.defaultSource >= 0) {
+            throw new ListenerConfigError(
+              `flow sources '${this.sources[group.defaultSource]!.name}' and '${s.name}' share ${s.config.listen} and neither claims exporters: give one of them an exporters list`,
+              s.config.listen,
+            );
+          }
+          group.defaultSource = i;
+        }
+        for (const e of exporters) {
+          const addr = normaliseAddress(e, s.config.listen);
+          const owner = group.claims.get(addr);
+          if (owner !== undefined && owner !== i) {
+            throw new ListenerConfigError(`exporter ${addr} is claimed by both '${this.sources[owner]!.name}' and '${s.name}'`, s.config.listen);
+          }
+          group.claims.set(addr, i);
+          // A dual-stack socket reports IPv4 senders as IPv4-mapped IPv6.
+          if (!addr.includes(':')) group.claims.set(`::ffff:${addr}`, i);
+        }
+      }
+      this.groups.push(group);
+    }
+  }
+
+  rateLog(level: 'warn' | 'error', key: string, obj: object, msg: string): void {
+    if (!this.logger) return;
+    const t = this.now();
+    const last = this.lastLog.get(key);
+    if (last !== undefined && t - last < this.opts.logEveryMs) return;
+    if (this.lastLog.size > 10_000) this.lastLog.clear();
+    this.lastLog.set(key, t);
+    this.logger[level](obj, msg);
+  }
+
+  maybeExpire(): void {
+    const t = this.now();
+    if (t - this.lastExpire < this.opts.expireEveryMs) return;
+    this.lastExpire = t;
+    for (const s of this.sources) s.ingest.decoder.expire(t);
+  }
+
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    try {
+      for (const g of this.groups) await this.bind(g);
+    } catch (err) {
+      await this.closeSockets();
+      this.started = false;
+      throw err;
+    }
+    this.timer = setInterval(() => this.maybeExpire(), this.opts.expireEveryMs);
+    this.timer.unref();
+  }
+
+  private bind(g: SocketGroup): Promise<void> {
+    const { host, port, type } = parseListen(g.listen);
+    return new Promise<void>((resolve, reject) => {
+      const socket = createSocket({ type, recvBufferSize: g.requestedBuffer, ipv6Only: false });
+      const onError = (err: Error): void => {
+        socket.close();
+        reject(new ListenerBindError(`cannot listen on ${g.listen}: ${err.message}`, g.listen, { cause: err }));
+      };
+      socket.once('error', onError);
+      socket.on('message', (msg, rinfo) => g.onMessage(msg, rinfo));
+      socket.bind(port, host, () => {
+        socket.off('error', onError);
+        socket.on('error', (err) => this.logger?.error({ err, listen: g.listen }, 'flow socket error'));
+        g.socket = socket;
+        g.bound = socket.address();
+        g.granted = socket.getRecvBufferSize();
+        const names = g.sourceIdx.map((i) => this.sources[i]!.name);
+        if (g.granted < g.requestedBuffer) {
+          this.logger?.warn(
+            { listen: g.listen, requested: g.requestedBuffer, granted: g.granted },
+            'kernel granted a smaller UDP receive buffer than configured (raise net.core.rmem_max)',
+          );
+        }
+        this.logger?.info({ sources: names, address: g.bound.address, port: g.bound.port, receiveBuffer: g.granted }, 'flow listener started');
+        resolve();
+      });
+    });
+  }
+
+  private async closeSockets(): Promise<void> {
+    await Promise.all(
+      this.groups.map(
+        (g) =>
+          new Promise<void>((resolve) => {
+            const s = g.socket;
+            g.socket = undefined;
+            if (!s) return resolve();
+            s.close(() => resolve());
+          }),
+      ),
+    );
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.closeSockets();
+    await this.idle();
+    this.started = false;
+  }
+
+  async idle(): Promise<void> {
+    await Promise.all(this.groups.map((g) => g.idle()));
+  }
+
+  addresses(): Record<string, { address: string; port: number }> {
+    const out: Record<string, { address: string; port: number }> = {};
+    for (const g of this.groups) {
+      if (!g.bound) continue;
+      for (const i of g.sourceIdx) out[this.sources[i]!.name] = { address: g.bound.address, port: g.bound.port };
+    }
+    return out;
+  }
+
+  sourceStats(): SourceStats[] {
+    const bound = this.addresses();
+    return this.sources.map((s) => {
+      const snap = s.ingest.decoder.counters.snapshot();
+      const b = bound[s.name];
+      return {
+        source: s.name,
+        listen: b ? formatHostPort(b.address, b.port) : s.config.listen,
+        received: s.received,
+        queueDrops: s.queueDrops,
+        sinkErrors: s.sinkErrors,
+        sinkLostFlows: s.sinkLostFlows,
+        total: snap.total,
+        exporters: snap.exporters,
+      };
+    });
+  }
+
+  socketStats(): SocketStats[] {
+    return this.groups.map((g) => ({
+      listen: g.bound ? formatHostPort(g.bound.address, g.bound.port) : g.listen,
+      sources: g.sourceIdx.map((i) => this.sources[i]!.name),
+      receiveBufferRequested: g.requestedBuffer,
+      receiveBufferGranted: g.granted,
+      unclaimed: g.unclaimed,
+      queueDepth: g.queue.count,
+      queueHighWater: g.queue.highWater,
+    }));
+  }
+}
+
+function formatHostPort(address: string, port: number): string {
+  return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+}
+
+/** Builds (without binding) the listeners of every flow source; throws ListenerConfigError on a conflicting setup. */
+export function createFlowListeners(
+  sources: Readonly<Record<string, FlowSourceConfig>>,
+  deps: FlowListenerDeps,
+  options: Partial<FlowListenerOptions> = {},
+): FlowListeners {
+  return new Listeners(sources, deps, { ...DEFAULT_LISTENER_OPTIONS, ...options });
+}

@@ -1,0 +1,134 @@
+/** `netsvc import <pcap…>`: decode the export datagrams of capture files offline. */
+import { existsSync } from 'node:fs';
+import { SingleBar } from 'cli-progress';
+import type { Command } from 'commander';
+import { createFlowDecoder } from '../../collector/decoder.js';
+import { SummarySink, type FlowSink, type FlowSummary } from '../../collector/flow-sink.js';
+import { importCaptures, type ImportResult } from '../../collector/pcap-import.js';
+import type { Config } from '../config.js';
+import { UsageError, withGlobalOptions, type CliContext } from './context.js';
+
+/** The `--json` document of an import: what was read, what was decoded, the totals. */
+export interface ImportReport extends Omit<FlowSummary, 'firstReceived' | 'lastReceived'> {
+  source: string;
+  files: ImportResult['files'];
+  /** Datagrams handed to the decoder. */
+  datagrams: number;
+  /** Received-time range of the flows (the pcap record times), ISO, or null. */
+  firstReceived: string | null;
+  lastReceived: string | null;
+  /** Decoder counters over all exporters, and per exporter address. */
+  counters: ImportResult['decoder']['total'];
+  exporters: ImportResult['decoder']['exporters'];
+}
+
+/** Options of `runImport`, as the command line gives them. */
+export interface ImportCommandOptions {
+  port?: number;
+  source: string;
+  /** Extra sink (the capture writer) the flows also go to. */
+  sink?: FlowSink;
+  onProgress?: (done: number, total: number) => void;
+}
+
+/** Imports the files and builds the report; the command's work without its I/O. */
+export async function runImport(config: Config, files: readonly string[], opts: ImportCommandOptions): Promise<ImportReport> {
+  const summary = new SummarySink();
+  const extra = opts.sink;
+  const sink: FlowSink = extra
+    ? {
+        write(source, batch) {
+          summary.write(source, batch);
+          return extra.write(source, batch);
+        },
+      }
+    : summary;
+  const sourceConfig = config.flowSources[opts.source];
+  const decoder = createFlowDecoder({ samplingOverride: { ...sourceConfig?.sampling } });
+  const result = await importCaptures(files, { source: opts.source, sink, port: opts.port, decoder, onProgress: opts.onProgress });
+  const s = summary.summary();
+  const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+  return {
+    source: opts.source,
+    files: result.files,
+    datagrams: result.datagrams,
+    flows: s.flows,
+    bytes: s.bytes,
+    packets: s.packets,
+    protocols: s.protocols,
+    nfdumpGroups: s.nfdumpGroups,
+    firstReceived: iso(s.firstReceived),
+    lastReceived: iso(s.lastReceived),
+    counters: result.decoder.total,
+    exporters: result.decoder.exporters,
+  };
+}
+
+function parsePort(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  if (!/^\d{1,5}$/.test(text) || Number(text) < 1 || Number(text) > 65535) {
+    throw new UsageError(`--port must be a UDP port 1-65535, got '${text}'`);
+  }
+  return Number(text);
+}
+
+function humanReport(r: ImportReport): string {
+  const lines: string[] = [];
+  for (const f of r.files) {
+    const problems = [
+      f.fileErrors ? 'file damaged or cut off' : '',
+      f.truncated ? `${f.truncated} truncated` : '',
+      f.malformed ? `${f.malformed} malformed` : '',
+      f.fragments ? `${f.fragments} fragments` : '',
+      f.unsupportedLinkType ? `${f.unsupportedLinkType} unsupported link type` : '',
+    ].filter(Boolean);
+    lines.push(
+      `${f.file}: ${f.format ?? 'not a capture'}, ${f.records} records, ${f.udpDatagrams} UDP datagrams, ${f.decoded} decoded` +
+        (f.otherPort ? `, ${f.otherPort} to other ports` : '') +
+        (problems.length ? ` (${problems.join(', ')})` : ''),
+    );
+  }
+  lines.push(`source ${r.source}: ${r.datagrams} datagrams → ${r.flows} flows, ${r.bytes} bytes, ${r.packets} packets`);
+  const g = r.nfdumpGroups;
+  lines.push(`  flows tcp ${g.tcp.flows}, udp ${g.udp.flows}, icmp ${g.icmp.flows}, other ${g.other.flows}`);
+  if (r.firstReceived) lines.push(`  received ${r.firstReceived} … ${r.lastReceived}`);
+  const c = r.counters;
+  const notable = Object.entries(c).filter(([k, v]) => v > 0 && !['packets', 'flows', 'bytes', 'packetsInFlows'].includes(k));
+  if (notable.length) lines.push(`  counters: ${notable.map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  return lines.join('\n');
+}
+
+/** Registers `import`. */
+export function registerImportCommand(program: Command, ctx: CliContext): void {
+  withGlobalOptions(program.command('import'))
+    .description('decode NetFlow/IPFIX export datagrams from pcap/pcapng files, as if received live at the record times')
+    .argument('<pcap...>', 'capture files (pcap or pcapng; Ethernet, Linux cooked, raw IP)')
+    .option('--port <port>', 'only datagrams sent to this UDP port (default: every UDP datagram)')
+    .option('--source <name>', 'flow source to store the flows under', 'netflow')
+    .option('--json', 'print the summary as JSON')
+    .action(async (files: string[], opts: { port?: string; source: string; json?: boolean }, cmd: Command) => {
+      const config = ctx.config(cmd);
+      if (!/^[A-Za-z0-9_-]+$/.test(opts.source)) throw new UsageError(`--source must be a flow source name, got '${opts.source}'`);
+      for (const f of files) if (!existsSync(f)) throw new UsageError(`no such file: ${f}`);
+      const port = parsePort(opts.port);
+      let bar: SingleBar | undefined;
+      if (process.stdout.isTTY && process.stderr.isTTY) {
+        bar = new SingleBar({ format: 'import [{bar}] {percentage}% | {value}/{total} MiB | ETA {eta}s', hideCursor: true });
+      }
+      const mib = (n: number): number => Math.round((n / 1048576) * 10) / 10;
+      let started = false;
+      const report = await runImport(config, files, {
+        port,
+        source: opts.source,
+        onProgress: bar
+          ? (done, total) => {
+              if (!started) bar.start(mib(total), 0);
+              started = true;
+              bar.update(mib(done));
+            }
+          : undefined,
+      });
+      bar?.stop();
+      ctx.out(opts.json ? JSON.stringify(report, null, 2) : humanReport(report));
+    });
+}

@@ -1,0 +1,154 @@
+/** `netsvc status`: the flow collector's counters of the running instance, from its /metrics. */
+import type { Command } from 'commander';
+import { COUNTER_NAMES, zeroCounters, type CounterName, type ExporterCounters } from '../../collector/collector-counters.js';
+import type { Config } from '../config.js';
+import { FLOW_METRIC_PREFIX, flowMetricName } from '../metrics.js';
+import { withGlobalOptions, type CliContext } from './context.js';
+
+/** One sample of the Prometheus text format. */
+export interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** Per-source counters as `status --json` prints them. */
+export interface SourceStatus {
+  received: number;
+  queueDrops: number;
+  sinkErrors: number;
+  sinkLostFlows: number;
+  total: ExporterCounters;
+  exporters: Record<string, ExporterCounters>;
+}
+
+/** The whole `status --json` document. */
+export interface StatusReport {
+  url: string;
+  sources: Record<string, SourceStatus>;
+  sockets: Record<string, { unclaimed: number; queueDepth: number; queueHighWater: number; receiveBuffer: number }>;
+}
+
+/** The instance cannot be reached or did not answer with metrics. */
+export class StatusError extends Error {
+  override readonly name = 'StatusError';
+}
+
+/** Parses Prometheus exposition text (the subset prom-client writes). */
+export function parseMetrics(text: string): Sample[] {
+  const out: Sample[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)/.exec(line);
+    if (!m) continue;
+    const labels: Record<string, string> = {};
+    const re = /([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g;
+    for (let l = re.exec(m[3] ?? ''); l; l = re.exec(m[3] ?? '')) {
+      labels[l[1]!] = l[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+    }
+    out.push({ name: m[1]!, labels, value: Number(m[4]) });
+  }
+  return out;
+}
+
+/** Builds the report from the samples of a scrape. */
+export function statusFromSamples(url: string, samples: readonly Sample[]): StatusReport {
+  const byMetric = new Map<string, CounterName>(COUNTER_NAMES.map((c) => [flowMetricName(c), c]));
+  const report: StatusReport = { url, sources: {}, sockets: {} };
+  const source = (name: string): SourceStatus =>
+    (report.sources[name] ??= { received: 0, queueDrops: 0, sinkErrors: 0, sinkLostFlows: 0, total: zeroCounters(), exporters: {} });
+  const socket = (listen: string): StatusReport['sockets'][string] =>
+    (report.sockets[listen] ??= { unclaimed: 0, queueDepth: 0, queueHighWater: 0, receiveBuffer: 0 });
+  for (const s of samples) {
+    if (!s.name.startsWith(FLOW_METRIC_PREFIX)) continue;
+    const counter = byMetric.get(s.name);
+    if (counter && s.labels.source !== undefined && s.labels.exporter !== undefined) {
+      const src = source(s.labels.source);
+      src.total[counter] += s.value;
+      (src.exporters[s.labels.exporter] ??= zeroCounters())[counter] = s.value;
+      continue;
+    }
+    const rest = s.name.slice(FLOW_METRIC_PREFIX.length);
+    if (s.labels.source !== undefined) {
+      const src = source(s.labels.source);
+      if (rest === 'received_datagrams_total') src.received = s.value;
+      else if (rest === 'queue_drops_total') src.queueDrops = s.value;
+      else if (rest === 'sink_errors_total') src.sinkErrors = s.value;
+      else if (rest === 'sink_lost_flows_total') src.sinkLostFlows = s.value;
+    } else if (s.labels.listen !== undefined) {
+      const sock = socket(s.labels.listen);
+      if (rest === 'unclaimed_datagrams_total') sock.unclaimed = s.value;
+      else if (rest === 'queue_depth') sock.queueDepth = s.value;
+      else if (rest === 'queue_high_water') sock.queueHighWater = s.value;
+      else if (rest === 'receive_buffer_bytes') sock.receiveBuffer = s.value;
+    }
+  }
+  return report;
+}
+
+/** The /metrics URL of the instance the configuration describes (a wildcard host means this machine). */
+export function metricsUrl(config: Config): string {
+  let host = config.http.host;
+  if (host === '0.0.0.0' || host === '') host = '127.0.0.1';
+  else if (host === '::' || host === '[::]') host = '::1';
+  if (host.includes(':') && !host.startsWith('[')) host = `[${host}]`;
+  return `http://${host}:${config.http.port}/metrics`;
+}
+
+/** Fetches and parses the metrics of a running instance. */
+export async function fetchStatus(url: string, timeoutMs = 5000): Promise<StatusReport> {
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+  } catch (err) {
+    throw new StatusError(`cannot reach netsvc at ${url} (is \`netsvc serve\` running?): ${(err as Error).cause ?? (err as Error).message}`);
+  }
+  if (!res.ok) throw new StatusError(`${url} answered HTTP ${res.status}`);
+  return statusFromSamples(url, parseMetrics(await res.text()));
+}
+
+const COLUMNS: [string, CounterName][] = [
+  ['datagrams', 'packets'],
+  ['flows', 'flows'],
+  ['bytes', 'bytes'],
+  ['packets', 'packetsInFlows'],
+  ['malformed', 'malformed'],
+  ['unk.ver', 'unknownVersion'],
+  ['no tmpl', 'dataWithoutTemplate'],
+  ['tmpl+', 'templatesAdded'],
+  ['tmpl~', 'templatesUpdated'],
+  ['tmpl-', 'templatesWithdrawn'],
+  ['seq.gaps', 'sequenceGaps'],
+];
+
+/** The report as an aligned table: one row per source total, one per exporter. */
+export function formatStatus(r: StatusReport): string {
+  const head = ['source', 'exporter', ...COLUMNS.map(([h]) => h), 'q.drops'];
+  const rows: string[][] = [head];
+  for (const [name, s] of Object.entries(r.sources).sort(([a], [b]) => a.localeCompare(b))) {
+    rows.push([name, '(all)', ...COLUMNS.map(([, c]) => String(s.total[c])), String(s.queueDrops)]);
+    for (const [addr, c] of Object.entries(s.exporters).sort(([a], [b]) => a.localeCompare(b))) {
+      rows.push(['', addr, ...COLUMNS.map(([, k]) => String(c[k])), '']);
+    }
+  }
+  const widths = head.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
+  const lines = rows.map((row) => row.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '));
+  if (Object.keys(r.sources).length === 0) lines.push('(no flow sources reported)');
+  for (const [listen, s] of Object.entries(r.sockets)) {
+    lines.push(`socket ${listen}: receive buffer ${s.receiveBuffer} B, queue ${s.queueDepth} (max ${s.queueHighWater}), unclaimed ${s.unclaimed}`);
+  }
+  return lines.join('\n');
+}
+
+/** Registers `status`. */
+export function registerStatusCommand(program: Command, ctx: CliContext): void {
+  withGlobalOptions(program.command('status'))
+    .description("print the flow collector's counters of the running instance (from its /metrics)")
+    .option('--url <url>', 'metrics URL (default: http://<http.host>:<http.port>/metrics from the configuration)')
+    .option('--json', 'print the counters as JSON')
+    .action(async (opts: { url?: string; json?: boolean }, cmd: Command) => {
+      const url = opts.url ?? metricsUrl(ctx.config(cmd));
+      const report = await fetchStatus(url);
+      ctx.out(opts.json ? JSON.stringify(report, null, 2) : formatStatus(report));
+    });
+}
