@@ -91,14 +91,11 @@ export class TemplateCache {
     return this.domains.values();
   }
 
-  /** A template of a domain, unless it has expired by `nowMs` (it is then removed). */
+  /** A template of a domain, unless it has expired by `nowMs` (`expire` removes and counts it later). */
   get(domain: DomainState, id: number, nowMs: number): Template | undefined {
     const t = domain.templates.get(id);
     if (t === undefined) return undefined;
-    if (this.ttlMs > 0 && nowMs - t.lastSeenMs > this.ttlMs) {
-      domain.templates.delete(id);
-      return undefined;
-    }
+    if (this.ttlMs > 0 && nowMs - t.lastSeenMs > this.ttlMs) return undefined;
     return t;
   }
 
