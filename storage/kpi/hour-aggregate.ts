@@ -1,0 +1,173 @@
+/**
+ * Exact KPI aggregates of a set of flows (one hour, or part of one): totals,
+ * TCP RST flows, per protocol, and per source address, destination address
+ * and TCP/UDP destination port. Filled column-wise from FlowBatch rows, so
+ * the capture writer can keep one per open hour and a file scan can build
+ * one for any window; the KPI cache stores them when an hour is sealed.
+ */
+import type { FlowBatch } from '../../collector/flow-batch.js';
+import { KeyTable, type Metric, type RankedRows, BYTES, FLOWS, PACKETS, compareKeys } from './key-table.js';
+import { LEVEL_ENDS, rankedRowsSource, type RankedSource } from './top-merge.js';
+
+/** Flows, bytes and packets of one group. */
+export interface Totals {
+  flows: number;
+  bytes: number;
+  packets: number;
+}
+
+const TCP = 6;
+const UDP = 17;
+const RST = 0x04;
+
+/** The columns a KPI aggregate reads from a batch (a file scan decodes only these). */
+export const AGGREGATE_COLUMNS = ['received', 'bytes', 'packets', 'proto', 'tcpFlags', 'dstPort', 'srcAddr', 'dstAddr'] as const;
+
+/** The subset of FlowBatch an aggregate reads. */
+export interface AggregateInput {
+  length: number;
+  cols: Pick<FlowBatch['cols'], 'received' | 'bytes' | 'packets' | 'proto' | 'tcpFlags' | 'dstPort'>;
+  srcAddr: Uint8Array;
+  dstAddr: Uint8Array;
+}
+
+function wordsOf(column: Uint8Array): Uint32Array {
+  // A Uint32Array view needs 4-byte alignment; a misaligned column is copied once.
+  const aligned = column.byteOffset % 4 === 0 ? column : column.slice();
+  return new Uint32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength >>> 2);
+}
+
+/** KPI aggregates of a set of flows. */
+export class HourAggregate {
+  flows = 0;
+  bytes = 0;
+  packets = 0;
+  /** TCP flows with RST set (`denied_flows`; nfdump's `flags R` implies TCP). */
+  rstFlows = 0;
+  /** Earliest and latest received time of the flows added (ms), or ±Infinity when empty. */
+  firstReceived = Infinity;
+  lastReceived = -Infinity;
+  /** flows, bytes, packets per IP protocol number. */
+  readonly proto = new Float64Array(256 * 3);
+  readonly src: KeyTable;
+  readonly dst: KeyTable;
+  /** flows, bytes, packets per destination port, TCP and UDP flows only. */
+  readonly ports = new Float64Array(65536 * 3);
+
+  constructor(expectedKeys = 0) {
+    this.src = new KeyTable(expectedKeys);
+    this.dst = new KeyTable(expectedKeys);
+  }
+
+  /**
+   * Adds rows `from` ≤ i < `to` of a batch; with `window`, only rows whose
+   * received time is in [window.from, window.to).
+   */
+  add(batch: AggregateInput, from = 0, to = batch.length, window?: { from: number; to: number }): void {
+    const { received, bytes, packets, proto, tcpFlags, dstPort } = batch.cols;
+    const src = wordsOf(batch.srcAddr);
+    const dst = wordsOf(batch.dstAddr);
+    const protoAcc = this.proto;
+    const ports = this.ports;
+    const lo = window ? window.from : -Infinity;
+    const hi = window ? window.to : Infinity;
+    for (let i = from; i < to; i++) {
+      const t = received[i]!;
+      if (t < lo || t >= hi) continue;
+      const b = bytes[i]!;
+      const p = packets[i]!;
+      const pr = proto[i]!;
+      this.flows++;
+      this.bytes += b;
+      this.packets += p;
+      if (t < this.firstReceived) this.firstReceived = t;
+      if (t > this.lastReceived) this.lastReceived = t;
+      const k = pr * 3;
+      protoAcc[k]! += 1;
+      protoAcc[k + 1]! += b;
+      protoAcc[k + 2]! += p;
+      if (pr === TCP || pr === UDP) {
+        const q = dstPort[i]! * 3;
+        ports[q]! += 1;
+        ports[q + 1]! += b;
+        ports[q + 2]! += p;
+        if (pr === TCP && tcpFlags[i]! & RST) this.rstFlows++;
+      }
+      const w = i * 4;
+      this.src.addWords(src[w]!, src[w + 1]!, src[w + 2]!, src[w + 3]!, b, p, 1);
+      this.dst.addWords(dst[w]!, dst[w + 1]!, dst[w + 2]!, dst[w + 3]!, b, p, 1);
+    }
+  }
+
+  /** Adds everything of another aggregate. */
+  merge(other: HourAggregate): void {
+    this.flows += other.flows;
+    this.bytes += other.bytes;
+    this.packets += other.packets;
+    this.rstFlows += other.rstFlows;
+    this.firstReceived = Math.min(this.firstReceived, other.firstReceived);
+    this.lastReceived = Math.max(this.lastReceived, other.lastReceived);
+    for (let i = 0; i < this.proto.length; i++) this.proto[i]! += other.proto[i]!;
+    for (let i = 0; i < this.ports.length; i++) if (other.ports[i] !== 0) this.ports[i]! += other.ports[i]!;
+    this.src.merge(other.src);
+    this.dst.merge(other.dst);
+  }
+
+  /** Protocols that have flows: number with flows, bytes, packets. */
+  protocols(): Array<Totals & { proto: number }> {
+    const out: Array<Totals & { proto: number }> = [];
+    for (let p = 0; p < 256; p++) {
+      const flows = this.proto[p * 3]!;
+      if (flows) out.push({ proto: p, flows, bytes: this.proto[p * 3 + 1]!, packets: this.proto[p * 3 + 2]! });
+    }
+    return out;
+  }
+
+  /** Every TCP/UDP destination port with flows, ranked by `metric` then port (2-byte big-endian keys). */
+  rankedPorts(metric: Metric): RankedRows {
+    const idx: number[] = [];
+    for (let port = 0; port < 65536; port++) if (this.ports[port * 3]) idx.push(port);
+    // Port arrays are flows, bytes, packets; ranked rows are bytes, packets, flows.
+    const col = metric === FLOWS ? 0 : metric === BYTES ? 1 : 2;
+    idx.sort((a, b) => this.ports[b * 3 + col]! - this.ports[a * 3 + col]! || a - b);
+    const rows: RankedRows = { keyWidth: 2, length: idx.length, keys: new Uint8Array(idx.length * 2), vals: new Float64Array(idx.length * 3) };
+    idx.forEach((port, i) => {
+      rows.keys[i * 2] = port >> 8;
+      rows.keys[i * 2 + 1] = port & 0xff;
+      rows.vals[i * 3 + BYTES] = this.ports[port * 3 + 1]!;
+      rows.vals[i * 3 + PACKETS] = this.ports[port * 3 + 2]!;
+      rows.vals[i * 3 + FLOWS] = this.ports[port * 3]!;
+    });
+    return rows;
+  }
+}
+
+/** Prefix of ranked rows (the first `n`), sharing memory. */
+export function headRows(rows: RankedRows, n: number): RankedRows {
+  const m = Math.min(n, rows.length);
+  return { keyWidth: rows.keyWidth, length: m, keys: rows.keys.subarray(0, m * rows.keyWidth), vals: rows.vals.subarray(0, m * 3) };
+}
+
+/** Rows `from` ≤ i < `to` of ranked rows, sharing memory. */
+export function sliceRows(rows: RankedRows, from: number, to: number): RankedRows {
+  const a = Math.min(from, rows.length);
+  const b = Math.min(to, rows.length);
+  return { keyWidth: rows.keyWidth, length: b - a, keys: rows.keys.subarray(a * rows.keyWidth, b * rows.keyWidth), vals: rows.vals.subarray(a * 3, b * 3) };
+}
+
+export { compareKeys };
+
+/** A RankedSource over a key table: the best 256 by a partial selection, deeper levels from a full ranking made on demand. */
+export function keyTableSource(table: KeyTable, metric: Metric): RankedSource {
+  let full: RankedSource | undefined;
+  return {
+    level(level) {
+      if (level === 0) {
+        const { rows, next } = table.top(metric, LEVEL_ENDS[0]);
+        return rows.length ? { rows, next } : undefined;
+      }
+      full ??= rankedRowsSource(table.ranked(metric), metric);
+      return full.level(level);
+    },
+  };
+}

@@ -1,0 +1,153 @@
+/**
+ * Exact top-N over several hours from per-hour rankings read level by level.
+ *
+ * Every hour keeps ALL its keys, ranked by the metric and cut into levels
+ * (the best 256 rows, then up to 4 096, 65 536, …). Reading only the first
+ * levels is enough when this proof holds, with T_h the metric of the best
+ * row of hour h not read yet (0 once h is read to the end):
+ *
+ *  - a key read in every hour with T_h > 0 has its exact total (it cannot
+ *    hide more rows: each hour holds a key once);
+ *  - any other key's total is at most (what was read of it) + Σ T_h over the
+ *    hours where it was not read; a key read nowhere is at most Σ T_h;
+ *  - the N best keys by what was read are the answer when each of them is
+ *    exact and no other key's bound reaches the N-th (equal bounds are
+ *    settled by key order, as the ranking is).
+ *
+ * When the proof fails, every hour with T_h > 0 reads its next level and the
+ * proof is tried again; with every level read it holds trivially. So the
+ * answer is always exact; levels only decide how much is read (docs/netflow.md).
+ */
+import { compareKeys, type Metric, type RankedRows } from './key-table.js';
+
+/** One hour's ranking of one dimension, readable level by level. */
+export interface RankedSource {
+  /**
+   * Rows of `level` (levels are consecutive rank ranges, best first) and the
+   * metric of the best row after them (0 when none); undefined past the end.
+   */
+  level(level: number): { rows: RankedRows; next: number } | undefined;
+}
+
+/** Rank boundaries of the levels: rows [LEVEL_ENDS[k-1], LEVEL_ENDS[k]) form level k. */
+export const LEVEL_ENDS = [256, 4096, 65_536, 1_048_576, 16_777_216, Number.MAX_SAFE_INTEGER] as const;
+
+interface Acc {
+  key: Uint8Array;
+  text: string;
+  vals: [number, number, number];
+  /** Σ T_h over the hours where this key was read (recomputed per round). */
+  covered: number;
+}
+
+interface SourceState {
+  src: RankedSource;
+  loaded: RankedRows[];
+  next: number;
+  levels: number;
+  done: boolean;
+}
+
+/** Keys read in the last merge, for tests and the benchmark. */
+export interface MergeStats {
+  rounds: number;
+  rowsRead: number;
+}
+
+/** The exact top `n` keys by `metric` summed over `sources`, best first, ties by key bytes ascending. */
+export function mergeTop(sources: readonly RankedSource[], metric: Metric, n: number, keyWidth: number, stats?: MergeStats): RankedRows {
+  const states: SourceState[] = sources.map((src) => ({ src, loaded: [], next: 0, levels: 0, done: false }));
+  const acc = new Map<string, Acc>();
+  const read = (s: SourceState): void => {
+    const got = s.src.level(s.levels);
+    s.levels++;
+    if (!got) {
+      s.done = true;
+      s.next = 0;
+      return;
+    }
+    s.loaded.push(got.rows);
+    s.next = got.next;
+    if (got.next === 0) s.done = true;
+    if (stats) stats.rowsRead += got.rows.length;
+    const { rows } = got;
+    for (let i = 0; i < rows.length; i++) {
+      const key = rows.keys.subarray(i * keyWidth, (i + 1) * keyWidth);
+      const text = Buffer.from(key.buffer, key.byteOffset, keyWidth).toString('latin1');
+      let a = acc.get(text);
+      if (!a) {
+        a = { key, text, vals: [0, 0, 0], covered: 0 };
+        acc.set(text, a);
+      }
+      a.vals[0] += rows.vals[i * 3]!;
+      a.vals[1] += rows.vals[i * 3 + 1]!;
+      a.vals[2] += rows.vals[i * 3 + 2]!;
+    }
+  };
+  for (const s of states) read(s);
+
+  for (let round = 1; ; round++) {
+    if (stats) stats.rounds = round;
+    let sumT = 0;
+    for (const s of states) sumT += s.done ? 0 : s.next;
+    for (const a of acc.values()) a.covered = 0;
+    if (sumT > 0) {
+      for (const s of states) {
+        if (s.done || s.next === 0) continue;
+        for (const rows of s.loaded) {
+          for (let i = 0; i < rows.length; i++) {
+            const text = Buffer.from(rows.keys.buffer, rows.keys.byteOffset + i * keyWidth, keyWidth).toString('latin1');
+            acc.get(text)!.covered += s.next;
+          }
+        }
+      }
+    }
+    const all = [...acc.values()].sort((x, y) => y.vals[metric] - x.vals[metric] || compareKeys(x.key, 0, y.key, 0, keyWidth));
+    const top = all.slice(0, n);
+    if (proven(all, top, n, sumT, metric, keyWidth)) return toRows(top, keyWidth);
+    for (const s of states) if (!s.done) read(s);
+  }
+}
+
+function proven(all: Acc[], top: Acc[], n: number, sumT: number, metric: Metric, keyWidth: number): boolean {
+  if (sumT === 0) return true;
+  if (top.length < n) return false;
+  if (top.some((a) => a.covered !== sumT)) return false;
+  const last = top[top.length - 1]!;
+  const floor = last.vals[metric];
+  // A key not read anywhere could be worth up to sumT and could sort before `last` on a tie.
+  if (sumT >= floor) return false;
+  for (let i = n; i < all.length; i++) {
+    const a = all[i]!;
+    const upper = a.vals[metric] + (sumT - a.covered);
+    if (upper > floor) return false;
+    if (upper === floor && a.covered !== sumT && compareKeys(a.key, 0, last.key, 0, keyWidth) < 0) return false;
+  }
+  return true;
+}
+
+function toRows(top: Acc[], keyWidth: number): RankedRows {
+  const out: RankedRows = { keyWidth, length: top.length, keys: new Uint8Array(top.length * keyWidth), vals: new Float64Array(top.length * 3) };
+  top.forEach((a, i) => {
+    out.keys.set(a.key, i * keyWidth);
+    out.vals.set(a.vals, i * 3);
+  });
+  return out;
+}
+
+/** A RankedSource over rows already ranked in memory, cut at LEVEL_ENDS. */
+export function rankedRowsSource(rows: RankedRows, metric: Metric): RankedSource {
+  return {
+    level(level) {
+      const from = level === 0 ? 0 : LEVEL_ENDS[level - 1];
+      const to = LEVEL_ENDS[level];
+      if (from === undefined || to === undefined || from >= rows.length) return undefined;
+      const end = Math.min(to, rows.length);
+      const w = rows.keyWidth;
+      return {
+        rows: { keyWidth: w, length: end - from, keys: rows.keys.subarray(from * w, end * w), vals: rows.vals.subarray(from * 3, end * 3) },
+        next: end < rows.length ? rows.vals[end * 3 + metric]! : 0,
+      };
+    },
+  };
+}
