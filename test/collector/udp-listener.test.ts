@@ -1,0 +1,244 @@
+import { createSocket, type Socket } from 'node:dgram';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FlowBatch } from '../../collector/flow-batch.js';
+import { formatAddress } from '../../collector/flow-batch.js';
+import { SummarySink, type FlowSink } from '../../collector/flow-sink.js';
+import {
+  createFlowListeners,
+  ListenerBindError,
+  ListenerConfigError,
+  type FlowListeners,
+  type FlowSourceConfig,
+} from '../../collector/udp-listener.js';
+import { flowFixtures, freeUdpPort } from '../helpers/flow-fixtures.js';
+
+const fixtures = flowFixtures();
+const v9 = fixtures.find((f) => f.name === '1/softflowd-v9')!;
+const v5 = fixtures.find((f) => f.name === '1/pmacct-v5')!;
+const ipfix = fixtures.find((f) => f.name === '1/pmacct-v10')!;
+
+const open: FlowListeners[] = [];
+const sockets: Socket[] = [];
+afterEach(async () => {
+  for (const l of open.splice(0)) await l.close();
+  for (const s of sockets.splice(0)) s.close();
+});
+
+async function listen(
+  sources: Record<string, FlowSourceConfig>,
+  sink: FlowSink,
+  options: Parameters<typeof createFlowListeners>[2] = {},
+  logger?: Parameters<typeof createFlowListeners>[1]['logger'],
+): Promise<FlowListeners> {
+  const l = createFlowListeners(sources, { sink, logger }, options);
+  open.push(l);
+  await l.start();
+  return l;
+}
+
+async function sender(bindAddress = '127.0.0.1'): Promise<Socket> {
+  const s = createSocket(bindAddress.includes(':') ? 'udp6' : 'udp4');
+  sockets.push(s);
+  await new Promise<void>((r) => s.bind(0, bindAddress, () => r()));
+  return s;
+}
+
+async function send(s: Socket, payloads: Uint8Array[], port: number, host = '127.0.0.1'): Promise<void> {
+  for (const p of payloads) {
+    await new Promise<void>((resolve, reject) => s.send(p, port, host, (err) => (err ? reject(err) : resolve())));
+  }
+}
+
+/** Waits until the listeners have taken `n` datagrams and decoded everything queued. */
+async function settle(l: FlowListeners, n: number): Promise<void> {
+  const deadline = Date.now() + 5000;
+  const taken = (): number =>
+    l.sourceStats().reduce((a, s) => a + s.received, 0) + l.socketStats().reduce((a, s) => a + s.unclaimed, 0);
+  while (taken() < n) {
+    if (Date.now() > deadline) throw new Error(`only ${taken()} of ${n} datagrams arrived`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  await l.idle();
+}
+
+describe('flow listener', () => {
+  it('decodes real exporter datagrams into the totals nfdump found for them', async () => {
+    const sink = new SummarySink();
+    const l = await listen({ netflow: { listen: '127.0.0.1:0' } }, sink);
+    const port = l.addresses().netflow!.port;
+    const s = await sender();
+    const payloads = v9.datagrams().map((d) => d.payload);
+    await send(s, payloads, port);
+    await settle(l, payloads.length);
+    const ref = v9.reference();
+    expect(sink.summary('netflow')).toMatchObject(ref.totals);
+    const stats = l.sourceStats()[0]!;
+    expect(stats.received).toBe(payloads.length);
+    expect(stats.exporters['127.0.0.1']).toMatchObject({ packets: payloads.length, flows: ref.totals.flows, malformed: 0 });
+  });
+
+  it('counts a malformed datagram and keeps serving', async () => {
+    const sink = new SummarySink();
+    const l = await listen({ netflow: { listen: '127.0.0.1:0' } }, sink);
+    const port = l.addresses().netflow!.port;
+    const s = await sender();
+    const good = v5.datagrams().map((d) => d.payload);
+    const truncated = Buffer.from(good[0]!).subarray(0, 30); // v5 header promising 30 records
+    const wrongVersion = Buffer.from([0, 7, 0, 1, 1, 2, 3, 4]);
+    const empty = Buffer.alloc(0);
+    await send(s, [truncated, good[0]!, wrongVersion, empty, ...good.slice(1)], port);
+    await settle(l, good.length + 3);
+    const c = l.sourceStats()[0]!.exporters['127.0.0.1']!;
+    expect(c.malformed).toBe(2);
+    expect(c.unknownVersion).toBe(1);
+    expect(sink.summary()).toMatchObject(v5.reference().totals);
+  });
+
+  it('listens on IPv6 loopback and records the exporter address', async () => {
+    const rows: string[] = [];
+    const sink: FlowSink = {
+      write(_source, batch: FlowBatch) {
+        for (let i = 0; i < batch.length; i++) rows.push(formatAddress(batch.exporter, i));
+      },
+    };
+    const l = await listen({ v6: { listen: '[::1]:0' } }, sink);
+    const s = await sender('::1');
+    const payloads = ipfix.datagrams().map((d) => d.payload);
+    await send(s, payloads, l.addresses().v6!.port, '::1');
+    await settle(l, payloads.length);
+    expect(rows).toHaveLength(ipfix.reference().totals.flows);
+    expect(new Set(rows)).toEqual(new Set(['::1']));
+  });
+
+  it('gives each source on a shared port the exporters it claims, and counts the unclaimed', async () => {
+    const port = await freeUdpPort();
+    const sink = new SummarySink();
+    const l = await listen(
+      {
+        core: { listen: `127.0.0.1:${port}`, exporters: ['127.0.0.2'] },
+        edge: { listen: `127.0.0.1:${port}`, exporters: ['127.0.0.3'] },
+      },
+      sink,
+    );
+    expect(l.socketStats()).toHaveLength(1);
+    const payloads = v9.datagrams().map((d) => d.payload);
+    const five = v5.datagrams().map((d) => d.payload);
+    await send(await sender('127.0.0.2'), payloads, port);
+    await send(await sender('127.0.0.3'), five, port);
+    await send(await sender('127.0.0.4'), [five[0]!], port);
+    await settle(l, payloads.length + five.length + 1);
+    expect(sink.summary('core')).toMatchObject(v9.reference().totals);
+    expect(sink.summary('edge')).toMatchObject(v5.reference().totals);
+    expect(l.socketStats()[0]!.unclaimed).toBe(1);
+    // The two sources keep separate template stores and counters.
+    expect(Object.keys(l.sourceStats().find((s) => s.source === 'core')!.exporters)).toEqual(['127.0.0.2']);
+  });
+
+  it('sends unclaimed exporters to the one source on the port that claims none', async () => {
+    const port = await freeUdpPort();
+    const sink = new SummarySink();
+    const l = await listen(
+      { special: { listen: `127.0.0.1:${port}`, exporters: ['127.0.0.9'] }, rest: { listen: `127.0.0.1:${port}` } },
+      sink,
+    );
+    const five = v5.datagrams().map((d) => d.payload);
+    await send(await sender('127.0.0.5'), five, port);
+    await settle(l, five.length);
+    expect(sink.sources()).toEqual(['rest']);
+    expect(l.socketStats()[0]!.unclaimed).toBe(0);
+  });
+
+  it('drops and counts datagrams while the sink is stuck, never blocking the socket', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const summary = new SummarySink();
+    let writes = 0;
+    const sink: FlowSink = {
+      async write(source, batch) {
+        writes++;
+        summary.write(source, batch);
+        if (writes === 1) await gate;
+      },
+    };
+    const l = await listen({ netflow: { listen: '127.0.0.1:0' } }, sink, { queueDatagrams: 4, batchRows: 1 });
+    const payloads = v5.datagrams().map((d) => d.payload);
+    await send(await sender(), payloads, l.addresses().netflow!.port);
+    const deadline = Date.now() + 5000;
+    const st = (): { received: number; queueDrops: number } => l.sourceStats()[0]!;
+    while (st().received < payloads.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    // At most one datagram is stuck in the sink and four wait in the queue: the rest were dropped.
+    expect(st().received).toBe(payloads.length);
+    expect(st().queueDrops).toBeGreaterThanOrEqual(payloads.length - 1 - 4);
+    release();
+    await l.idle();
+    const c = l.sourceStats()[0]!.exporters['127.0.0.1']!;
+    expect(c.packets + st().queueDrops).toBe(payloads.length);
+    expect(summary.summary().flows).toBe(c.flows);
+    expect(l.socketStats()[0]!.queueHighWater).toBe(4);
+  });
+
+  it('counts a failing sink and keeps serving', async () => {
+    let fail = true;
+    const summary = new SummarySink();
+    const sink: FlowSink = {
+      write(source, batch) {
+        if (fail) throw new Error('disk full');
+        summary.write(source, batch);
+      },
+    };
+    const errors: unknown[] = [];
+    const logger = { info: () => {}, warn: () => {}, error: (o: object) => errors.push(o) };
+    const l = await listen({ netflow: { listen: '127.0.0.1:0' } }, sink, {}, logger);
+    const port = l.addresses().netflow!.port;
+    const s = await sender();
+    const payloads = v5.datagrams().map((d) => d.payload);
+    await send(s, payloads.slice(0, 1), port);
+    await settle(l, 1);
+    fail = false;
+    await send(s, payloads.slice(1), port);
+    await settle(l, payloads.length);
+    const st = l.sourceStats()[0]!;
+    expect(st.sinkErrors).toBe(1);
+    expect(st.sinkLostFlows + summary.summary().flows).toBe(v5.reference().totals.flows);
+    expect(errors).toHaveLength(1);
+  });
+
+  it('asks for the configured receive buffer and says when the kernel grants less', async () => {
+    const warnings: object[] = [];
+    const logger = { info: () => {}, warn: (o: object) => warnings.push(o), error: () => {} };
+    const l = await listen({ small: { listen: '127.0.0.1:0', receiveBuffer: 1 << 20 } }, new SummarySink(), {}, logger);
+    expect(l.socketStats()[0]!.receiveBufferGranted).toBeGreaterThanOrEqual(1 << 20);
+    expect(warnings).toHaveLength(0);
+    // No kernel grants 1 GiB without a raised net.core.rmem_max.
+    const big = await listen({ big: { listen: '127.0.0.1:0', receiveBuffer: 1 << 30 } }, new SummarySink(), {}, logger);
+    expect(big.socketStats()[0]!.receiveBufferGranted).toBeLessThan(1 << 30);
+    expect(warnings).toEqual([expect.objectContaining({ requested: 1 << 30 })]);
+  });
+
+  it('rejects setups it cannot serve before binding anything', () => {
+    const sink = new SummarySink();
+    expect(() => createFlowListeners({ a: { listen: '127.0.0.1:2999' }, b: { listen: '127.0.0.1:2999' } }, { sink })).toThrow(ListenerConfigError);
+    expect(() =>
+      createFlowListeners({ a: { listen: '127.0.0.1:2999', exporters: ['10.0.0.1'] }, b: { listen: '127.0.0.1:2999', exporters: ['10.0.0.1'] } }, { sink }),
+    ).toThrow(/claimed by both/);
+    expect(() => createFlowListeners({ a: { listen: '127.0.0.1:2999', exporters: ['router-1'] } }, { sink })).toThrow(ListenerConfigError);
+    expect(() => createFlowListeners({ a: { listen: 'nonsense' } }, { sink })).toThrow(ListenerConfigError);
+    // Two sources on port 0 each get a port of their own.
+    expect(createFlowListeners({ a: { listen: '127.0.0.1:0' }, b: { listen: '127.0.0.1:0' } }, { sink }).socketStats()).toHaveLength(2);
+  });
+
+  it('fails to start on a port in use and leaves nothing bound', async () => {
+    const taken = await sender();
+    const port = taken.address().port;
+    const free = await freeUdpPort();
+    const l = createFlowListeners({ first: { listen: `127.0.0.1:${free}` }, second: { listen: `127.0.0.1:${port}` } }, { sink: new SummarySink() });
+    await expect(l.start()).rejects.toBeInstanceOf(ListenerBindError);
+    // The first socket was closed again: its port can be bound.
+    const probe = createSocket('udp4');
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.bind(free, '127.0.0.1', () => resolve());
+    });
+    probe.close();
+  });
+});

@@ -1,0 +1,84 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SummarySink } from '../../../collector/flow-sink.js';
+import { createFlowListeners, type FlowListeners } from '../../../collector/udp-listener.js';
+import { runCli } from '../../../src/cli.js';
+import { processContext, type CliContext } from '../../../src/commands/context.js';
+import { metricsUrl } from '../../../src/commands/status.js';
+import { loadConfig } from '../../../src/config.js';
+import { createMetrics } from '../../../src/metrics.js';
+import { flowFixtures } from '../../helpers/flow-fixtures.js';
+import { createSocket } from 'node:dgram';
+
+function capture(): CliContext & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return { ...processContext(), out: (t) => stdout.push(t), err: (t) => stderr.push(t), stdout, stderr };
+}
+
+const fixture = flowFixtures().find((f) => f.name === '1/pmacct-v9')!;
+let server: Server;
+let url: string;
+let listeners: FlowListeners;
+
+beforeAll(async () => {
+  listeners = createFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: new SummarySink() });
+  await listeners.start();
+  const s = createSocket('udp4');
+  const payloads = fixture.datagrams().map((d) => d.payload);
+  for (const p of payloads) await new Promise<void>((r) => s.send(p, listeners.addresses().netflow!.port, '127.0.0.1', () => r()));
+  s.close();
+  while (listeners.sourceStats()[0]!.received < payloads.length) await new Promise((r) => setTimeout(r, 5));
+  await listeners.idle();
+  const metrics = createMetrics();
+  metrics.addFlowStats(listeners);
+  server = createServer((req, res) => {
+    if (req.url !== '/metrics') return void res.writeHead(404).end();
+    void metrics.text().then((t) => res.writeHead(200, { 'content-type': metrics.contentType }).end(t));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;
+});
+afterAll(async () => {
+  await new Promise<void>((r) => server.close(() => r()));
+  await listeners.close();
+});
+
+describe('netsvc status', () => {
+  it('--json gives the counters of the running instance', async () => {
+    const ctx = capture();
+    expect(await runCli(['status', '--url', url, '--json'], ctx)).toBe(0);
+    const report = JSON.parse(ctx.stdout.join(''));
+    const ref = fixture.reference();
+    expect(report.sources.netflow.total).toMatchObject({ flows: ref.totals.flows, bytes: ref.totals.bytes, packetsInFlows: ref.totals.packets, packets: ref.datagrams_replayed });
+    expect(report.sources.netflow.exporters['127.0.0.1'].flows).toBe(ref.totals.flows);
+    expect(report.sources.netflow.queueDrops).toBe(0);
+  });
+
+  it('prints a table with a row per source and per exporter', async () => {
+    const ctx = capture();
+    expect(await runCli(['status', '--url', url], ctx)).toBe(0);
+    const lines = ctx.stdout.join('\n').split('\n');
+    expect(lines[0]).toMatch(/^source\s+exporter\s+datagrams\s+flows\s+bytes/);
+    const ref = fixture.reference();
+    expect(lines.find((l) => l.startsWith('netflow'))).toContain(` ${ref.totals.flows} `);
+    expect(lines.some((l) => /^\s+127\.0\.0\.1\s/.test(l))).toBe(true);
+  });
+
+  it('says clearly when no instance answers', async () => {
+    const dead = createServer();
+    await new Promise<void>((r) => dead.listen(0, '127.0.0.1', () => r()));
+    const port = (dead.address() as AddressInfo).port;
+    await new Promise<void>((r) => dead.close(() => r()));
+    const ctx = capture();
+    expect(await runCli(['status', '--url', `http://127.0.0.1:${port}/metrics`], ctx)).toBe(1);
+    expect(ctx.stderr.join('')).toMatch(/cannot reach netsvc at http:\/\/127\.0\.0\.1:\d+\/metrics/);
+  });
+
+  it('finds the instance from the configured HTTP address', () => {
+    const env = { NETSVC_HTTP__HOST: '0.0.0.0', NETSVC_HTTP__PORT: '9191' };
+    expect(metricsUrl(loadConfig({ env, cwd: '/nonexistent' }))).toBe('http://127.0.0.1:9191/metrics');
+    expect(metricsUrl(loadConfig({ env: { NETSVC_HTTP__HOST: '::1' }, cwd: '/nonexistent' }))).toBe('http://[::1]:8080/metrics');
+  });
+});
