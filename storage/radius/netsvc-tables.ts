@@ -1,0 +1,114 @@
+/**
+ * netsvc's own tables beside FreeRADIUS's, described once and rendered per
+ * dialect: user info (api.md 2.4's optional fields and audit stamps),
+ * profile descriptions and quota purchases. FreeRADIUS's tables are never
+ * altered; everything here is prefixed `netsvc_`, so it cannot clash with
+ * daloRADIUS's `userinfo` in the same database.
+ */
+import type { Dialect } from '../sql/sql-client.js';
+import { INFO_FIELD_MAX, INFO_FIELDS, NAME_MAX } from './radius-store.js';
+
+interface Types {
+  id: string;
+  text: (n: number) => string;
+  datetime: string;
+  decimal: string;
+  suffix: string;
+}
+
+const TYPES: Record<Dialect, Types> = {
+  mysql: {
+    id: 'int unsigned NOT NULL AUTO_INCREMENT PRIMARY KEY',
+    text: (n) => `varchar(${n})`,
+    datetime: 'datetime',
+    decimal: 'decimal(14,2)',
+    // No explicit collation: the tables take the database default, as FreeRADIUS's do, so names compare alike.
+    suffix: ' ENGINE=InnoDB',
+  },
+  postgres: { id: 'serial PRIMARY KEY', text: (n) => `varchar(${n})`, datetime: 'timestamp', decimal: 'numeric(14,2)', suffix: '' },
+  sqlite: { id: 'INTEGER PRIMARY KEY AUTOINCREMENT', text: () => 'TEXT', datetime: 'TEXT', decimal: 'TEXT', suffix: '' },
+};
+
+/** CREATE statements of netsvc's tables for a dialect, table by table. */
+export function netsvcTables(dialect: Dialect): Array<{ name: string; ddl: string[] }> {
+  const t = TYPES[dialect];
+  const info = INFO_FIELDS.map((f) => `  ${f} ${t.text(INFO_FIELD_MAX[f])} NULL`).join(',\n');
+  return [
+    {
+      name: 'netsvc_userinfo',
+      ddl: [
+        `CREATE TABLE netsvc_userinfo (
+  id ${t.id},
+  username ${t.text(NAME_MAX)} NOT NULL,
+  usertype ${t.text(8)} NOT NULL,
+${info},
+  createddate ${t.datetime} NOT NULL,
+  createdby ${t.text(128)} NOT NULL,
+  updateddate ${t.datetime} NULL,
+  updatedby ${t.text(128)} NULL
+)${t.suffix}`,
+        'CREATE UNIQUE INDEX netsvc_userinfo_username ON netsvc_userinfo (username)',
+      ],
+    },
+    {
+      name: 'netsvc_profile',
+      ddl: [
+        `CREATE TABLE netsvc_profile (
+  groupname ${t.text(NAME_MAX)} NOT NULL PRIMARY KEY,
+  description ${t.text(500)} NOT NULL,
+  createddate ${t.datetime} NOT NULL,
+  updateddate ${t.datetime} NULL
+)${t.suffix}`,
+      ],
+    },
+    {
+      name: 'netsvc_quota_purchase',
+      ddl: [
+        `CREATE TABLE netsvc_quota_purchase (
+  id ${t.id},
+  transaction_time ${t.datetime} NOT NULL,
+  username ${t.text(NAME_MAX)} NOT NULL,
+  plan_name ${t.text(128)} NOT NULL,
+  currency ${t.text(8)} NOT NULL,
+  amount ${t.decimal} NOT NULL,
+  user_profiles ${t.text(500)} NOT NULL,
+  remarks ${t.text(1000)} NOT NULL,
+  create_by ${t.text(128)} NOT NULL,
+  create_at ${t.datetime} NOT NULL
+)${t.suffix}`,
+        'CREATE INDEX netsvc_quota_purchase_time ON netsvc_quota_purchase (transaction_time)',
+        'CREATE INDEX netsvc_quota_purchase_user ON netsvc_quota_purchase (username, transaction_time)',
+      ],
+    },
+  ];
+}
+
+/** Extra report indexes (`netsvc db index radius`): each filter column then the sort column. */
+export function reportIndexes(dialect: Dialect): Array<{ name: string; table: string; columns: string; ddl: string }> {
+  const plain = (name: string, table: string, columns: string) => ({
+    name,
+    table,
+    columns,
+    ddl: `CREATE INDEX ${name} ON ${table} (${columns})`,
+  });
+  const open =
+    dialect === 'mysql'
+      ? plain('netsvc_radacct_open', 'radacct', 'acctstoptime, acctstarttime')
+      : {
+          name: 'netsvc_radacct_open',
+          table: 'radacct',
+          columns: 'acctstarttime WHERE acctstoptime IS NULL',
+          ddl: 'CREATE INDEX netsvc_radacct_open ON radacct (acctstarttime) WHERE acctstoptime IS NULL',
+        };
+  return [
+    plain('netsvc_radacct_user_start', 'radacct', 'username, acctstarttime'),
+    plain('netsvc_radacct_mac_start', 'radacct', 'callingstationid, acctstarttime'),
+    plain('netsvc_radacct_called_start', 'radacct', 'calledstationid, acctstarttime'),
+    plain('netsvc_radacct_nas_start', 'radacct', 'nasipaddress, acctstarttime'),
+    plain('netsvc_radacct_ip_start', 'radacct', 'framedipaddress, acctstarttime'),
+    open,
+    plain('netsvc_radpostauth_user', 'radpostauth', 'username, id'),
+    plain('netsvc_radpostauth_authdate', 'radpostauth', 'authdate'),
+    plain('netsvc_radusergroup_group', 'radusergroup', 'groupname'),
+  ];
+}
