@@ -8,9 +8,11 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { AdminStoreError } from '../storage/admin/admin-store.js';
 import { DatabaseUrlError } from '../storage/sql/sql-client.js';
+import { SyslogStoreError } from '../storage/syslog/syslog-store.js';
 import { registerAdminCommands } from './commands/admin.js';
 import { processContext, UsageError, withGlobalOptions, type CliContext } from './commands/context.js';
 import { registerDbCommands } from './commands/db.js';
+import { registerDbIndexSyslogCommand } from './commands/db-index-syslog.js';
 import { registerImportCommand } from './commands/import.js';
 import { registerReplayCommand } from './commands/replay.js';
 import { registerServeCommand } from './commands/serve.js';
@@ -27,7 +29,7 @@ export function buildProgram(ctx: CliContext): Command {
     .exitOverride();
   registerServeCommand(program, ctx);
   registerAdminCommands(program, ctx);
-  registerDbCommands(program, ctx);
+  registerDbIndexSyslogCommand(registerDbCommands(program, ctx), ctx);
   registerImportCommand(program, ctx);
   registerReplayCommand(program, ctx);
   registerStatusCommand(program, ctx);
@@ -45,6 +47,7 @@ function userMessage(err: unknown): { message: string; code: number } | undefine
   if (err instanceof AdminStoreError) return { message: err.message, code: 1 };
   if (err instanceof DatabaseUrlError) return { message: err.message, code: 2 };
   if (err instanceof StatusError) return { message: err.message, code: 1 };
+  if (err instanceof SyslogStoreError) return { message: err.message, code: 1 };
   return undefined;
 }
 
