@@ -1,0 +1,60 @@
+/** `netsvc db index syslog`: the indexes that keep logviewer searches fast on large SystemEvents tables. */
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import { redactUrl } from '../../storage/sql/sql-client.js';
+import { openSyslogStore } from '../../storage/syslog/open-syslog-store.js';
+import { SyslogStoreError } from '../../storage/syslog/syslog-store.js';
+import { resolveSqlitePath } from '../config.js';
+import { UsageError, withGlobalOptions, type CliContext } from './context.js';
+
+/** The `db index` group, created by whichever area registers first. */
+function indexGroup(db: Command): Command {
+  return (
+    db.commands.find((c) => c.name() === 'index') ??
+    withGlobalOptions(db.command('index')).description('create indexes that speed up queries on the tables netsvc reads')
+  );
+}
+
+/** Registers `db index syslog [--entity NAME] [--drop]` under `db`. */
+export function registerDbIndexSyslogCommand(db: Command, ctx: CliContext): void {
+  withGlobalOptions(indexGroup(db).command('syslog'))
+    .description(
+      "index SystemEvents on ReceivedAt, FromHost, Priority and SysLogTag (rsyslog's schema has only the primary key); " +
+        'safe to run while rsyslog writes (MariaDB: online ALTER, PostgreSQL: CREATE INDEX CONCURRENTLY)',
+    )
+    .option('-e, --entity <name>', 'only this entity (default: every entity with a syslog database)')
+    .option('--drop', "remove the indexes this command created")
+    .action(async (opts: { entity?: string; drop?: boolean }, cmd: Command) => {
+      const config = ctx.config(cmd);
+      const entities = Object.entries(config.entities).filter(([name, e]) => e.syslog && (!opts.entity || name === opts.entity));
+      if (opts.entity && entities.length === 0) throw new UsageError(`entity '${opts.entity}' has no syslog database in the configuration`);
+      for (const [name, entity] of entities) {
+        const url = entity.syslog!;
+        const label = `${name} (${redactUrl(url)})`;
+        if (url.startsWith('sqlite:') && !existsSync(resolveSqlitePath(url, config.dataDir))) {
+          ctx.out(`${label}: no database yet; the embedded receiver creates it with these indexes`);
+          continue;
+        }
+        const store = openSyslogStore(url, config.dataDir);
+        try {
+          if (opts.drop) {
+            const dropped = await store.dropIndexes();
+            ctx.out(`${label}: dropped ${dropped.length ? dropped.join(', ') : 'nothing'}`);
+          } else {
+            const started = Date.now();
+            const report = await store.createIndexes();
+            const took = ((Date.now() - started) / 1000).toFixed(1);
+            ctx.out(
+              `${label}: created ${report.created.length ? report.created.join(', ') : 'nothing'}` +
+                (report.existing.length ? `; already there: ${report.existing.join(', ')}` : '') +
+                ` (${took} s)`,
+            );
+          }
+        } catch (err) {
+          throw new SyslogStoreError(`${label}: ${(err as Error).message}`, { cause: err });
+        } finally {
+          await store.close();
+        }
+      }
+    });
+}
