@@ -1,0 +1,169 @@
+/**
+ * Encodes rows of a FlowBatch into one data block, and decodes chosen columns back.
+ *
+ * Pure over buffers: no files, no clock. The writer frames and appends the
+ * result; the reader hands in the payload bytes it read.
+ */
+import { ADDRESS_COLUMNS, FlowBatch, NUMERIC_COLUMNS, type NumericColumn } from '../../collector/flow-batch.js';
+import { CodecError, type ByteCodec, type CodecSet } from './codec.js';
+import {
+  decodeAddresses,
+  decodeNumeric,
+  encodeAddresses,
+  encodeNumeric,
+  ColumnDecodeError,
+  type NumericArray,
+  type TransformedColumn,
+} from './column-codec.js';
+import {
+  ALL_COLUMNS,
+  BLOCK,
+  CaptureFileError,
+  checksum,
+  encodeBlockMeta,
+  frameBlock,
+  TCP_RST,
+  type BlockIndex,
+  type ColumnEntry,
+  withDependencies,
+  type ColumnName,
+} from './format.js';
+
+// Streams this small are stored as they are: a compressor's frame would be larger.
+const MIN_COMPRESS = 32;
+
+const PREFERRED: Partial<Record<NumericColumn, 'delta' | 'rel'>> = { received: 'delta', start: 'rel', end: 'rel' };
+
+/** Computes the index of rows [from, from+n) of a batch. */
+export function indexRows(batch: FlowBatch, from: number, n: number): BlockIndex {
+  const c = batch.cols;
+  let receivedMin = Infinity;
+  let receivedMax = -Infinity;
+  let startMin = Infinity;
+  let startMax = -Infinity;
+  let endMin = Infinity;
+  let endMax = -Infinity;
+  let bytesSum = 0;
+  let packetsSum = 0;
+  let rstFlows = 0;
+  for (let i = from; i < from + n; i++) {
+    const r = c.received[i]!;
+    const s = c.start[i]!;
+    const e = c.end[i]!;
+    if (r < receivedMin) receivedMin = r;
+    if (r > receivedMax) receivedMax = r;
+    if (s < startMin) startMin = s;
+    if (s > startMax) startMax = s;
+    if (e < endMin) endMin = e;
+    if (e > endMax) endMax = e;
+    bytesSum += c.bytes[i]!;
+    packetsSum += c.packets[i]!;
+    if (c.tcpFlags[i]! & TCP_RST) rstFlows++;
+  }
+  return { rows: n, receivedMin, receivedMax, startMin, startMax, endMin, endMax, bytesSum, packetsSum, rstFlows };
+}
+
+/** Encodes rows [from, from+n) of `batch` as a framed data block (header included). */
+export function encodeBlock(batch: FlowBatch, from: number, n: number, codec: ByteCodec): { block: Buffer; index: BlockIndex } {
+  const index = indexRows(batch, from, n);
+  const entries: ColumnEntry[] = [];
+  const streams: Uint8Array[] = [];
+  const add = (id: number, t: TransformedColumn): void => {
+    const compress = t.bytes.length >= MIN_COMPRESS;
+    let stored = compress ? codec.compress(t.bytes) : t.bytes;
+    let codecId = compress ? codec.id : 0;
+    // Incompressible streams (rare: random data) are kept raw rather than grown.
+    if (compress && stored.length >= t.bytes.length) {
+      stored = t.bytes;
+      codecId = 0;
+    }
+    entries.push({
+      id,
+      transform: t.transform,
+      width: t.width,
+      codec: codecId,
+      rawLen: t.bytes.length,
+      storedLen: stored.length,
+      crc: checksum(stored),
+      base: t.base,
+      min: t.min,
+      max: t.max,
+      offset: 0,
+    });
+    streams.push(stored);
+  };
+  const c = batch.cols;
+  NUMERIC_COLUMNS.forEach((name, id) => {
+    const values = c[name].subarray(from, from + n) as NumericArray;
+    const kind = PREFERRED[name] ?? 'int';
+    const ref = name === 'start' ? c.received.subarray(from, from + n) : name === 'end' ? c.start.subarray(from, from + n) : undefined;
+    add(id, encodeNumeric(values, n, kind, ref));
+  });
+  ADDRESS_COLUMNS.forEach((name, i) => {
+    add(NUMERIC_COLUMNS.length + i, encodeAddresses(batch[name].subarray(from * 16, (from + n) * 16), n));
+  });
+  const meta = encodeBlockMeta(index, entries);
+  return { block: frameBlock(BLOCK.data, n, [meta, ...streams], meta), index };
+}
+
+/** Decodes the `wanted` columns (and those they are stored relative to) of a data block payload into `out` at row `at`. */
+export function decodeBlockColumns(
+  payload: Buffer,
+  columns: ColumnEntry[],
+  rows: number,
+  wanted: ReadonlySet<ColumnName>,
+  codecs: CodecSet,
+  out: FlowBatch,
+  at: number,
+  path?: string,
+  offset?: number,
+): void {
+  wanted = withDependencies([...wanted]);
+  const byId = new Map<number, ColumnEntry>();
+  for (const e of columns) byId.set(e.id, e);
+  const fail = (msg: string, cause?: unknown): never => {
+    throw new CaptureFileError('bad-block', msg, path, offset, { cause });
+  };
+  const stream = (e: ColumnEntry): Uint8Array => {
+    if (e.offset + e.storedLen > payload.length) fail(`column ${e.id} runs past the block`);
+    const stored = payload.subarray(e.offset, e.offset + e.storedLen);
+    if (checksum(stored) !== e.crc) throw new CaptureFileError('bad-checksum', `column ${e.id} checksum mismatch`, path, offset);
+    const codec = codecs.get(e.codec) ?? fail(`column ${e.id} uses unknown codec ${e.codec}`);
+    try {
+      return codec.decompress(stored, e.rawLen);
+    } catch (err) {
+      if (err instanceof CodecError) return fail(`column ${e.id}: ${err.message}`, err);
+      throw err;
+    }
+  };
+  const cols = out.cols;
+  // Order matters: received before start before end (relative columns).
+  for (const name of ALL_COLUMNS) {
+    if (!wanted.has(name)) continue;
+    const id = ALL_COLUMNS.indexOf(name);
+    const e = byId.get(id);
+    try {
+      if (id < NUMERIC_COLUMNS.length) {
+        const numeric = name as NumericColumn;
+        const target = cols[numeric].subarray(at, at + rows) as NumericArray;
+        if (!e) {
+          target.fill(0);
+          continue;
+        }
+        const ref = numeric === 'start' ? cols.received.subarray(at, at + rows) : numeric === 'end' ? cols.start.subarray(at, at + rows) : undefined;
+        decodeNumeric(e, stream(e), rows, target, ref);
+      } else {
+        const addrName = name as (typeof ADDRESS_COLUMNS)[number];
+        const target = out[addrName].subarray(at * 16, (at + rows) * 16);
+        if (!e) {
+          target.fill(0);
+          continue;
+        }
+        decodeAddresses(e, stream(e), rows, target);
+      }
+    } catch (err) {
+      if (err instanceof ColumnDecodeError) fail(`column ${name}: ${err.message}`, err);
+      throw err;
+    }
+  }
+}

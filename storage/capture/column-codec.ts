@@ -1,0 +1,329 @@
+/**
+ * Column transforms applied before compression, and their inverses.
+ *
+ * General-purpose compressors see flow columns as noise unless the values are
+ * turned into small, similar bytes first. Each numeric column is stored as
+ * one of: a constant; frame-of-reference integers (value − min) in the
+ * narrowest width, byte-shuffled (all low bytes, then all next bytes, …);
+ * zigzag deltas (received time, which grows with the row number); or values
+ * relative to another column (start relative to received, end relative to
+ * start: both are small durations). Addresses split into IPv4-mapped rows (4
+ * bytes, shuffled) and the rest (16 bytes, shuffled). Anything that does not
+ * fit (non-integers, ranges ≥ 2^32) is stored as raw shuffled float64, so the
+ * round trip is exact for every value a FlowBatch can hold.
+ */
+
+/** Transform identifiers as stored in a column directory entry. */
+export const TRANSFORM = { const: 0, int: 1, delta: 2, rel: 3, raw: 4, addr: 5 } as const;
+
+/** Numeric typed arrays a FlowBatch column can be. */
+export type NumericArray = Float64Array | Uint32Array | Uint16Array | Uint8Array;
+
+/** One column after its transform, before compression. */
+export interface TransformedColumn {
+  transform: number;
+  /** Bytes per value (int/delta/rel/raw), or the address layout (addr). */
+  width: number;
+  /** Frame-of-reference base, first value (delta) or IPv4 row count (addr). */
+  base: number;
+  min: number;
+  max: number;
+  bytes: Uint8Array;
+}
+
+/** Encoded bytes do not match their directory entry. */
+export class ColumnDecodeError extends Error {
+  override readonly name = 'ColumnDecodeError';
+}
+
+const TWO32 = 4294967296;
+
+function widthFor(range: number): number {
+  return range < 256 ? 1 : range < 65536 ? 2 : range < TWO32 ? 4 : 0;
+}
+
+/** Writes `n` unsigned values of `width` bytes, byte-shuffled, into `out` at `at`. */
+function putShuffled(get: (i: number) => number, n: number, width: number, out: Uint8Array, at: number): void {
+  if (width === 1) {
+    for (let i = 0; i < n; i++) out[at + i] = get(i);
+  } else if (width === 2) {
+    const p1 = at + n;
+    for (let i = 0; i < n; i++) {
+      const v = get(i);
+      out[at + i] = v & 0xff;
+      out[p1 + i] = v >>> 8;
+    }
+  } else {
+    const p1 = at + n;
+    const p2 = at + 2 * n;
+    const p3 = at + 3 * n;
+    for (let i = 0; i < n; i++) {
+      const v = get(i);
+      out[at + i] = v & 0xff;
+      out[p1 + i] = (v >>> 8) & 0xff;
+      out[p2 + i] = (v >>> 16) & 0xff;
+      out[p3 + i] = v >>> 24;
+    }
+  }
+}
+
+function getShuffled(src: Uint8Array, n: number, width: number, i: number): number {
+  if (width === 1) return src[i]!;
+  if (width === 2) return src[i]! | (src[n + i]! << 8);
+  return (src[i]! | (src[n + i]! << 8) | (src[2 * n + i]! << 16) | (src[3 * n + i]! << 24)) >>> 0;
+}
+
+function encodeRawFloat(values: ArrayLike<number>, n: number, min: number, max: number): TransformedColumn {
+  const f = new Float64Array(n);
+  for (let i = 0; i < n; i++) f[i] = values[i]!;
+  const src = new Uint8Array(f.buffer);
+  const out = new Uint8Array(n * 8);
+  for (let i = 0; i < n; i++) for (let k = 0; k < 8; k++) out[k * n + i] = src[i * 8 + k]!;
+  return { transform: TRANSFORM.raw, width: 8, base: 0, min, max, bytes: out };
+}
+
+function encodeFor(
+  get: (i: number) => number,
+  n: number,
+  dmin: number,
+  dmax: number,
+  transform: number,
+  min: number,
+  max: number,
+): TransformedColumn | undefined {
+  const width = widthFor(dmax - dmin);
+  if (width === 0) return undefined;
+  const out = new Uint8Array(n * width);
+  putShuffled((i) => get(i) - dmin, n, width, out, 0);
+  return { transform, width, base: dmin, min, max, bytes: out };
+}
+
+/**
+ * Transforms one numeric column of `n` rows. `kind` picks the preferred
+ * transform; `ref` is the column a `rel` column is relative to.
+ */
+export function encodeNumeric(
+  values: NumericArray,
+  n: number,
+  kind: 'int' | 'delta' | 'rel',
+  ref?: Float64Array,
+): TransformedColumn {
+  let min = Infinity;
+  let max = -Infinity;
+  let integral = true;
+  const isFloat = values instanceof Float64Array;
+  for (let i = 0; i < n; i++) {
+    const v = values[i]!;
+    if (v < min) min = v;
+    if (v > max) max = v;
+    if (isFloat && !Number.isSafeInteger(v)) integral = false;
+  }
+  if (n === 0) return { transform: TRANSFORM.const, width: 0, base: 0, min: 0, max: 0, bytes: new Uint8Array(8) };
+  if (!integral) {
+    // NaN and fractions land here; min/max stay meaningful only for finite values.
+    return encodeRawFloat(values, n, Number.isNaN(min) ? 0 : min, Number.isNaN(max) ? 0 : max);
+  }
+  if (min === max) {
+    const bytes = new Uint8Array(8);
+    new DataView(bytes.buffer).setFloat64(0, min, true);
+    return { transform: TRANSFORM.const, width: 0, base: min, min, max, bytes };
+  }
+  if (kind === 'delta') {
+    let zmax = 0;
+    let ok = true;
+    for (let i = 1; i < n; i++) {
+      const d = values[i]! - values[i - 1]!;
+      const z = d >= 0 ? 2 * d : -2 * d - 1;
+      if (z >= TWO32) {
+        ok = false;
+        break;
+      }
+      if (z > zmax) zmax = z;
+    }
+    if (ok) {
+      const width = widthFor(zmax);
+      const out = new Uint8Array(n * width);
+      putShuffled(
+        (i) => {
+          if (i === 0) return 0;
+          const d = values[i]! - values[i - 1]!;
+          return d >= 0 ? 2 * d : -2 * d - 1;
+        },
+        n,
+        width,
+        out,
+        0,
+      );
+      return { transform: TRANSFORM.delta, width, base: values[0]!, min, max, bytes: out };
+    }
+  }
+  if (kind === 'rel' && ref) {
+    let dmin = Infinity;
+    let dmax = -Infinity;
+    let ok = true;
+    for (let i = 0; i < n; i++) {
+      const d = values[i]! - ref[i]!;
+      if (!Number.isSafeInteger(d)) {
+        ok = false;
+        break;
+      }
+      if (d < dmin) dmin = d;
+      if (d > dmax) dmax = d;
+    }
+    if (ok) {
+      const col = encodeFor((i) => values[i]! - ref[i]!, n, dmin, dmax, TRANSFORM.rel, min, max);
+      if (col) return col;
+    }
+  }
+  return encodeFor((i) => values[i]!, n, min, max, TRANSFORM.int, min, max) ?? encodeRawFloat(values, n, min, max);
+}
+
+/** Inverse of encodeNumeric: fills `out[0..n)`; `ref` must already be decoded for `rel`. */
+export function decodeNumeric(
+  col: { transform: number; width: number; base: number },
+  bytes: Uint8Array,
+  n: number,
+  out: NumericArray,
+  ref?: Float64Array,
+): void {
+  const { transform, width, base } = col;
+  if (transform === TRANSFORM.const) {
+    if (bytes.length !== 8) throw new ColumnDecodeError(`constant column holds ${bytes.length} bytes, expected 8`);
+    out.fill(new DataView(bytes.buffer, bytes.byteOffset, 8).getFloat64(0, true), 0, n);
+    return;
+  }
+  if (transform === TRANSFORM.raw) {
+    if (width !== 8 || bytes.length !== n * 8) throw new ColumnDecodeError('raw column has the wrong size');
+    const tmp = new Uint8Array(n * 8);
+    for (let i = 0; i < n; i++) for (let k = 0; k < 8; k++) tmp[i * 8 + k] = bytes[k * n + i]!;
+    const f = new Float64Array(tmp.buffer);
+    for (let i = 0; i < n; i++) out[i] = f[i]!;
+    return;
+  }
+  if ((width !== 1 && width !== 2 && width !== 4) || bytes.length !== n * width) {
+    throw new ColumnDecodeError(`column of ${n} rows × ${width} bytes holds ${bytes.length} bytes`);
+  }
+  if (transform === TRANSFORM.int) {
+    for (let i = 0; i < n; i++) out[i] = base + getShuffled(bytes, n, width, i);
+  } else if (transform === TRANSFORM.delta) {
+    let v = base;
+    for (let i = 0; i < n; i++) {
+      const z = getShuffled(bytes, n, width, i);
+      v += z % 2 === 0 ? z / 2 : -(z + 1) / 2;
+      out[i] = v;
+    }
+  } else if (transform === TRANSFORM.rel) {
+    if (!ref) throw new ColumnDecodeError('relative column without its reference');
+    for (let i = 0; i < n; i++) out[i] = ref[i]! + base + getShuffled(bytes, n, width, i);
+  } else {
+    throw new ColumnDecodeError(`unknown transform ${transform}`);
+  }
+}
+
+const ADDR_MIXED = 1; // a kind byte per row precedes the parts
+const ADDR_ALL_V4 = 2;
+const ADDR_ALL_V6 = 3;
+
+function isMapped(a: Uint8Array, o: number): boolean {
+  return (
+    a[o + 10] === 0xff &&
+    a[o + 11] === 0xff &&
+    a[o] === 0 &&
+    a[o + 1] === 0 &&
+    a[o + 2] === 0 &&
+    a[o + 3] === 0 &&
+    a[o + 4] === 0 &&
+    a[o + 5] === 0 &&
+    a[o + 6] === 0 &&
+    a[o + 7] === 0 &&
+    a[o + 8] === 0 &&
+    a[o + 9] === 0
+  );
+}
+
+/** Transforms an address column (16 bytes per row) of `n` rows. */
+export function encodeAddresses(col: Uint8Array, n: number): TransformedColumn {
+  let same = true;
+  let mapped = 0;
+  for (let i = 0; i < n; i++) {
+    const o = i * 16;
+    if (isMapped(col, o)) mapped++;
+    if (same && i > 0) {
+      for (let k = 0; k < 16; k++) {
+        if (col[o + k] !== col[k]) {
+          same = false;
+          break;
+        }
+      }
+    }
+  }
+  if (n === 0 || same) {
+    return { transform: TRANSFORM.const, width: 0, base: 0, min: 0, max: 0, bytes: col.slice(0, 16) };
+  }
+  const others = n - mapped;
+  const layout = mapped === n ? ADDR_ALL_V4 : mapped === 0 ? ADDR_ALL_V6 : ADDR_MIXED;
+  const kinds = layout === ADDR_MIXED ? n : 0;
+  const out = new Uint8Array(kinds + mapped * 4 + others * 16);
+  const v4 = kinds;
+  const v6 = kinds + mapped * 4;
+  let j4 = 0;
+  let j6 = 0;
+  for (let i = 0; i < n; i++) {
+    const o = i * 16;
+    if (isMapped(col, o)) {
+      if (kinds) out[i] = 0;
+      for (let k = 0; k < 4; k++) out[v4 + k * mapped + j4] = col[o + 12 + k]!;
+      j4++;
+    } else {
+      if (kinds) out[i] = 1;
+      for (let k = 0; k < 16; k++) out[v6 + k * others + j6] = col[o + k]!;
+      j6++;
+    }
+  }
+  return { transform: TRANSFORM.addr, width: layout, base: mapped, min: mapped, max: others, bytes: out };
+}
+
+/** Inverse of encodeAddresses: fills `out[0..n*16)`. */
+export function decodeAddresses(
+  col: { transform: number; width: number; base: number },
+  bytes: Uint8Array,
+  n: number,
+  out: Uint8Array,
+): void {
+  if (col.transform === TRANSFORM.const) {
+    if (bytes.length !== 16) throw new ColumnDecodeError('constant address column is not 16 bytes');
+    for (let i = 0; i < n; i++) out.set(bytes, i * 16);
+    return;
+  }
+  if (col.transform !== TRANSFORM.addr) throw new ColumnDecodeError(`unknown address transform ${col.transform}`);
+  const layout = col.width;
+  const mapped = col.base;
+  const others = n - mapped;
+  const kinds = layout === ADDR_MIXED ? n : 0;
+  const valid =
+    mapped >= 0 &&
+    mapped <= n &&
+    ((layout === ADDR_ALL_V4 && mapped === n) || (layout === ADDR_ALL_V6 && mapped === 0) || layout === ADDR_MIXED) &&
+    bytes.length === kinds + mapped * 4 + others * 16;
+  if (!valid) throw new ColumnDecodeError('address column size does not match its layout');
+  const v4 = kinds;
+  const v6 = kinds + mapped * 4;
+  let j4 = 0;
+  let j6 = 0;
+  for (let i = 0; i < n; i++) {
+    const o = i * 16;
+    const isV4 = layout === ADDR_ALL_V4 || (layout === ADDR_MIXED && bytes[i] === 0);
+    if (isV4) {
+      if (j4 >= mapped) throw new ColumnDecodeError('address kinds disagree with the IPv4 row count');
+      out.fill(0, o, o + 10);
+      out[o + 10] = 0xff;
+      out[o + 11] = 0xff;
+      for (let k = 0; k < 4; k++) out[o + 12 + k] = bytes[v4 + k * mapped + j4]!;
+      j4++;
+    } else {
+      if (j6 >= others) throw new ColumnDecodeError('address kinds disagree with the IPv6 row count');
+      for (let k = 0; k < 16; k++) out[o + k] = bytes[v6 + k * others + j6]!;
+      j6++;
+    }
+  }
+}

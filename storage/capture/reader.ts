@@ -1,0 +1,485 @@
+/**
+ * Reads capture files: lists a source's hours, opens sealed and open files,
+ * skips blocks by their index, decodes only the columns asked for, and finds
+ * the newest flows of a window by walking blocks newest first.
+ *
+ * Damage is expected, not exceptional: a file that cannot be opened or a
+ * block whose checksum fails is counted in ReadStats, passed to `onError`,
+ * and skipped; the rest of the data is still returned.
+ */
+import { join } from 'node:path';
+import { FlowBatch } from '../../collector/flow-batch.js';
+import { decodeBlockColumns } from './block-codec.js';
+import { nodeFs, type CaptureFs } from './capture-fs.js';
+import { CodecSet } from './codec.js';
+import {
+  ALL_COLUMNS,
+  BLOCK,
+  BLOCK_HEADER_SIZE,
+  CaptureFileError,
+  checksum,
+  decodeBlockHeader,
+  decodeBlockMeta,
+  decodeFooter,
+  decodeHeader,
+  DIR_ENTRY_SIZE,
+  hourEndOf,
+  INDEX_SIZE,
+  parseCaptureName,
+  sourceDir,
+  TRAILER_MAGIC,
+  TRAILER_SIZE,
+  withDependencies,
+  type BlockLocation,
+  type ColumnName,
+  type FileHeader,
+  type FileTotals,
+} from './format.js';
+
+/** One capture file of a source. */
+export interface CaptureFileInfo {
+  path: string;
+  name: string;
+  source: string;
+  /** Hour start and end (exclusive), ms since epoch. */
+  hourStart: number;
+  hourEnd: number;
+  /** `sealed` files are complete; `current` is the open hour being written. */
+  kind: 'sealed' | 'current';
+  size: number;
+}
+
+/** Lists a source's capture files, oldest hour first; a sealed file wins over a stale open one of the same hour. */
+export function listCaptureFiles(dataDir: string, source: string, zone: string, cfs: CaptureFs = nodeFs): CaptureFileInfo[] {
+  const dir = sourceDir(dataDir, source);
+  let names: string[];
+  try {
+    names = cfs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const byHour = new Map<number, CaptureFileInfo>();
+  for (const name of names) {
+    const parsed = parseCaptureName(name, zone);
+    if (!parsed || parsed.kind === 'sealing') continue;
+    const path = join(dir, name);
+    let size = 0;
+    try {
+      size = cfs.statSync(path).size;
+    } catch {
+      continue; // removed between readdir and stat (retention, rename at seal)
+    }
+    const info: CaptureFileInfo = {
+      path,
+      name,
+      source,
+      hourStart: parsed.hourStart,
+      hourEnd: hourEndOf(parsed.hourStart),
+      kind: parsed.kind,
+      size,
+    };
+    const prev = byHour.get(parsed.hourStart);
+    if (!prev || (prev.kind === 'current' && info.kind === 'sealed')) byHour.set(parsed.hourStart, info);
+  }
+  return [...byHour.values()].sort((a, b) => a.hourStart - b.hourStart);
+}
+
+/** Counters of what reading met; pass one object to many calls to add up. */
+export interface ReadStats {
+  filesOpened: number;
+  blocksRead: number;
+  blocksSkipped: number;
+  rowsRead: number;
+  corruptFiles: number;
+  corruptBlocks: number;
+}
+
+/** Fresh zeroed counters. */
+export function newReadStats(): ReadStats {
+  return { filesOpened: 0, blocksRead: 0, blocksSkipped: 0, rowsRead: 0, corruptFiles: 0, corruptBlocks: 0 };
+}
+
+// Enough to hold a block header plus the meta of a block with every known column.
+const META_PROBE = BLOCK_HEADER_SIZE + INDEX_SIZE + 32 * DIR_ENTRY_SIZE;
+
+/** An opened capture file: header, block locations, and block decoding. */
+export class CaptureFile {
+  /** True when the file has a valid footer (sealed); false for an open file. */
+  readonly sealed: boolean;
+  /** Footer totals (sealed files only). */
+  readonly totals: FileTotals | undefined;
+  /** Data blocks in file order. */
+  readonly blocks: BlockLocation[];
+  /** An open file whose last block was still being written (not an error). */
+  readonly incompleteTail: boolean;
+  /** File offset just after the last complete block (where a writer would append). */
+  readonly dataEnd: number;
+
+  private constructor(
+    readonly path: string,
+    private readonly fd: number,
+    private readonly cfs: CaptureFs,
+    readonly header: FileHeader,
+    readonly size: number,
+    layout: { sealed: boolean; totals?: FileTotals; blocks: BlockLocation[]; incompleteTail: boolean; dataEnd: number },
+    private readonly codecs: CodecSet,
+  ) {
+    this.sealed = layout.sealed;
+    this.totals = layout.totals;
+    this.blocks = layout.blocks;
+    this.incompleteTail = layout.incompleteTail;
+    this.dataEnd = layout.dataEnd;
+  }
+
+  /**
+   * Opens a file. With `requireSealed` a file without a valid footer is an
+   * error (a sealed name whose tail was cut); otherwise it is walked block
+   * by block as an open file. Throws CaptureFileError.
+   */
+  static open(path: string, opts: { requireSealed?: boolean; cfs?: CaptureFs; codecs?: CodecSet } = {}): CaptureFile {
+    const cfs = opts.cfs ?? nodeFs;
+    let fd: number;
+    try {
+      fd = cfs.openSync(path, 'r');
+    } catch (err) {
+      throw new CaptureFileError('io', `cannot open: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, path, undefined, { cause: err });
+    }
+    try {
+      const size = cfs.fstatSync(fd).size;
+      const head = readAt(cfs, fd, 0, Math.min(size, 65536), path);
+      const header = decodeHeader(head, path);
+      const layout = readFooter(cfs, fd, path, header, size) ?? walkBlocks(cfs, fd, path, header, size);
+      if (opts.requireSealed && !layout.sealed) {
+        throw new CaptureFileError('truncated', 'sealed file has no valid footer (cut short or damaged)', path, size);
+      }
+      return new CaptureFile(path, fd, cfs, header, size, layout, opts.codecs ?? new CodecSet());
+    } catch (err) {
+      cfs.closeSync(fd);
+      throw err;
+    }
+  }
+
+  /** Rows in the file (sum over blocks). */
+  get rows(): number {
+    let n = 0;
+    for (const b of this.blocks) n += b.rows;
+    return n;
+  }
+
+  /**
+   * Decodes the `wanted` columns (plus what they depend on) of block `i`
+   * into `out` at row `at` (a new batch when omitted). Throws CaptureFileError
+   * when the block is damaged.
+   */
+  readBlock(i: number, wanted: readonly ColumnName[] = ALL_COLUMNS, out?: FlowBatch, at = 0): FlowBatch {
+    const loc = this.blocks[i];
+    if (!loc) throw new RangeError(`block ${i} of ${this.blocks.length}`);
+    const buf = readAt(this.cfs, this.fd, loc.offset, loc.size, this.path);
+    const h = decodeBlockHeader(buf, 0);
+    if (h.type !== BLOCK.data || h.size + BLOCK_HEADER_SIZE !== loc.size) {
+      throw new CaptureFileError('bad-block', 'block header does not match the directory', this.path, loc.offset);
+    }
+    const payload = buf.subarray(BLOCK_HEADER_SIZE);
+    const { index, columns, metaSize } = decodeBlockMeta(payload, h.size, this.path, loc.offset);
+    if (checksum(payload.subarray(0, metaSize)) !== h.crc) {
+      throw new CaptureFileError('bad-checksum', 'block index checksum mismatch', this.path, loc.offset);
+    }
+    if (index.rows !== loc.rows) throw new CaptureFileError('bad-block', 'block row count does not match the directory', this.path, loc.offset);
+    const batch = out ?? new FlowBatch(index.rows);
+    batch.reserve(at + index.rows - batch.length);
+    decodeBlockColumns(payload, columns, index.rows, withDependencies(wanted), this.codecs, batch, at, this.path, loc.offset);
+    if (batch.length < at + index.rows) batch.length = at + index.rows;
+    return batch;
+  }
+
+  /** Releases the file descriptor. */
+  close(): void {
+    this.cfs.closeSync(this.fd);
+  }
+}
+
+function readAt(cfs: CaptureFs, fd: number, pos: number, len: number, path: string): Buffer {
+  const buf = Buffer.allocUnsafe(len);
+  let got = 0;
+  try {
+    while (got < len) {
+      const n = cfs.readSync(fd, buf, got, len - got, pos + got);
+      if (n === 0) break;
+      got += n;
+    }
+  } catch (err) {
+    throw new CaptureFileError('io', `read failed: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, path, pos, { cause: err });
+  }
+  if (got < len) throw new CaptureFileError('truncated', `expected ${len} bytes at offset ${pos}, file ends`, path, pos);
+  return buf;
+}
+
+function readFooter(
+  cfs: CaptureFs,
+  fd: number,
+  path: string,
+  header: FileHeader,
+  size: number,
+): { sealed: true; totals: FileTotals; blocks: BlockLocation[]; incompleteTail: false; dataEnd: number } | undefined {
+  if (size < header.headerSize + TRAILER_SIZE) return undefined;
+  const t = readAt(cfs, fd, size - TRAILER_SIZE, TRAILER_SIZE, path);
+  const th = decodeBlockHeader(t, 0);
+  const tp = t.subarray(BLOCK_HEADER_SIZE);
+  if (th.type !== BLOCK.trailer || th.size !== 16 || tp.readUInt32LE(8) !== TRAILER_MAGIC || checksum(tp) !== th.crc) return undefined;
+  const footerOffset = tp.readDoubleLE(0);
+  if (!Number.isSafeInteger(footerOffset) || footerOffset < header.headerSize || footerOffset > size - TRAILER_SIZE - BLOCK_HEADER_SIZE) {
+    throw new CaptureFileError('bad-block', 'trailer points outside the file', path, size - TRAILER_SIZE);
+  }
+  const fh = decodeBlockHeader(readAt(cfs, fd, footerOffset, BLOCK_HEADER_SIZE, path), 0);
+  if (fh.type !== BLOCK.footer || footerOffset + BLOCK_HEADER_SIZE + fh.size !== size - TRAILER_SIZE) {
+    throw new CaptureFileError('bad-block', 'footer does not end where the trailer starts', path, footerOffset);
+  }
+  const fp = readAt(cfs, fd, footerOffset + BLOCK_HEADER_SIZE, fh.size, path);
+  if (checksum(fp) !== fh.crc) throw new CaptureFileError('bad-checksum', 'footer checksum mismatch', path, footerOffset);
+  const { totals, blocks } = decodeFooter(fp, path);
+  for (const b of blocks) {
+    if (b.offset < header.headerSize || b.offset + b.size > footerOffset) {
+      throw new CaptureFileError('bad-block', 'footer lists a block outside the data area', path, footerOffset);
+    }
+  }
+  return { sealed: true, totals, blocks, incompleteTail: false, dataEnd: footerOffset };
+}
+
+/** Walks an open file's blocks by their headers, stopping at the first incomplete one. */
+function walkBlocks(
+  cfs: CaptureFs,
+  fd: number,
+  path: string,
+  header: FileHeader,
+  size: number,
+): { sealed: false; blocks: BlockLocation[]; incompleteTail: boolean; dataEnd: number } {
+  const blocks: BlockLocation[] = [];
+  let pos = header.headerSize;
+  let incompleteTail = false;
+  while (pos < size) {
+    if (pos + BLOCK_HEADER_SIZE > size) {
+      incompleteTail = true;
+      break;
+    }
+    const probe = readAt(cfs, fd, pos, Math.min(META_PROBE, size - pos), path);
+    const h = decodeBlockHeader(probe, 0);
+    const end = pos + BLOCK_HEADER_SIZE + h.size;
+    if (end > size) {
+      incompleteTail = true;
+      break;
+    }
+    if (h.type === BLOCK.footer || h.type === BLOCK.trailer) break;
+    if (h.type === BLOCK.data) {
+      let meta;
+      try {
+        const payload = h.size + BLOCK_HEADER_SIZE <= probe.length ? probe.subarray(BLOCK_HEADER_SIZE) : readAt(cfs, fd, pos + BLOCK_HEADER_SIZE, Math.min(h.size, 65536), path);
+        meta = decodeBlockMeta(payload, h.size, path, pos);
+        if (checksum(payload.subarray(0, meta.metaSize)) !== h.crc) throw new CaptureFileError('bad-checksum', 'block index checksum mismatch', path, pos);
+      } catch (err) {
+        if (err instanceof CaptureFileError && err.code !== 'io') {
+          // A block being written, or damage: nothing after it can be trusted in an open file.
+          incompleteTail = true;
+          break;
+        }
+        throw err;
+      }
+      const ix = meta.index;
+      blocks.push({
+        offset: pos,
+        size: end - pos,
+        rows: ix.rows,
+        receivedMin: ix.receivedMin,
+        receivedMax: ix.receivedMax,
+        startMin: ix.startMin,
+        startMax: ix.startMax,
+        endMin: ix.endMin,
+        endMax: ix.endMax,
+      });
+    }
+    pos = end;
+  }
+  const last = blocks[blocks.length - 1];
+  return { sealed: false, blocks, incompleteTail, dataEnd: last ? last.offset + last.size : header.headerSize };
+}
+
+/** A time window on received time, ms since epoch, `[from, to)`; either side open when omitted. */
+export interface Window {
+  from?: number;
+  to?: number;
+}
+
+/** Options shared by the scan helpers. */
+export interface ScanOptions extends Window {
+  /** Columns to decode; default all. `received` and `start` are always decoded. */
+  columns?: readonly ColumnName[];
+  stats?: ReadStats;
+  /** Called for every damaged file or block that was skipped. */
+  onError?: (err: CaptureFileError) => void;
+  cfs?: CaptureFs;
+}
+
+function overlaps(b: { receivedMin: number; receivedMax: number }, w: Window): boolean {
+  return (w.from === undefined || b.receivedMax >= w.from) && (w.to === undefined || b.receivedMin < w.to);
+}
+
+function openForScan(file: string | CaptureFileInfo, opts: ScanOptions, stats: ReadStats, codecs: CodecSet): CaptureFile | undefined {
+  const path = typeof file === 'string' ? file : file.path;
+  const requireSealed = typeof file !== 'string' && file.kind === 'sealed';
+  try {
+    const f = CaptureFile.open(path, { requireSealed, cfs: opts.cfs, codecs });
+    stats.filesOpened++;
+    return f;
+  } catch (err) {
+    if (!(err instanceof CaptureFileError)) throw err;
+    // An open file renamed away by its seal between listing and opening is not damage.
+    if (err.code === 'io' && typeof file !== 'string' && file.kind === 'current') return undefined;
+    stats.corruptFiles++;
+    opts.onError?.(err);
+    return undefined;
+  }
+}
+
+/** Keeps rows of `batch` whose received time is in the window, in order; returns the kept count. */
+function filterWindow(batch: FlowBatch, w: Window, wanted: ReadonlySet<ColumnName>): number {
+  const rec = batch.cols.received;
+  const from = w.from ?? -Infinity;
+  const to = w.to ?? Infinity;
+  let k = 0;
+  const n = batch.length;
+  let all = true;
+  for (let i = 0; i < n; i++) if (!(rec[i]! >= from && rec[i]! < to)) all = false;
+  if (all) return n;
+  for (let i = 0; i < n; i++) {
+    const r = rec[i]!;
+    if (!(r >= from && r < to)) continue;
+    if (k !== i) copyRow(batch, i, batch, k, wanted);
+    k++;
+  }
+  batch.length = k;
+  return k;
+}
+
+function copyRow(src: FlowBatch, i: number, dst: FlowBatch, j: number, wanted: ReadonlySet<ColumnName>): void {
+  for (const name of wanted) {
+    if (name === 'srcAddr' || name === 'dstAddr' || name === 'nextHop' || name === 'exporter') {
+      dst[name].set(src[name].subarray(i * 16, i * 16 + 16), j * 16);
+    } else {
+      dst.cols[name][j] = src.cols[name][i]!;
+    }
+  }
+}
+
+/**
+ * Yields the rows of `files` in the window, one batch per block, in file
+ * order. Blocks outside the window are skipped by their index.
+ */
+export function* scanFlows(files: readonly (string | CaptureFileInfo)[], opts: ScanOptions = {}): Generator<FlowBatch> {
+  const stats = opts.stats ?? newReadStats();
+  const codecs = new CodecSet();
+  const wanted = withDependencies([...(opts.columns ?? ALL_COLUMNS), 'received', 'start']);
+  const list = [...wanted];
+  for (const file of files) {
+    if (typeof file !== 'string' && !overlaps({ receivedMin: file.hourStart, receivedMax: file.hourEnd }, opts)) continue;
+    const f = openForScan(file, opts, stats, codecs);
+    if (!f) continue;
+    try {
+      for (let i = 0; i < f.blocks.length; i++) {
+        if (!overlaps(f.blocks[i]!, opts)) {
+          stats.blocksSkipped++;
+          continue;
+        }
+        let batch: FlowBatch;
+        try {
+          batch = f.readBlock(i, list);
+        } catch (err) {
+          if (!(err instanceof CaptureFileError)) throw err;
+          stats.corruptBlocks++;
+          opts.onError?.(err);
+          continue;
+        }
+        stats.blocksRead++;
+        if (filterWindow(batch, opts, wanted) > 0) {
+          stats.rowsRead += batch.length;
+          yield batch;
+        }
+      }
+    } finally {
+      f.close();
+    }
+  }
+}
+
+/**
+ * The newest `limit` flows of the window, ordered by flow start descending,
+ * then received time descending (the order of the netflow `flows` answer).
+ * Blocks are visited by their newest start; the walk stops as soon as no
+ * remaining block can hold a flow newer than the ones kept, so a 10 M-flow
+ * hour costs one or two blocks.
+ */
+export function newestFlows(files: readonly (string | CaptureFileInfo)[], opts: ScanOptions & { limit: number }): FlowBatch {
+  const stats = opts.stats ?? newReadStats();
+  const codecs = new CodecSet();
+  const limit = Math.max(0, Math.floor(opts.limit));
+  const wanted = [...withDependencies([...(opts.columns ?? ALL_COLUMNS), 'received', 'start'])];
+  const opened: CaptureFile[] = [];
+  const candidates: { file: CaptureFile; block: number; startMax: number; order: number }[] = [];
+  let order = 0;
+  try {
+    for (const file of files) {
+      if (typeof file !== 'string' && !overlaps({ receivedMin: file.hourStart, receivedMax: file.hourEnd }, opts)) continue;
+      const f = openForScan(file, opts, stats, codecs);
+      if (!f) continue;
+      opened.push(f);
+      f.blocks.forEach((b, i) => {
+        if (overlaps(b, opts)) candidates.push({ file: f, block: i, startMax: b.startMax, order: order++ });
+        else stats.blocksSkipped++;
+      });
+    }
+    candidates.sort((a, b) => b.startMax - a.startMax || b.order - a.order);
+    // kept rows: decoded batch + row, ordered newest first
+    type Kept = { batch: FlowBatch; row: number; start: number; received: number; order: number };
+    let kept: Kept[] = [];
+    const cmp = (a: Kept, b: Kept): number => b.start - a.start || b.received - a.received || b.order - a.order;
+    for (const c of candidates) {
+      if (limit === 0) break;
+      const worst = kept.length === limit ? kept[limit - 1] : undefined;
+      if (worst && c.startMax < worst.start) {
+        stats.blocksSkipped++;
+        continue;
+      }
+      let batch: FlowBatch;
+      try {
+        batch = c.file.readBlock(c.block, wanted);
+      } catch (err) {
+        if (!(err instanceof CaptureFileError)) throw err;
+        stats.corruptBlocks++;
+        opts.onError?.(err);
+        continue;
+      }
+      stats.blocksRead++;
+      const from = opts.from ?? -Infinity;
+      const to = opts.to ?? Infinity;
+      const rec = batch.cols.received;
+      const st = batch.cols.start;
+      const fresh: Kept[] = [];
+      for (let i = 0; i < batch.length; i++) {
+        const r = rec[i]!;
+        if (!(r >= from && r < to)) continue;
+        const s = st[i]!;
+        if (worst && s < worst.start) continue;
+        fresh.push({ batch, row: i, start: s, received: r, order: c.order * 1e7 + i });
+      }
+      stats.rowsRead += fresh.length;
+      kept = kept.concat(fresh).sort(cmp).slice(0, limit);
+    }
+    const out = new FlowBatch(Math.max(1, kept.length));
+    const wantedSet = new Set(wanted);
+    for (const k of kept) {
+      const j = out.addRow();
+      copyRow(k.batch, k.row, out, j, wantedSet);
+    }
+    return out;
+  } finally {
+    for (const f of opened) f.close();
+  }
+}

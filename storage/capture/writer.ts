@@ -1,0 +1,793 @@
+/**
+ * The capture writer: the collector's sink for FlowBatches, one file per
+ * flow source per hour (see format.ts for the layout).
+ *
+ * Rows go to the hour of their received time. Each open hour buffers rows
+ * and appends them as one data block when `flushIntervalMs` has passed or
+ * `blockRows` rows are waiting, so a reader sees flows at most one flush
+ * interval old, and a kill -9 loses at most that much. When the clock passes
+ * the end of an hour (plus a grace period for rows still in flight) the hour
+ * is sealed: its small live blocks are merged into large ones in a compacted
+ * copy (smaller file, coarser index), the footer is written, the copy is
+ * fsynced and renamed to `nfcapd.YYYYMMDDHHmm`, and `hourSealed` listeners
+ * run. At start, files left open by a crash are recovered: blocks are
+ * checked, a torn tail is cut off and counted, and the hour is continued or
+ * sealed. A write error (disk full, I/O) is logged and counted, the rows of
+ * that block are dropped, and the file is cut back to its last good block so
+ * nothing already written is damaged; `write()` never throws for I/O.
+ */
+import { join } from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { ADDRESS_COLUMNS, FlowBatch, NUMERIC_COLUMNS } from '../../collector/flow-batch.js';
+import { accumulateTotals, FlowAggregates, type FlowAggregatesView } from './aggregate.js';
+import { encodeBlock } from './block-codec.js';
+import { fsyncDir, nodeFs, type CaptureFs } from './capture-fs.js';
+import { CodecSet, createCodec, type ByteCodec, type CodecName } from './codec.js';
+import {
+  BLOCK,
+  BLOCK_HEADER_SIZE,
+  CaptureFileError,
+  checksum,
+  currentName,
+  decodeBlockHeader,
+  decodeBlockMeta,
+  decodeHeader,
+  emptyTotals,
+  encodeFooter,
+  encodeHeader,
+  encodeTrailer,
+  frameBlock,
+  hourEndOf,
+  hourStartOf,
+  INTERVAL_SEC,
+  parseCaptureName,
+  sealedName,
+  sealingName,
+  sourceDir,
+  TRAILER_SIZE,
+  type BlockLocation,
+  type FileTotals,
+} from './format.js';
+import { CaptureFile } from './reader.js';
+
+/** Anything that takes the collector's batches. */
+export interface FlowSink {
+  /** Takes rows of `batch` (copied; the caller may reuse the batch). */
+  write(source: string, batch: FlowBatch): void;
+}
+
+/** What `hourSealed` listeners receive. */
+export interface HourSealedEvent {
+  source: string;
+  hourStart: number;
+  hourEnd: number;
+  path: string;
+  flows: number;
+}
+
+/** Minimal logger (pino's shape). */
+export interface WriterLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** Options of the capture writer. */
+export interface CaptureWriterOptions {
+  dataDir: string;
+  timezone: string;
+  flushIntervalMs?: number;
+  blockRows?: number;
+  codec?: CodecName;
+  level?: number;
+  fsyncOnFlush?: boolean;
+  /** How long after its end an hour stays open for rows still in flight; default 2 flush intervals. */
+  sealGraceMs?: number;
+  now?: () => number;
+  cfs?: CaptureFs;
+  log?: WriterLog;
+  /** Run the flush/seal timer (default true); tests call `tick()` with a fake clock instead. */
+  timer?: boolean;
+}
+
+/** Counters of the writer ("everything that moves gets a counter"). */
+export interface WriterCounters {
+  rowsReceived: number;
+  rowsWritten: number;
+  blocksWritten: number;
+  bytesWritten: number;
+  writeErrors: number;
+  rowsLost: number;
+  hoursOpened: number;
+  hoursSealed: number;
+  hoursReopened: number;
+  sealErrors: number;
+  recoveredFiles: number;
+  recoveredDroppedBlocks: number;
+  recoveredDroppedBytes: number;
+  damagedFilesMovedAside: number;
+}
+
+interface OpenHour {
+  source: string;
+  hourStart: number;
+  hourEnd: number;
+  path: string;
+  /** -1 while the file could not be opened (retried at the next flush). */
+  fd: number;
+  /** Where the next block goes: just after the last good block. */
+  offset: number;
+  headerSize: number;
+  blocks: BlockLocation[];
+  totals: FileTotals;
+  aggregates: FlowAggregates;
+  pending: FlowBatch;
+  lastFlush: number;
+  sealing: boolean;
+  /** Do not retry sealing before this time (after a failed seal). */
+  sealRetryAt: number;
+}
+
+const LOG_EVERY_MS = 10_000;
+
+/** Copies rows [from, from+n) of `src` onto the end of `dst`. */
+export function appendRows(dst: FlowBatch, src: FlowBatch, from: number, n: number): void {
+  dst.reserve(n);
+  const at = dst.length;
+  for (const name of NUMERIC_COLUMNS) {
+    (dst.cols[name] as Float64Array).set((src.cols[name] as Float64Array).subarray(from, from + n), at);
+  }
+  for (const name of ADDRESS_COLUMNS) dst[name].set(src[name].subarray(from * 16, (from + n) * 16), at * 16);
+  dst.length = at + n;
+}
+
+/** Writes flow sources' hourly capture files; see the module comment. */
+export class CaptureWriter implements FlowSink {
+  readonly counters: WriterCounters = {
+    rowsReceived: 0,
+    rowsWritten: 0,
+    blocksWritten: 0,
+    bytesWritten: 0,
+    writeErrors: 0,
+    rowsLost: 0,
+    hoursOpened: 0,
+    hoursSealed: 0,
+    hoursReopened: 0,
+    sealErrors: 0,
+    recoveredFiles: 0,
+    recoveredDroppedBlocks: 0,
+    recoveredDroppedBytes: 0,
+    damagedFilesMovedAside: 0,
+  };
+  private readonly hours = new Map<string, OpenHour>();
+  private readonly lastHour = new Map<string, OpenHour>();
+  private readonly listeners: Array<(e: HourSealedEvent) => void | Promise<void>> = [];
+  private readonly codec: ByteCodec;
+  private readonly codecs = new CodecSet();
+  private readonly cfs: CaptureFs;
+  private readonly now: () => number;
+  private readonly flushIntervalMs: number;
+  private readonly blockRows: number;
+  private readonly graceMs: number;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly seals = new Set<Promise<void>>();
+  private lastLog = new Map<string, number>();
+  private closed = false;
+
+  constructor(private readonly opts: CaptureWriterOptions) {
+    this.cfs = opts.cfs ?? nodeFs;
+    this.now = opts.now ?? Date.now;
+    this.flushIntervalMs = opts.flushIntervalMs ?? 5000;
+    this.blockRows = opts.blockRows ?? 65_536;
+    this.graceMs = opts.sealGraceMs ?? 2 * this.flushIntervalMs;
+    this.codec = createCodec(opts.codec ?? 'zstd', opts.level ?? 3);
+  }
+
+  /** Registers a listener for sealed hours (the KPI cache aggregates them); returns an unsubscribe function. */
+  onHourSealed(fn: (e: HourSealedEvent) => void | Promise<void>): () => void {
+    this.listeners.push(fn);
+    return () => {
+      const i = this.listeners.indexOf(fn);
+      if (i >= 0) this.listeners.splice(i, 1);
+    };
+  }
+
+  /** Recovers files a crash left open, then starts the flush/seal timer. */
+  async start(): Promise<void> {
+    this.recoverAll();
+    await this.tick();
+    if (this.opts.timer !== false) {
+      const every = Math.max(50, Math.min(1000, Math.floor(this.flushIntervalMs / 5)));
+      this.timer = setInterval(() => void this.tick(), every);
+      this.timer.unref();
+    }
+  }
+
+  /** Takes rows; routes each to the hour of its received time. Never throws for I/O problems. */
+  write(source: string, batch: FlowBatch): void {
+    if (this.closed) throw new Error('capture writer is closed');
+    const n = batch.length;
+    this.counters.rowsReceived += n;
+    const rec = batch.cols.received;
+    let i = 0;
+    while (i < n) {
+      let h = this.lastHour.get(source);
+      const r = rec[i]!;
+      if (!h || r < h.hourStart || r >= h.hourEnd) {
+        h = this.hourFor(source, r);
+        this.lastHour.set(source, h);
+      }
+      // A run of rows of the same hour is copied column by column.
+      let j = i + 1;
+      while (j < n && rec[j]! >= h.hourStart && rec[j]! < h.hourEnd) j++;
+      appendRows(h.pending, batch, i, j - i);
+      if (!h.sealing && h.pending.length >= this.blockRows) this.flushHour(h);
+      i = j;
+    }
+  }
+
+  /** Flushes hours whose interval has passed and seals hours that are over; the timer calls it. */
+  async tick(): Promise<void> {
+    const now = this.now();
+    for (const h of [...this.hours.values()]) {
+      if (h.sealing) continue;
+      if (now >= h.hourEnd + this.graceMs && now >= h.sealRetryAt) {
+        this.startSeal(h);
+      } else if (h.pending.length > 0 && now - h.lastFlush >= this.flushIntervalMs) {
+        this.flushHour(h);
+      }
+    }
+    await this.settled();
+  }
+
+  /** Writes every buffered row now. */
+  flush(): void {
+    for (const h of this.hours.values()) if (!h.sealing) this.flushHour(h);
+  }
+
+  /** Resolves when no seal is running. */
+  async settled(): Promise<void> {
+    while (this.seals.size > 0) await Promise.all([...this.seals]);
+  }
+
+  /**
+   * Flushes everything and stops. Hours that are over are sealed; with
+   * `sealAll` (offline import) every open hour is sealed.
+   */
+  async close(options: { sealAll?: boolean } = {}): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.settled();
+    const now = this.now();
+    for (const h of [...this.hours.values()]) {
+      if (options.sealAll || now >= h.hourEnd + this.graceMs) this.startSeal(h);
+    }
+    await this.settled();
+    for (const h of [...this.hours.values()]) {
+      this.flushHour(h);
+      this.closeFd(h);
+      this.hours.delete(this.key(h.source, h.hourStart));
+    }
+    this.lastHour.clear();
+    this.closed = true;
+  }
+
+  /** Aggregates of a source's newest open hour (what the file holds so far), if any. */
+  openHourAggregates(source: string): { hourStart: number; hourEnd: number; aggregates: FlowAggregatesView } | undefined {
+    let best: OpenHour | undefined;
+    for (const h of this.hours.values()) if (h.source === source && (!best || h.hourStart > best.hourStart)) best = h;
+    return best && { hourStart: best.hourStart, hourEnd: best.hourEnd, aggregates: best.aggregates };
+  }
+
+  /** Aggregates of one open hour of a source, if that hour is open. */
+  aggregatesFor(source: string, hourStart: number): FlowAggregatesView | undefined {
+    return this.hours.get(this.key(source, hourStart))?.aggregates;
+  }
+
+  /** Open hours (source, hour start, file path), for status output. */
+  openHours(): Array<{ source: string; hourStart: number; path: string; rows: number; pending: number }> {
+    return [...this.hours.values()].map((h) => ({
+      source: h.source,
+      hourStart: h.hourStart,
+      path: h.path,
+      rows: h.totals.all.flows,
+      pending: h.pending.length,
+    }));
+  }
+
+  // ------------------------------------------------------------------ hours
+
+  private key(source: string, hourStart: number): string {
+    return `${source}\u0000${hourStart}`;
+  }
+
+  private dir(source: string): string {
+    return sourceDir(this.opts.dataDir, source);
+  }
+
+  private rateLimited(kind: string, fn: () => void): void {
+    const now = Date.now();
+    if (now - (this.lastLog.get(kind) ?? 0) < LOG_EVERY_MS) return;
+    this.lastLog.set(kind, now);
+    fn();
+  }
+
+  private newHour(source: string, hourStart: number): OpenHour {
+    return {
+      source,
+      hourStart,
+      hourEnd: hourEndOf(hourStart),
+      path: join(this.dir(source), currentName(hourStart, this.opts.timezone)),
+      fd: -1,
+      offset: 0,
+      headerSize: 0,
+      blocks: [],
+      totals: emptyTotals(),
+      aggregates: new FlowAggregates(),
+      pending: new FlowBatch(1024),
+      lastFlush: this.now(),
+      sealing: false,
+      sealRetryAt: 0,
+    };
+  }
+
+  private hourFor(source: string, received: number): OpenHour {
+    const hourStart = hourStartOf(received, this.opts.timezone);
+    const k = this.key(source, hourStart);
+    const existing = this.hours.get(k);
+    if (existing) return existing;
+    const h = this.newHour(source, hourStart);
+    this.hours.set(k, h);
+    const sealedPath = join(this.dir(source), sealedName(hourStart, this.opts.timezone));
+    if (this.cfs.existsSync(sealedPath)) this.reopen(h, sealedPath);
+    else this.createFile(h);
+    return h;
+  }
+
+  private createFile(h: OpenHour): void {
+    try {
+      this.cfs.mkdirSync(this.dir(h.source), { recursive: true });
+      if (this.cfs.existsSync(h.path)) {
+        // Left by a crash and not recovered at start (start() not called): continue it safely.
+        this.recoverFile(h.source, h.path, h);
+        return;
+      }
+      const header = encodeHeader({
+        hourStart: h.hourStart,
+        intervalSec: INTERVAL_SEC,
+        codec: this.codec.id,
+        source: h.source,
+        createdAt: this.now(),
+      });
+      const fd = this.cfs.openSync(h.path, 'w+');
+      h.fd = fd;
+      this.writeAll(fd, header, 0);
+      h.headerSize = header.length;
+      h.offset = header.length;
+      this.counters.hoursOpened++;
+    } catch (err) {
+      this.counters.writeErrors++;
+      this.closeFd(h);
+      h.offset = 0;
+      this.rateLimited('open', () =>
+        this.opts.log?.error({ err, path: h.path }, 'capture file cannot be created; rows of this hour are dropped until it can'),
+      );
+    }
+  }
+
+  /** Turns a sealed hour back into an open one, for rows that arrive after it was sealed. */
+  private reopen(h: OpenHour, sealedPath: string): void {
+    try {
+      const f = CaptureFile.open(sealedPath, { requireSealed: true, cfs: this.cfs, codecs: this.codecs });
+      const dataEnd = f.dataEnd;
+      f.close();
+      // Rename first: a crash between the two steps leaves an open file with a footer, which recovery cuts.
+      this.cfs.renameSync(sealedPath, h.path);
+      this.counters.hoursReopened++;
+      this.recoverFile(h.source, h.path, h, dataEnd);
+    } catch (err) {
+      this.counters.writeErrors++;
+      this.rateLimited('reopen', () =>
+        this.opts.log?.error({ err, path: sealedPath }, 'sealed hour cannot be reopened for late rows; they are dropped'),
+      );
+    }
+  }
+
+  private closeFd(h: OpenHour): void {
+    if (h.fd >= 0) {
+      try {
+        this.cfs.closeSync(h.fd);
+      } catch {
+        // nothing more to do for a descriptor that will not close
+      }
+    }
+    h.fd = -1;
+  }
+
+  private writeAll(fd: number, buf: Uint8Array, pos: number): void {
+    let done = 0;
+    while (done < buf.length) {
+      const n = this.cfs.writeSync(fd, buf, done, buf.length - done, pos + done);
+      if (n <= 0) throw new Error('short write');
+      done += n;
+    }
+  }
+
+  /** Appends the pending rows of an hour as blocks; on error drops them (counted) and cuts the file back. */
+  private flushHour(h: OpenHour): void {
+    h.lastFlush = this.now();
+    const n = h.pending.length;
+    if (n === 0) return;
+    if (h.fd < 0) this.createFile(h);
+    if (h.fd < 0) {
+      this.counters.rowsLost += n;
+      h.pending.clear();
+      return;
+    }
+    for (let from = 0; from < n; from += this.blockRows) {
+      const rows = Math.min(this.blockRows, n - from);
+      const { block, index } = encodeBlock(h.pending, from, rows, this.codec);
+      try {
+        this.writeAll(h.fd, block, h.offset);
+        if (this.opts.fsyncOnFlush) this.cfs.fsyncSync(h.fd);
+      } catch (err) {
+        this.counters.writeErrors++;
+        this.counters.rowsLost += rows;
+        try {
+          // Cut a partly written block so the file ends on a good block again.
+          this.cfs.ftruncateSync(h.fd, h.offset);
+        } catch {
+          // The next block is written at h.offset anyway, over whatever is there.
+        }
+        this.rateLimited('write', () =>
+          this.opts.log?.error({ err, path: h.path, rows }, 'capture block write failed; its rows are dropped, earlier blocks are intact'),
+        );
+        continue;
+      }
+      h.blocks.push({
+        offset: h.offset,
+        size: block.length,
+        rows,
+        receivedMin: index.receivedMin,
+        receivedMax: index.receivedMax,
+        startMin: index.startMin,
+        startMax: index.startMax,
+        endMin: index.endMin,
+        endMax: index.endMax,
+      });
+      h.offset += block.length;
+      accumulateTotals(h.totals, h.pending, from, rows);
+      h.aggregates.add(h.pending, from, rows);
+      this.counters.rowsWritten += rows;
+      this.counters.blocksWritten++;
+      this.counters.bytesWritten += block.length;
+    }
+    h.pending.clear();
+  }
+
+  // ------------------------------------------------------------------ sealing
+
+  private startSeal(h: OpenHour): void {
+    if (h.sealing) return;
+    this.flushHour(h);
+    h.sealing = true;
+    const p = this.seal(h).finally(() => this.seals.delete(p));
+    this.seals.add(p);
+  }
+
+  private async seal(h: OpenHour): Promise<void> {
+    const zone = this.opts.timezone;
+    const dir = this.dir(h.source);
+    const finalPath = join(dir, sealedName(h.hourStart, zone));
+    let ok = false;
+    try {
+      if (h.blocks.length === 0) {
+        // Nothing reached the file (or every write failed): no hour to seal, drop the empty file.
+        this.closeFd(h);
+        if (this.cfs.existsSync(h.path)) this.cfs.unlinkSync(h.path);
+        ok = true;
+      } else {
+        await this.compactAndSeal(h, join(dir, sealingName(h.hourStart, zone)), finalPath);
+        ok = true;
+      }
+    } catch (err) {
+      this.counters.sealErrors++;
+      this.opts.log?.error({ err, path: h.path }, 'sealing failed; the hour stays open and is retried in a minute');
+      h.sealing = false;
+      h.sealRetryAt = this.now() + 60_000;
+      return;
+    }
+    this.hours.delete(this.key(h.source, h.hourStart));
+    if (this.lastHour.get(h.source) === h) this.lastHour.delete(h.source);
+    if (h.blocks.length > 0) {
+      this.counters.hoursSealed++;
+      const event: HourSealedEvent = { source: h.source, hourStart: h.hourStart, hourEnd: h.hourEnd, path: finalPath, flows: h.totals.all.flows };
+      for (const fn of this.listeners) {
+        try {
+          await fn(event);
+        } catch (err) {
+          this.opts.log?.error({ err, path: finalPath }, 'hourSealed listener failed');
+        }
+      }
+    }
+    // Rows that arrived while sealing: the hour opens again (reopening the sealed file) and takes them.
+    if (ok && h.pending.length > 0 && !this.closed) {
+      const late = h.pending;
+      const again = this.hourFor(h.source, h.hourStart);
+      appendRows(again.pending, late, 0, late.length);
+    }
+  }
+
+  /**
+   * Writes the hour's rows as large blocks into `nfcapd.sealing.*`, with the
+   * footer, fsyncs it and renames it over the final name; then drops the
+   * open file. Yields to the event loop between blocks so ingest goes on.
+   * When the live blocks are already large it seals the open file in place.
+   */
+  private async compactAndSeal(h: OpenHour, tmpPath: string, finalPath: string): Promise<void> {
+    const groups: number[][] = [];
+    let cur: number[] = [];
+    let rows = 0;
+    h.blocks.forEach((b, i) => {
+      if (cur.length > 0 && rows + b.rows > this.blockRows) {
+        groups.push(cur);
+        cur = [];
+        rows = 0;
+      }
+      cur.push(i);
+      rows += b.rows;
+    });
+    if (cur.length > 0) groups.push(cur);
+    const compact = groups.some((g) => g.length > 1);
+
+    if (!compact) {
+      // In place: footer + trailer after the last block, fsync, rename.
+      const footer = encodeFooter({ ...h.totals, blocks: h.blocks.length }, h.blocks);
+      const block = frameBlock(BLOCK.footer, h.blocks.length, [footer], footer);
+      this.writeAll(h.fd, block, h.offset);
+      this.writeAll(h.fd, encodeTrailer(h.offset), h.offset + block.length);
+      this.cfs.ftruncateSync(h.fd, h.offset + block.length + TRAILER_SIZE);
+      this.cfs.fsyncSync(h.fd);
+      this.closeFd(h);
+      this.cfs.renameSync(h.path, finalPath);
+      fsyncDir(this.cfs, this.dir(h.source));
+      return;
+    }
+
+    const src = CaptureFile.open(h.path, { cfs: this.cfs, codecs: this.codecs });
+    let fd = -1;
+    try {
+      fd = this.cfs.openSync(tmpPath, 'w+');
+      const header = encodeHeader({
+        hourStart: h.hourStart,
+        intervalSec: INTERVAL_SEC,
+        codec: this.codec.id,
+        source: h.source,
+        createdAt: this.now(),
+      });
+      let pos = 0;
+      this.writeAll(fd, header, pos);
+      pos += header.length;
+      const blocks: BlockLocation[] = [];
+      const totals = emptyTotals();
+      for (const g of groups) {
+        const batch = new FlowBatch(g.reduce((s, i) => s + h.blocks[i]!.rows, 0));
+        for (const i of g) {
+          const loc = h.blocks[i]!;
+          // Our own blocks, located by what we wrote; the directory of the walk must agree.
+          const k = src.blocks.findIndex((b) => b.offset === loc.offset);
+          if (k < 0) throw new CaptureFileError('bad-block', 'block written by this writer is missing', h.path, loc.offset);
+          src.readBlock(k, undefined, batch, batch.length);
+        }
+        const { block, index } = encodeBlock(batch, 0, batch.length, this.codec);
+        this.writeAll(fd, block, pos);
+        blocks.push({ offset: pos, size: block.length, rows: batch.length, ...pickRange(index) });
+        accumulateTotals(totals, batch);
+        pos += block.length;
+        await yieldToLoop();
+      }
+      totals.recoveredDroppedBytes = h.totals.recoveredDroppedBytes;
+      totals.blocks = blocks.length;
+      const footer = encodeFooter(totals, blocks);
+      const fblock = frameBlock(BLOCK.footer, blocks.length, [footer], footer);
+      this.writeAll(fd, fblock, pos);
+      this.writeAll(fd, encodeTrailer(pos), pos + fblock.length);
+      this.cfs.fsyncSync(fd);
+      this.cfs.closeSync(fd);
+      fd = -1;
+      this.cfs.renameSync(tmpPath, finalPath);
+      fsyncDir(this.cfs, this.dir(h.source));
+    } catch (err) {
+      if (fd >= 0) this.cfs.closeSync(fd);
+      try {
+        this.cfs.unlinkSync(tmpPath);
+      } catch {
+        // nothing was created, or it cannot be removed: recovery removes sealing files at start
+      }
+      throw err;
+    } finally {
+      src.close();
+    }
+    this.closeFd(h);
+    try {
+      this.cfs.unlinkSync(h.path);
+    } catch (err) {
+      // The sealed file is complete; a stale open file of a sealed hour is ignored by readers and removed at start.
+      this.opts.log?.warn({ err, path: h.path }, 'open file of a sealed hour could not be removed');
+    }
+  }
+
+  // ------------------------------------------------------------------ recovery
+
+  /** Recovers every source directory under `<dataDir>/flows`. */
+  private recoverAll(): void {
+    const root = join(this.opts.dataDir, 'flows');
+    let sources: string[];
+    try {
+      sources = this.cfs.readdirSync(root);
+    } catch {
+      return;
+    }
+    for (const source of sources) {
+      const dir = join(root, source);
+      let names: string[];
+      try {
+        names = this.cfs.readdirSync(dir);
+      } catch {
+        continue;
+      }
+      const sealed = new Set<number>();
+      for (const name of names) {
+        const p = parseCaptureName(name, this.opts.timezone);
+        if (p?.kind === 'sealed') sealed.add(p.hourStart);
+      }
+      for (const name of names) {
+        const p = parseCaptureName(name, this.opts.timezone);
+        if (!p || p.kind === 'sealed') continue;
+        const path = join(dir, name);
+        if (p.kind === 'sealing' || sealed.has(p.hourStart)) {
+          // An unfinished compacted copy, or an open file whose sealed copy was already renamed in place.
+          this.tryUnlink(path);
+          continue;
+        }
+        const k = this.key(source, p.hourStart);
+        if (this.hours.has(k)) continue;
+        const h = this.newHour(source, p.hourStart);
+        if (this.recoverFile(source, path, h)) this.hours.set(k, h);
+      }
+    }
+  }
+
+  private tryUnlink(path: string): void {
+    try {
+      this.cfs.unlinkSync(path);
+    } catch (err) {
+      this.opts.log?.warn({ err, path }, 'leftover capture file could not be removed');
+    }
+  }
+
+  /**
+   * Checks an open file block by block (index and column checksums), cuts
+   * it after the last good block (or at `cutAt`), and loads its state into
+   * `h` so writing continues there. Returns false when the file was unusable.
+   */
+  private recoverFile(source: string, path: string, h: OpenHour, cutAt?: number): boolean {
+    let fd = -1;
+    try {
+      fd = this.cfs.openSync(path, 'r+');
+      const size = this.cfs.fstatSync(fd).size;
+      const head = Buffer.alloc(Math.min(size, 65536));
+      this.cfs.readSync(fd, head, 0, head.length, 0);
+      let headerSize: number;
+      try {
+        const hdr = decodeHeader(head, path);
+        headerSize = hdr.headerSize;
+        if (hdr.source !== source) throw new CaptureFileError('bad-header', `header names source ${hdr.source}`, path);
+      } catch (err) {
+        if (!(err instanceof CaptureFileError)) throw err;
+        this.cfs.closeSync(fd);
+        fd = -1;
+        // Crash while the header was being written: no flow can be in it.
+        if (size <= 4096) {
+          this.cfs.unlinkSync(path);
+          this.counters.recoveredFiles++;
+          this.createFile(h);
+          return h.fd >= 0;
+        }
+        const aside = `${path}.damaged`;
+        this.cfs.renameSync(path, aside);
+        this.counters.damagedFilesMovedAside++;
+        this.opts.log?.error({ err, path, movedTo: aside }, 'open capture file has a damaged header; moved aside');
+        this.createFile(h);
+        return h.fd >= 0;
+      }
+      const good = this.validBlocks(fd, path, headerSize, cutAt ?? size);
+      const end = good.length ? good[good.length - 1]!.offset + good[good.length - 1]!.size : headerSize;
+      if (end < size) {
+        const dropped = size - end;
+        this.cfs.ftruncateSync(fd, end);
+        if (cutAt === undefined) {
+          this.counters.recoveredDroppedBytes += dropped;
+          this.counters.recoveredDroppedBlocks++;
+          h.totals.recoveredDroppedBytes += dropped;
+          this.opts.log?.warn({ path, droppedBytes: dropped, keptBlocks: good.length }, 'recovered open capture file: cut a torn tail');
+        }
+      }
+      h.fd = fd;
+      h.headerSize = headerSize;
+      h.offset = end;
+      h.blocks = good;
+      h.path = path;
+      // Totals and aggregates of what the file holds, so the open hour's figures stay whole.
+      const f = CaptureFile.open(path, { cfs: this.cfs, codecs: this.codecs });
+      try {
+        for (let i = 0; i < f.blocks.length; i++) {
+          const b = f.readBlock(i, FlowAggregates.COLUMNS);
+          accumulateTotals(h.totals, b);
+          h.aggregates.add(b);
+        }
+      } finally {
+        f.close();
+      }
+      if (cutAt === undefined) this.counters.recoveredFiles++;
+      return true;
+    } catch (err) {
+      if (fd >= 0) {
+        try {
+          this.cfs.closeSync(fd);
+        } catch {
+          // already failing
+        }
+      }
+      h.fd = -1;
+      this.counters.writeErrors++;
+      this.opts.log?.error({ err, path }, 'open capture file could not be recovered');
+      return false;
+    }
+  }
+
+  /** Blocks from the start that are whole and whose checksums hold (every column checked). */
+  private validBlocks(fd: number, path: string, headerSize: number, limit: number): BlockLocation[] {
+    const out: BlockLocation[] = [];
+    let pos = headerSize;
+    const hb = Buffer.alloc(BLOCK_HEADER_SIZE);
+    while (pos + BLOCK_HEADER_SIZE <= limit) {
+      if (this.cfs.readSync(fd, hb, 0, BLOCK_HEADER_SIZE, pos) < BLOCK_HEADER_SIZE) break;
+      const h = decodeBlockHeader(hb, 0);
+      const end = pos + BLOCK_HEADER_SIZE + h.size;
+      if (h.type !== BLOCK.data || end > limit || h.size > 1 << 30) break;
+      const payload = Buffer.alloc(h.size);
+      if (this.cfs.readSync(fd, payload, 0, h.size, pos + BLOCK_HEADER_SIZE) < h.size) break;
+      let meta;
+      try {
+        meta = decodeBlockMeta(payload, h.size, path, pos);
+      } catch {
+        break;
+      }
+      if (checksum(payload.subarray(0, meta.metaSize)) !== h.crc || meta.index.rows !== h.aux) break;
+      if (meta.columns.some((c) => checksum(payload.subarray(c.offset, c.offset + c.storedLen)) !== c.crc)) break;
+      const ix = meta.index;
+      out.push({ offset: pos, size: end - pos, rows: ix.rows, ...pickRange(ix) });
+      pos = end;
+    }
+    return out;
+  }
+}
+
+function pickRange(ix: {
+  receivedMin: number;
+  receivedMax: number;
+  startMin: number;
+  startMax: number;
+  endMin: number;
+  endMax: number;
+}): Pick<BlockLocation, 'receivedMin' | 'receivedMax' | 'startMin' | 'startMax' | 'endMin' | 'endMax'> {
+  return {
+    receivedMin: ix.receivedMin,
+    receivedMax: ix.receivedMax,
+    startMin: ix.startMin,
+    startMax: ix.startMax,
+    endMin: ix.endMin,
+    endMax: ix.endMax,
+  };
+}
