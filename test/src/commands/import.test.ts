@@ -1,0 +1,114 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../../src/cli.js';
+import { processContext, type CliContext } from '../../../src/commands/context.js';
+import type { ImportReport } from '../../../src/commands/import.js';
+import { flowFixtures } from '../../helpers/flow-fixtures.js';
+
+function capture(): CliContext & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return { ...processContext(), out: (t) => stdout.push(t), err: (t) => stderr.push(t), stdout, stderr };
+}
+
+async function importJson(args: string[]): Promise<ImportReport> {
+  const ctx = capture();
+  const dir = mkdtempSync(join(tmpdir(), 'netsvc-import-'));
+  const code = await runCli(['import', '--json', '--data-dir', dir, ...args], ctx);
+  expect(code, ctx.stderr.join('')).toBe(0);
+  return JSON.parse(ctx.stdout.join('')) as ImportReport;
+}
+
+const fixtures = flowFixtures();
+
+describe('netsvc import --json against nfdump on the committed references', () => {
+  for (const f of fixtures) {
+    it(`${f.name}: totals, per protocol and nfdump -I groups`, async () => {
+      const r = await importJson([f.pcap]);
+      const ref = f.reference();
+      expect({ flows: r.flows, bytes: r.bytes, packets: r.packets }).toEqual(ref.totals);
+      const protocols = Object.fromEntries(ref.protocols_by_bytes.map((p) => [String(p.number), { flows: p.flows, bytes: p.bytes, packets: p.packets }]));
+      expect(r.protocols).toEqual(protocols);
+      const i = ref.nfcapd_file_stats;
+      for (const g of ['tcp', 'udp', 'icmp', 'other'] as const) {
+        expect(r.nfdumpGroups[g], g).toEqual({ flows: i[`flows_${g}`], bytes: i[`bytes_${g}`], packets: i[`packets_${g}`] });
+      }
+      expect(r.datagrams).toBe(ref.datagrams_replayed);
+      expect(r.counters.malformed).toBe(0);
+      expect(r.files[0]).toMatchObject({ format: 'pcap', udpDatagrams: ref.datagrams_replayed, fileErrors: 0 });
+    });
+  }
+
+  it('takes the received time from the pcap records', async () => {
+    const f = fixtures[0]!;
+    const times = f.datagrams().map((d) => d.timeMs);
+    const r = await importJson([f.pcap]);
+    expect(r.firstReceived).toBe(new Date(Math.min(...times)).toISOString());
+    expect(r.lastReceived).toBe(new Date(Math.max(...times)).toISOString());
+  });
+
+  it('imports several files into one source, in order', async () => {
+    const a = fixtures.find((f) => f.name === '1/softflowd-v5')!;
+    const b = fixtures.find((f) => f.name === '2/pmacct-v10')!;
+    const r = await importJson([a.pcap, b.pcap]);
+    expect(r.flows).toBe(a.reference().totals.flows + b.reference().totals.flows);
+    expect(r.files.map((x) => x.file)).toEqual([a.pcap, b.pcap]);
+  });
+});
+
+describe('netsvc import options', () => {
+  const f = fixtures.find((x) => x.name === '1/softflowd-v9')!;
+  const port: number = JSON.parse(readFileSync(join(f.dir, 'export.pcap.meta.json'), 'utf8')).port;
+
+  it('--port keeps only datagrams sent to that port', async () => {
+    expect((await importJson(['--port', String(port), f.pcap])).flows).toBe(f.reference().totals.flows);
+    const other = await importJson(['--port', String(port + 1), f.pcap]);
+    expect(other.flows).toBe(0);
+    expect(other.files[0]!.otherPort).toBe(f.reference().datagrams_replayed);
+  });
+
+  it("applies the source's configured sampling override", async () => {
+    const config = join(mkdtempSync(join(tmpdir(), 'netsvc-import-')), 'c.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        flowSources: { edge: { listen: '127.0.0.1:0', sampling: { '127.0.0.1': 10 } } },
+        entities: { default: { flowSources: ['edge'] } },
+      }),
+    );
+    const r = await importJson(['--config', config, '--source', 'edge', f.pcap]);
+    expect(r.source).toBe('edge');
+    expect(r.flows).toBe(f.reference().totals.flows);
+    expect(r.bytes).toBe(f.reference().totals.bytes * 10);
+    expect(r.packets).toBe(f.reference().totals.packets * 10);
+  });
+
+  it('reads what it can of a damaged file and reports it', async () => {
+    const bytes = readFileSync(f.pcap);
+    const cut = join(mkdtempSync(join(tmpdir(), 'netsvc-import-')), 'cut.pcap');
+    writeFileSync(cut, bytes.subarray(0, Math.floor(bytes.length * 0.6)));
+    const r = await importJson([cut]);
+    expect(r.files[0]!.fileErrors).toBe(1);
+    expect(r.datagrams).toBeGreaterThan(0);
+    expect(r.datagrams).toBeLessThan(f.reference().datagrams_replayed);
+    expect(r.flows).toBeLessThan(f.reference().totals.flows);
+  });
+
+  it('prints a readable summary without --json', async () => {
+    const ctx = capture();
+    expect(await runCli(['import', f.pcap, '-d', mkdtempSync(join(tmpdir(), 'netsvc-import-'))], ctx)).toBe(0);
+    const text = ctx.stdout.join('\n');
+    const t = f.reference().totals;
+    expect(text).toContain(`${t.flows} flows, ${t.bytes} bytes, ${t.packets} packets`);
+  });
+
+  it('refuses missing files and bad options with exit code 2', async () => {
+    for (const args of [['/nonexistent.pcap'], ['--port', '0', f.pcap], ['--source', 'a/b', f.pcap]]) {
+      const ctx = capture();
+      expect(await runCli(['import', ...args], ctx), args.join(' ')).toBe(2);
+      expect(ctx.stderr.join('')).toMatch(/^netsvc: /);
+    }
+  });
+});
