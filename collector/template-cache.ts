@@ -220,7 +220,10 @@ export class PendingBuffer {
 
   /** Removes and returns the sets older than maxAgeMs at `nowMs`. */
   expire(nowMs: number): PendingSet[] {
-    if (this.items.length === 0) return [];
+    // Called for every datagram: the oldest set is first (sets arrive in
+    // received order), so when it is young enough nothing else is looked at.
+    const head = this.items[0];
+    if (head === undefined || nowMs - head.receivedMs <= this.options.maxAgeMs) return [];
     const keep: PendingSet[] = [];
     const gone: PendingSet[] = [];
     for (const it of this.items) (nowMs - it.receivedMs > this.options.maxAgeMs ? gone : keep).push(it);
