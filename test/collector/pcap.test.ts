@@ -11,6 +11,7 @@ import {
   type UdpDatagram,
   type WriterLinkType,
 } from '../../collector/pcap.js';
+import { flowFixtures } from '../helpers/flow-fixtures.js';
 
 const FIX = new URL('../../fixtures/pcap/', import.meta.url);
 const requireAll = process.env.NETSVC_REQUIRE_ALL === '1';
@@ -81,6 +82,18 @@ describe('reading captures made by tcpdump and editcap', () => {
       reader.end();
       expect(got).toEqual(whole);
       expect(reader.counters.fileErrors).toBe(0);
+    }
+  });
+});
+
+describe('reading the flow-oracle export captures', () => {
+  it('finds every datagram softflowd and pmacct sent, byte for byte in total', () => {
+    for (const f of flowFixtures()) {
+      const { datagrams, counters } = readCapture(readFileSync(f.pcap));
+      const ref = f.reference();
+      expect(datagrams.length, f.name).toBe(ref.datagrams_replayed);
+      expect(datagrams.reduce((n, d) => n + d.payload.length, 0), f.name).toBe(ref.datagram_bytes_replayed);
+      expect(counters.fileErrors + counters.malformed + counters.truncated, f.name).toBe(0);
     }
   });
 });
