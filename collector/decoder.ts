@@ -21,6 +21,12 @@
  * ```
  * A malformed datagram adds no row at all: rows appended for it are taken
  * back before `decode` returns.
+ *
+ * Wiring notes: a flow source's `sampling` config is `samplingOverride`;
+ * to keep templates across restarts, build the store with
+ * `new TemplatePersistence({ path, now, ttlMs }).load()` (template-persistence.ts),
+ * pass it as the second argument, and `save(decoder.templates)` now and then
+ * and at shutdown.
  */
 import ipaddr from 'ipaddr.js';
 import { CollectorCounters, type ExporterCounters } from './collector-counters.js';

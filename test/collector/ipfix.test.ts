@@ -210,4 +210,55 @@ describe('IPFIX', () => {
     expect(c.sequenceGaps).toBe(1);
     expect(c.sequenceMissing).toBe(4);
   });
+  it('keeps ICMP type*256+code in the destination port (icmpTypeCodeIPv4/IPv6), other protocols keep their port', () => {
+    const fields: Spec[] = [
+      [8, 4],
+      [12, 4],
+      [27, 16],
+      [28, 16],
+      [4, 1],
+      [11, 2],
+      [32, 2],
+      [139, 2],
+    ];
+    const v6 = Buffer.alloc(16);
+    const rec = (src4: string, v6src: Buffer, proto: number, dport: number, tc4: number, tc6: number): Buffer =>
+      Buffer.concat([ipv4(src4), ipv4(src4 === '0.0.0.0' ? '0.0.0.0' : '10.11.0.9'), v6src, v6src, uint(proto, 1), uint(dport, 2), uint(tc4, 2), uint(tc6, 2)]);
+    const v6addr = Buffer.from('20010db8000000000000000000000001', 'hex');
+    const d = createFlowDecoder();
+    const b = new FlowBatch();
+    d.decode(
+      msg(
+        set(2, ipfixTemplateRecord(800, fields), false),
+        set(
+          800,
+          Buffer.concat([
+            rec('10.11.0.1', v6, 1, 0, (8 << 8) | 0, 0), // echo request
+            rec('0.0.0.0', v6addr, 58, 0, 0, (128 << 8) | 0), // ICMPv6 echo request
+            rec('10.11.0.2', v6, 6, 443, 0, 0),
+          ]),
+          false,
+        ),
+      ),
+      from,
+      RECEIVED,
+      b,
+    );
+    const r = rows(b);
+    expect(r.map((f) => [f.ipVersion, f.proto, f.dstPort])).toEqual([
+      [4, 1, 2048],
+      [6, 58, 128 * 256],
+      [4, 6, 443],
+    ]);
+    expect(r[1]!.src).toBe('2001:db8::1');
+  });
+
+  it('counts unknown versions and too-short datagrams without decoding them', () => {
+    const d = createFlowDecoder();
+    const b = new FlowBatch();
+    expect(d.decode(Buffer.from([0, 7, 0, 0]), from, RECEIVED, b).status).toBe('unknown-version');
+    expect(d.decode(Buffer.from([0]), from, RECEIVED, b).status).toBe('malformed');
+    const c = d.counters.exporter(from.address);
+    expect([c.packets, c.unknownVersion, c.malformed]).toEqual([2, 1, 1]);
+  });
 });
