@@ -141,6 +141,16 @@ export function appendRows(dst: FlowBatch, src: FlowBatch, from: number, n: numb
   dst.length = at + n;
 }
 
+/** Removes the first `n` rows of a batch, moving the rest to the front. */
+function dropFront(b: FlowBatch, n: number): void {
+  const rest = b.length - n;
+  if (rest > 0) {
+    for (const name of NUMERIC_COLUMNS) b.cols[name].copyWithin(0, n, b.length);
+    for (const name of ADDRESS_COLUMNS) b[name].copyWithin(0, n * 16, b.length * 16);
+  }
+  b.length = Math.max(0, rest);
+}
+
 /** Writes flow sources' hourly capture files; see the module comment. */
 export class CaptureWriter implements FlowSink {
   readonly counters: WriterCounters = {
@@ -221,7 +231,7 @@ export class CaptureWriter implements FlowSink {
       let j = i + 1;
       while (j < n && rec[j]! >= h.hourStart && rec[j]! < h.hourEnd) j++;
       appendRows(h.pending, batch, i, j - i);
-      if (!h.sealing && h.pending.length >= this.blockRows) this.flushHour(h);
+      if (!h.sealing && h.pending.length >= this.blockRows) this.flushHour(h, true);
       i = j;
     }
   }
@@ -414,14 +424,14 @@ export class CaptureWriter implements FlowSink {
   }
 
   /** Appends the pending rows of an hour as blocks; on error drops them (counted) and cuts the file back. */
-  private flushHour(h: OpenHour): void {
-    h.lastFlush = this.now();
-    const n = h.pending.length;
+  private flushHour(h: OpenHour, wholeBlocksOnly = false): void {
+    const n = wholeBlocksOnly ? h.pending.length - (h.pending.length % this.blockRows) : h.pending.length;
+    if (!wholeBlocksOnly) h.lastFlush = this.now();
     if (n === 0) return;
     if (h.fd < 0) this.createFile(h);
     if (h.fd < 0) {
       this.counters.rowsLost += n;
-      h.pending.clear();
+      dropFront(h.pending, n);
       return;
     }
     for (let from = 0; from < n; from += this.blockRows) {
@@ -462,7 +472,7 @@ export class CaptureWriter implements FlowSink {
       this.counters.blocksWritten++;
       this.counters.bytesWritten += block.length;
     }
-    h.pending.clear();
+    dropFront(h.pending, n);
   }
 
   // ------------------------------------------------------------------ sealing

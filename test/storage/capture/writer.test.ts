@@ -1,0 +1,309 @@
+import { existsSync, readdirSync, statSync, truncateSync, chmodSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FlowBatch } from '../../../collector/flow-batch.js';
+import { nodeFs, type CaptureFs } from '../../../storage/capture/capture-fs.js';
+import { CaptureFile, listCaptureFiles, scanFlows } from '../../../storage/capture/reader.js';
+import { CaptureWriter, type HourSealedEvent } from '../../../storage/capture/writer.js';
+import { FakeClock, prng, randomFlows, rowsOf, slice, tempDataDir } from './flows.js';
+
+const H9 = Date.UTC(2026, 2, 25, 9); // 10:00 in Europe/Paris (CET, before the March DST change)
+const H10 = H9 + 3_600_000;
+const writers: CaptureWriter[] = [];
+
+function makeWriter(dataDir: string, clock: FakeClock, extra: Partial<ConstructorParameters<typeof CaptureWriter>[0]> = {}): CaptureWriter {
+  const w = new CaptureWriter({ dataDir, timezone: 'Europe/Paris', flushIntervalMs: 5000, blockRows: 4096, now: clock.now, timer: false, ...extra });
+  writers.push(w);
+  return w;
+}
+
+function readAll(path: string): Record<string, number | string>[] {
+  return rowsOf(scanFlows([path]));
+}
+
+afterEach(async () => {
+  for (const w of writers.splice(0)) await w.close().catch(() => undefined);
+});
+
+describe('capture writer', () => {
+  it('writes the open hour as nfcapd.current.<local stamp>, readable after each flush interval, not before', async () => {
+    const dir = tempDataDir();
+    const clock = new FakeClock(H9 + 60_000);
+    const w = makeWriter(dir, clock);
+    await w.start();
+    const batch = randomFlows(1000, { received: H9 + 1000, stepMs: 50, seed: 1 });
+    w.write('netflow', batch);
+    const path = join(dir, 'flows/netflow/nfcapd.current.202603251000');
+    expect(existsSync(path)).toBe(true);
+    expect(readAll(path)).toHaveLength(0); // buffered, interval not over
+    clock.advance(4000);
+    await w.tick();
+    expect(readAll(path)).toHaveLength(0);
+    clock.advance(1000);
+    await w.tick();
+    expect(readAll(path)).toEqual(rowsOf([batch]));
+    // a second flush appends a second block; both are read, in order
+    const more = randomFlows(500, { received: H9 + 200_000, seed: 2 });
+    w.write('netflow', more);
+    clock.advance(5000);
+    await w.tick();
+    const f = CaptureFile.open(path);
+    expect(f.sealed).toBe(false);
+    expect(f.blocks).toHaveLength(2);
+    f.close();
+    expect(readAll(path)).toEqual(rowsOf([batch, more]));
+  });
+
+  it('flushes early when blockRows rows are waiting', async () => {
+    const dir = tempDataDir();
+    const clock = new FakeClock(H9);
+    const w = makeWriter(dir, clock, { blockRows: 1000 });
+    await w.start();
+    w.write('netflow', randomFlows(2500, { received: H9, stepMs: 1 }));
+    const [file] = listCaptureFiles(dir, 'netflow', 'Europe/Paris');
+    expect(readAll(file!.path)).toHaveLength(2000);
+  });
+
+  it('routes rows to the hour of their received time and seals an hour once the clock passes its end', async () => {
+    const dir = tempDataDir();
+    const clock = new FakeClock(H9 + 3_590_000);
+    const sealed: HourSealedEvent[] = [];
+    const w = makeWriter(dir, clock, { sealGraceMs: 10_000 });
+    w.onHourSealed((e) => void sealed.push(e));
+    await w.start();
+    const a = randomFlows(300, { received: H9 + 3_597_000, stepMs: 10, seed: 5 }); // straddles 10:00 UTC
+    w.write('netflow', a);
+    const firstHourRows = Array.from(a.cols.received.subarray(0, a.length)).filter((r) => r < H10).length;
+    expect(firstHourRows).toBe(300);
+    const b = randomFlows(200, { received: H10 + 500, stepMs: 10, seed: 6 });
+    w.write('netflow', b);
+    clock.t = H10 + 5_000; // boundary passed, grace not over: both hours open
+    await w.tick();
+    expect(sealed).toEqual([]);
+    expect(readdirSync(join(dir, 'flows/netflow')).sort()).toEqual(['nfcapd.current.202603251000', 'nfcapd.current.202603251100']);
+    clock.t = H10 + 10_000;
+    await w.tick();
+    const files = listCaptureFiles(dir, 'netflow', 'Europe/Paris');
+    expect(files.map((f) => [f.name, f.kind])).toEqual([
+      ['nfcapd.202603251000', 'sealed'],
+      ['nfcapd.current.202603251100', 'current'],
+    ]);
+    expect(sealed).toEqual([{ source: 'netflow', hourStart: H9, hourEnd: H10, path: files[0]!.path, flows: 300 }]);
+    const f = CaptureFile.open(files[0]!.path, { requireSealed: true });
+    expect(f.sealed).toBe(true);
+    expect(f.totals?.all.flows).toBe(300);
+    expect(f.header.hourStart).toBe(H9);
+    f.close();
+    expect(readAll(files[0]!.path)).toEqual(rowsOf([a]));
+    expect(readAll(files[1]!.path)).toEqual(rowsOf([b]));
+  });
+
+  it('merges the small live blocks of an hour into large ones when sealing, keeping every row', async () => {
+    const dir = tempDataDir();
+    const clock = new FakeClock(H9);
+    const w = makeWriter(dir, clock, { blockRows: 4096 });
+    await w.start();
+    const all: FlowBatch[] = [];
+    for (let k = 0; k < 30; k++) {
+      const b = randomFlows(300, { received: H9 + k * 60_000, stepMs: 100, seed: 100 + k });
+      all.push(b);
+      w.write('netflow', b);
+      clock.t = H9 + (k + 1) * 60_000;
+      await w.tick();
+    }
+    const cur = listCaptureFiles(dir, 'netflow', 'Europe/Paris')[0]!;
+    const live = CaptureFile.open(cur.path);
+    expect(live.blocks.length).toBe(30);
+    live.close();
+    clock.t = H10 + 60_000;
+    await w.tick();
+    const sealed = listCaptureFiles(dir, 'netflow', 'Europe/Paris')[0]!;
+    expect(sealed.kind).toBe('sealed');
+    const f = CaptureFile.open(sealed.path, { requireSealed: true });
+    expect(f.blocks.map((b) => b.rows)).toEqual([3900, 3900, 1200]);
+    f.close();
+    expect(sealed.size).toBeLessThan(cur.size);
+    expect(readAll(sealed.path)).toEqual(rowsOf(all));
+    expect(readdirSync(join(dir, 'flows/netflow'))).toEqual(['nfcapd.202603251000']);
+  });
+
+  it('reopens a sealed hour for rows that arrive late, and seals it again', async () => {
+    const dir = tempDataDir();
+    const clock = new FakeClock(H9);
+    const sealed: HourSealedEvent[] = [];
+    const w = makeWriter(dir, clock);
+    w.onHourSealed((e) => void sealed.push(e));
+    await w.start();
+    const a = randomFlows(100, { received: H9 + 1000, seed: 1 });
+    w.write('netflow', a);
+    clock.t = H10 + 60_000;
+    await w.tick();
+    const late = randomFlows(50, { received: H9 + 3_000_000, seed: 2 }); // a clock step back, say
+    w.write('netflow', late);
+    expect(w.counters.hoursReopened).toBe(1);
+    clock.advance(5000);
+    await w.tick(); // over its end: sealed again
+    expect(sealed.map((e) => e.flows)).toEqual([100, 150]);
+    const [file] = listCaptureFiles(dir, 'netflow', 'Europe/Paris');
+    expect(file!.kind).toBe('sealed');
+    expect(readAll(file!.path)).toEqual(rowsOf([a, late]));
+  });
+
+  it('keeps running aggregates of the open hour equal to what the file holds', async () => {
+    const dir = tempDataDir();
+    const clock = new FakeClock(H9);
+    const w = makeWriter(dir, clock);
+    await w.start();
+    const b = randomFlows(5000, { received: H9, stepMs: 100, seed: 9 });
+    w.write('netflow', b);
+    w.flush();
+    const view = w.openHourAggregates('netflow')!;
+    expect(view.hourStart).toBe(H9);
+    const t = view.aggregates.totals();
+    let bytes = 0;
+    let rst = 0;
+    const perSrc = new Map<string, number>();
+    for (let i = 0; i < b.length; i++) {
+      bytes += b.cols.bytes[i]!;
+      if (b.cols.tcpFlags[i]! & 4) rst++;
+      const k = Buffer.from(b.srcAddr.subarray(i * 16, i * 16 + 16)).toString('hex');
+      perSrc.set(k, (perSrc.get(k) ?? 0) + b.cols.bytes[i]!);
+    }
+    expect(t.flows).toBe(5000);
+    expect(t.bytes).toBe(bytes);
+    expect(t.rstFlows).toBe(rst);
+    const topBytes = [...perSrc.values()].sort((x, y) => y - x).slice(0, 10);
+    expect(view.aggregates.top('srcIp', 'bytes', 10).map((e) => e.bytes)).toEqual(topBytes);
+    const protoFlows = view.aggregates.protocols().reduce((s, p) => s + p.flows, 0);
+    expect(protoFlows).toBe(5000);
+    const portFlows = view.aggregates.top('dstPort', 'flows', 10).reduce((s, p) => s + p.flows, 0);
+    const tcpUdp = Array.from(b.cols.proto.subarray(0, b.length)).filter((p) => p === 6 || p === 17).length;
+    expect(portFlows).toBe(tcpUdp); // 5 ports only, so the top 10 covers every TCP/UDP flow
+  });
+
+  it('recovers an open file cut at any point: keeps every whole block, drops and counts the torn tail', async () => {
+    const rnd = prng(42);
+    for (let trial = 0; trial < 12; trial++) {
+      const dir = tempDataDir();
+      const clock = new FakeClock(H9);
+      const w = makeWriter(dir, clock);
+      await w.start();
+      const batches: FlowBatch[] = [];
+      const ends: number[] = [];
+      for (let k = 0; k < 5; k++) {
+        const b = randomFlows(200 + k * 37, { received: H9 + k * 100_000, seed: trial * 10 + k });
+        batches.push(b);
+        w.write('netflow', b);
+        w.flush();
+        ends.push(statSync(join(dir, 'flows/netflow/nfcapd.current.202603251000')).size);
+      }
+      await w.close(); // hour not over: file stays open
+      const path = join(dir, 'flows/netflow/nfcapd.current.202603251000');
+      const size = ends[4]!;
+      const cut = Math.floor(rnd() * size);
+      truncateSync(path, cut);
+      const kept = ends.filter((e) => e <= cut).length;
+      const w2 = makeWriter(dir, clock);
+      await w2.start();
+      expect(w2.counters.recoveredFiles).toBe(1);
+      expect(w2.counters.recoveredDroppedBytes).toBe(kept === 5 ? 0 : cut - (kept ? ends[kept - 1]! : statSync(path).size));
+      expect(readAll(path)).toEqual(rowsOf(batches.slice(0, kept)));
+      // it goes on writing after the kept blocks
+      const more = randomFlows(10, { received: H9 + 900_000, seed: 99 });
+      w2.write('netflow', more);
+      w2.flush();
+      expect(readAll(path)).toEqual(rowsOf([...batches.slice(0, kept), more]));
+      await w2.close();
+    }
+  });
+
+  it('seals at start a file a crash left open for an hour that is over', async () => {
+    const dir = tempDataDir();
+    const clock = new FakeClock(H9);
+    const w = makeWriter(dir, clock);
+    await w.start();
+    const b = randomFlows(100, { received: H9 + 5, seed: 3 });
+    w.write('netflow', b);
+    w.flush();
+    await w.close();
+    clock.t = H10 + 3_600_000;
+    const sealed: HourSealedEvent[] = [];
+    const w2 = makeWriter(dir, clock);
+    w2.onHourSealed((e) => void sealed.push(e));
+    await w2.start();
+    expect(sealed.map((e) => e.flows)).toEqual([100]);
+    expect(readdirSync(join(dir, 'flows/netflow'))).toEqual(['nfcapd.202603251000']);
+  });
+
+  it('on a write error (disk full) logs and counts, keeps running, and leaves earlier blocks intact', async () => {
+    const dir = tempDataDir();
+    const clock = new FakeClock(H9);
+    let full = false;
+    const errors: string[] = [];
+    const cfs: CaptureFs = {
+      ...nodeFs,
+      writeSync(fd, buf, off, len, pos) {
+        if (full) {
+          // a partial write then ENOSPC, as a filling disk does
+          nodeFs.writeSync(fd, buf, off, Math.min(len, 100), pos);
+          throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+        }
+        return nodeFs.writeSync(fd, buf, off, len, pos);
+      },
+    };
+    const w = makeWriter(dir, clock, { cfs, log: { info() {}, warn() {}, error: (_o, m) => void errors.push(m) } });
+    await w.start();
+    const a = randomFlows(300, { received: H9, seed: 1 });
+    w.write('netflow', a);
+    w.flush();
+    full = true;
+    w.write('netflow', randomFlows(300, { received: H9 + 1000, seed: 2 }));
+    expect(() => w.flush()).not.toThrow();
+    expect(w.counters.writeErrors).toBe(1);
+    expect(w.counters.rowsLost).toBe(300);
+    expect(errors).toHaveLength(1);
+    const path = join(dir, 'flows/netflow/nfcapd.current.202603251000');
+    expect(readAll(path)).toEqual(rowsOf([a]));
+    full = false; // space again: writing resumes after the last good block
+    const c = randomFlows(300, { received: H9 + 2000, seed: 3 });
+    w.write('netflow', c);
+    w.flush();
+    expect(readAll(path)).toEqual(rowsOf([a, c]));
+  });
+
+  it('counts rows it cannot store when the directory is read-only, and does not throw', async () => {
+    // chmod alone does not stop root (CI runs as root), so the fs also refuses writes, as a read-only mount would.
+    const dir = tempDataDir();
+    const clock = new FakeClock(H9);
+    mkdirSync(join(dir, 'flows/netflow'), { recursive: true });
+    chmodSync(join(dir, 'flows/netflow'), 0o555);
+    const cfs: CaptureFs = {
+      ...nodeFs,
+      openSync(p, f) {
+        if (f !== 'r') throw Object.assign(new Error(`EROFS: read-only file system, open '${p}'`), { code: 'EROFS' });
+        return nodeFs.openSync(p, f);
+      },
+    };
+    const w = makeWriter(dir, clock, { cfs });
+    await w.start();
+    expect(() => w.write('netflow', randomFlows(100, { received: H9, seed: 1 }))).not.toThrow();
+    w.flush();
+    expect(w.counters.rowsLost).toBe(100);
+    expect(w.counters.writeErrors).toBeGreaterThan(0);
+    chmodSync(join(dir, 'flows/netflow'), 0o755);
+  });
+
+  it('takes a batch the collector reuses: rows are copied at write()', async () => {
+    const dir = tempDataDir();
+    const clock = new FakeClock(H9);
+    const w = makeWriter(dir, clock);
+    await w.start();
+    const b = randomFlows(10, { received: H9, seed: 1 });
+    const expected = rowsOf([slice(b, 0, 10)]);
+    w.write('netflow', b);
+    b.cols.bytes.fill(0);
+    b.clear();
+    w.flush();
+    expect(readAll(listCaptureFiles(dir, 'netflow', 'Europe/Paris')[0]!.path)).toEqual(expected);
+  });
+});
