@@ -5,7 +5,9 @@ import type { Command } from 'commander';
 import { createFlowDecoder } from '../../collector/decoder.js';
 import { SummarySink, type FlowSink, type FlowSummary } from '../../collector/flow-sink.js';
 import { importCaptures, type ImportResult } from '../../collector/pcap-import.js';
+import { CaptureWriter } from '../../storage/capture/writer.js';
 import type { Config } from '../config.js';
+import { sourceDir } from '../../storage/capture/format.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 
 /** The `--json` document of an import: what was read, what was decoded, the totals. */
@@ -20,6 +22,19 @@ export interface ImportReport extends Omit<FlowSummary, 'firstReceived' | 'lastR
   /** Decoder counters over all exporters, and per exporter address. */
   counters: ImportResult['decoder']['total'];
   exporters: ImportResult['decoder']['exporters'];
+  /** What went to the capture files (null with --no-store). */
+  stored: StoredReport | null;
+}
+
+/** The capture files an import wrote. */
+export interface StoredReport {
+  /** `<dataDir>/flows/<source>`. */
+  dir: string;
+  /** Sealed hourly files, in the order they were sealed. */
+  files: string[];
+  rowsWritten: number;
+  writeErrors: number;
+  rowsLost: number;
 }
 
 /** Options of `runImport`, as the command line gives them. */
@@ -61,7 +76,54 @@ export async function runImport(config: Config, files: readonly string[], opts: 
     lastReceived: iso(s.lastReceived),
     counters: result.decoder.total,
     exporters: result.decoder.exporters,
+    stored: null,
   };
+}
+
+/** Imports into the capture files of the source (every hour touched is sealed at the end). */
+export async function runImportToStore(
+  config: Config,
+  files: readonly string[],
+  opts: Omit<ImportCommandOptions, 'sink'>,
+  log: (line: string) => void,
+): Promise<ImportReport> {
+  const c = config.capture;
+  const writer = new CaptureWriter({
+    dataDir: config.dataDir,
+    timezone: config.timezone,
+    flushIntervalMs: c.flushIntervalMs,
+    blockRows: c.blockRows,
+    codec: c.codec,
+    level: c.level,
+    fsyncOnFlush: c.fsyncOnFlush,
+    // Offline: blocks are flushed by size and every hour is sealed at the end, not by the clock.
+    timer: false,
+    log: {
+      info: () => {},
+      warn: (obj, msg) => log(`warning: ${msg} ${JSON.stringify(obj)}`),
+      error: (obj, msg) => log(`error: ${msg} ${JSON.stringify(obj)}`),
+    },
+  });
+  const sealed: string[] = [];
+  writer.onHourSealed((e) => {
+    if (e.source === opts.source) sealed.push(e.path);
+  });
+  await writer.start();
+  let report: ImportReport;
+  try {
+    report = await runImport(config, files, { ...opts, sink: writer });
+  } finally {
+    await writer.close({ sealAll: true });
+  }
+  const w = writer.counters;
+  report.stored = {
+    dir: sourceDir(config.dataDir, opts.source),
+    files: sealed,
+    rowsWritten: w.rowsWritten,
+    writeErrors: w.writeErrors,
+    rowsLost: w.rowsLost,
+  };
+  return report;
 }
 
 function parsePort(text: string | undefined): number | undefined {
@@ -92,6 +154,10 @@ function humanReport(r: ImportReport): string {
   const g = r.nfdumpGroups;
   lines.push(`  flows tcp ${g.tcp.flows}, udp ${g.udp.flows}, icmp ${g.icmp.flows}, other ${g.other.flows}`);
   if (r.firstReceived) lines.push(`  received ${r.firstReceived} … ${r.lastReceived}`);
+  if (r.stored) {
+    const st = r.stored;
+    lines.push(`  stored ${st.rowsWritten} flows in ${st.files.length} hourly file(s) under ${st.dir}` + (st.writeErrors ? ` (${st.writeErrors} write errors, ${st.rowsLost} flows lost)` : ''));
+  }
   const c = r.counters;
   const notable = Object.entries(c).filter(([k, v]) => v > 0 && !['packets', 'flows', 'bytes', 'packetsInFlows'].includes(k));
   if (notable.length) lines.push(`  counters: ${notable.map(([k, v]) => `${k} ${v}`).join(', ')}`);
@@ -105,8 +171,9 @@ export function registerImportCommand(program: Command, ctx: CliContext): void {
     .argument('<pcap...>', 'capture files (pcap or pcapng; Ethernet, Linux cooked, raw IP)')
     .option('--port <port>', 'only datagrams sent to this UDP port (default: every UDP datagram)')
     .option('--source <name>', 'flow source to store the flows under', 'netflow')
+    .option('--no-store', 'only decode and summarise; write no capture files')
     .option('--json', 'print the summary as JSON')
-    .action(async (files: string[], opts: { port?: string; source: string; json?: boolean }, cmd: Command) => {
+    .action(async (files: string[], opts: { port?: string; source: string; store: boolean; json?: boolean }, cmd: Command) => {
       const config = ctx.config(cmd);
       if (!/^[A-Za-z0-9_-]+$/.test(opts.source)) throw new UsageError(`--source must be a flow source name, got '${opts.source}'`);
       for (const f of files) if (!existsSync(f)) throw new UsageError(`no such file: ${f}`);
@@ -117,7 +184,7 @@ export function registerImportCommand(program: Command, ctx: CliContext): void {
       }
       const mib = (n: number): number => Math.round((n / 1048576) * 10) / 10;
       let started = false;
-      const report = await runImport(config, files, {
+      const importOpts: ImportCommandOptions = {
         port,
         source: opts.source,
         onProgress: bar
@@ -127,8 +194,15 @@ export function registerImportCommand(program: Command, ctx: CliContext): void {
               bar.update(mib(done));
             }
           : undefined,
-      });
-      bar?.stop();
+      };
+      let report: ImportReport;
+      try {
+        report = opts.store
+          ? await runImportToStore(config, files, importOpts, (line) => ctx.err(line))
+          : await runImport(config, files, importOpts);
+      } finally {
+        bar?.stop();
+      }
       ctx.out(opts.json ? JSON.stringify(report, null, 2) : humanReport(report));
     });
 }

@@ -1,10 +1,11 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli.js';
 import { processContext, type CliContext } from '../../../src/commands/context.js';
 import type { ImportReport } from '../../../src/commands/import.js';
+import { scanFlows } from '../../../storage/capture/reader.js';
 import { flowFixtures } from '../../helpers/flow-fixtures.js';
 
 function capture(): CliContext & { stdout: string[]; stderr: string[] } {
@@ -94,6 +95,26 @@ describe('netsvc import options', () => {
     expect(r.datagrams).toBeGreaterThan(0);
     expect(r.datagrams).toBeLessThan(f.reference().datagrams_replayed);
     expect(r.flows).toBeLessThan(f.reference().totals.flows);
+  });
+
+  it('stores the flows in sealed hourly capture files of the source', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'netsvc-import-'));
+    const ctx = capture();
+    expect(await runCli(['import', '--json', '-d', dataDir, '--source', 'lentor', f.pcap], ctx), ctx.stderr.join('')).toBe(0);
+    const r = JSON.parse(ctx.stdout.join('')) as ImportReport;
+    expect(r.stored).toMatchObject({ dir: join(dataDir, 'flows', 'lentor'), rowsWritten: r.flows, writeErrors: 0 });
+    expect(r.stored!.files.length).toBeGreaterThan(0);
+    let rows = 0;
+    let bytes = 0;
+    for (const batch of scanFlows(r.stored!.files)) {
+      rows += batch.length;
+      for (let i = 0; i < batch.length; i++) bytes += batch.cols.bytes[i]!;
+    }
+    expect({ rows, bytes }).toEqual({ rows: f.reference().totals.flows, bytes: f.reference().totals.bytes });
+    // --no-store leaves the data directory alone.
+    const bare = mkdtempSync(join(tmpdir(), 'netsvc-import-'));
+    expect(await runCli(['import', '--no-store', '-d', bare, f.pcap], capture())).toBe(0);
+    expect(existsSync(join(bare, 'flows'))).toBe(false);
   });
 
   it('prints a readable summary without --json', async () => {
