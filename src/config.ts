@@ -105,6 +105,18 @@ const syslogReceiverSchema = z
   })
   .strict();
 
+const hotspotSchema = z
+  .object({
+    /** radusergroup group whose radgroupcheck holds `Auth-Type := Reject`; daloRADIUS's name, so both tools agree on who is disabled. */
+    disabledGroup: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1-64 of A-Z a-z 0-9 _ -')
+      .default('daloRADIUS-Disabled-Users'),
+    /** Largest hotspot `perPage`; larger values are reduced to it (api.md advises at most 1000). */
+    maxPerPage: z.number().int().positive().default(2000),
+  })
+  .strict();
+
 const entitySchema = z
   .object({
     flowSources: z.array(z.string()).default([]),
@@ -178,6 +190,7 @@ export const configSchema = z
       maxMessageBytes: 65_536,
       maxQueue: 100_000,
     }),
+    hotspot: hotspotSchema.default({ disabledGroup: 'daloRADIUS-Disabled-Users', maxPerPage: 2000 }),
     flowSources: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), flowSourceSchema).default({
       netflow: { listen: '0.0.0.0:2055', exporters: [], receiveBuffer: 8 * 1024 * 1024, sampling: {} },
       lentor: { listen: '0.0.0.0:2056', exporters: [], receiveBuffer: 8 * 1024 * 1024, sampling: {} },
