@@ -6,8 +6,9 @@
  * one for any window; the KPI cache stores them when an hour is sealed.
  */
 import type { FlowBatch } from '../../collector/flow-batch.js';
-import { KeyTable, type Metric, type RankedRows, BYTES, FLOWS, PACKETS, compareKeys } from './key-table.js';
-import { LEVEL_ENDS, rankedRowsSource, type RankedSource } from './top-merge.js';
+import { KeyTable, type Metric, type RankedRows, BYTES, FLOWS, PACKETS } from './key-table.js';
+import { cutLevels, type Level } from './levels.js';
+import { LEVEL_ENDS, type RankedSource } from './top-merge.js';
 
 /** Flows, bytes and packets of one group. */
 export interface Totals {
@@ -123,51 +124,40 @@ export class HourAggregate {
     return out;
   }
 
-  /** Every TCP/UDP destination port with flows, ranked by `metric` then port (2-byte big-endian keys). */
-  rankedPorts(metric: Metric): RankedRows {
-    const idx: number[] = [];
-    for (let port = 0; port < 65536; port++) if (this.ports[port * 3]) idx.push(port);
-    // Port arrays are flows, bytes, packets; ranked rows are bytes, packets, flows.
-    const col = metric === FLOWS ? 0 : metric === BYTES ? 1 : 2;
-    idx.sort((a, b) => this.ports[b * 3 + col]! - this.ports[a * 3 + col]! || a - b);
-    const rows: RankedRows = { keyWidth: 2, length: idx.length, keys: new Uint8Array(idx.length * 2), vals: new Float64Array(idx.length * 3) };
-    idx.forEach((port, i) => {
+  /** Every TCP/UDP destination port with flows, as 2-byte big-endian keys, in port order. */
+  portRows(): RankedRows {
+    let n = 0;
+    for (let port = 0; port < 65536; port++) if (this.ports[port * 3]) n++;
+    const rows: RankedRows = { keyWidth: 2, length: n, keys: new Uint8Array(n * 2), vals: new Float64Array(n * 3) };
+    let i = 0;
+    for (let port = 0; port < 65536; port++) {
+      const flows = this.ports[port * 3]!;
+      if (!flows) continue;
       rows.keys[i * 2] = port >> 8;
       rows.keys[i * 2 + 1] = port & 0xff;
+      // Port arrays hold flows, bytes, packets; ranked rows hold bytes, packets, flows.
       rows.vals[i * 3 + BYTES] = this.ports[port * 3 + 1]!;
       rows.vals[i * 3 + PACKETS] = this.ports[port * 3 + 2]!;
-      rows.vals[i * 3 + FLOWS] = this.ports[port * 3]!;
-    });
+      rows.vals[i * 3 + FLOWS] = flows;
+      i++;
+    }
     return rows;
   }
 }
 
-/** Prefix of ranked rows (the first `n`), sharing memory. */
-export function headRows(rows: RankedRows, n: number): RankedRows {
-  const m = Math.min(n, rows.length);
-  return { keyWidth: rows.keyWidth, length: m, keys: rows.keys.subarray(0, m * rows.keyWidth), vals: rows.vals.subarray(0, m * 3) };
-}
-
-/** Rows `from` ≤ i < `to` of ranked rows, sharing memory. */
-export function sliceRows(rows: RankedRows, from: number, to: number): RankedRows {
-  const a = Math.min(from, rows.length);
-  const b = Math.min(to, rows.length);
-  return { keyWidth: rows.keyWidth, length: b - a, keys: rows.keys.subarray(a * rows.keyWidth, b * rows.keyWidth), vals: rows.vals.subarray(a * 3, b * 3) };
-}
-
-export { compareKeys };
 
 /** A RankedSource over a key table: the best 256 by a partial selection, deeper levels from a full ranking made on demand. */
 export function keyTableSource(table: KeyTable, metric: Metric): RankedSource {
-  let full: RankedSource | undefined;
+  let full: Level[] | undefined;
   return {
     level(level) {
       if (level === 0) {
         const { rows, next } = table.top(metric, LEVEL_ENDS[0]);
         return rows.length ? { rows, next } : undefined;
       }
-      full ??= rankedRowsSource(table.ranked(metric), metric);
-      return full.level(level);
+      // Deeper levels cut the same total order, so level 0 here equals level 0 of the cut.
+      full ??= cutLevels(table.rows(), metric);
+      return full[level];
     },
   };
 }

@@ -134,25 +134,15 @@ export class KeyTable {
     for (let s = 0; s < this.slots; s++) if (vals[s * 3 + FLOWS] !== 0) fn(s * 4, s * 3);
   }
 
-  /**
-   * Every key with its counters, ordered by `metric` descending and then by
-   * key bytes ascending (so equal values always come out in the same order).
-   * Keys as 16 bytes per row, values three per row.
-   */
-  ranked(metric: Metric): RankedRows {
-    const order = new Uint32Array(this.size);
-    let n = 0;
-    this.forEachSlot((k) => (order[n++] = k / 4));
+  /** Every key with its counters, in no particular order (cut into levels by levels.ts). */
+  rows(): RankedRows {
+    const out: RankedRows = { keyWidth: 16, length: this.size, keys: new Uint8Array(this.size * 16), vals: new Float64Array(this.size * 3) };
     const keyBytes = new Uint8Array(this.keys.buffer, this.keys.byteOffset, this.keys.byteLength);
-    const vals = this.vals;
-    const sorted = Array.from(order).sort((x, y) => {
-      const d = vals[y * 3 + metric]! - vals[x * 3 + metric]!;
-      return d !== 0 ? d : compareKeys(keyBytes, x * 16, keyBytes, y * 16, 16);
-    });
-    const out: RankedRows = { keyWidth: 16, length: n, keys: new Uint8Array(n * 16), vals: new Float64Array(n * 3) };
-    sorted.forEach((s, i) => {
-      out.keys.set(keyBytes.subarray(s * 16, s * 16 + 16), i * 16);
-      out.vals.set(vals.subarray(s * 3, s * 3 + 3), i * 3);
+    let n = 0;
+    this.forEachSlot((k, v) => {
+      out.keys.set(keyBytes.subarray(k * 4, k * 4 + 16), n * 16);
+      out.vals.set(this.vals.subarray(v, v + 3), n * 3);
+      n++;
     });
     return out;
   }

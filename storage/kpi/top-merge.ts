@@ -135,19 +135,7 @@ function toRows(top: Acc[], keyWidth: number): RankedRows {
   return out;
 }
 
-/** A RankedSource over rows already ranked in memory, cut at LEVEL_ENDS. */
-export function rankedRowsSource(rows: RankedRows, metric: Metric): RankedSource {
-  return {
-    level(level) {
-      const from = level === 0 ? 0 : LEVEL_ENDS[level - 1];
-      const to = LEVEL_ENDS[level];
-      if (from === undefined || to === undefined || from >= rows.length) return undefined;
-      const end = Math.min(to, rows.length);
-      const w = rows.keyWidth;
-      return {
-        rows: { keyWidth: w, length: end - from, keys: rows.keys.subarray(from * w, end * w), vals: rows.vals.subarray(from * 3, end * 3) },
-        next: end < rows.length ? rows.vals[end * 3 + metric]! : 0,
-      };
-    },
-  };
+/** A RankedSource over levels already cut (levels.ts). */
+export function levelsSource(levels: ReadonlyArray<{ rows: RankedRows; next: number }>): RankedSource {
+  return { level: (level) => levels[level] };
 }
