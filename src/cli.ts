@@ -13,6 +13,7 @@ import { registerAdminCommands } from './commands/admin.js';
 import { processContext, UsageError, withGlobalOptions, type CliContext } from './commands/context.js';
 import { registerDbCommands } from './commands/db.js';
 import { registerDbIndexSyslogCommand } from './commands/db-index-syslog.js';
+import { DumpError, registerDumpCommand } from './commands/dump.js';
 import { registerImportCommand } from './commands/import.js';
 import { registerReplayCommand } from './commands/replay.js';
 import { registerServeCommand } from './commands/serve.js';
@@ -33,6 +34,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerImportCommand(program, ctx);
   registerReplayCommand(program, ctx);
   registerStatusCommand(program, ctx);
+  registerDumpCommand(program, ctx);
   program.commands.forEach(function exitOverrideAll(cmd: Command) {
     cmd.exitOverride();
     cmd.commands.forEach(exitOverrideAll);
@@ -47,6 +49,7 @@ function userMessage(err: unknown): { message: string; code: number } | undefine
   if (err instanceof AdminStoreError) return { message: err.message, code: 1 };
   if (err instanceof DatabaseUrlError) return { message: err.message, code: 2 };
   if (err instanceof StatusError) return { message: err.message, code: 1 };
+  if (err instanceof DumpError) return { message: err.message, code: 1 };
   if (err instanceof SyslogStoreError) return { message: err.message, code: 1 };
   return undefined;
 }

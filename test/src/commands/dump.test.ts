@@ -1,0 +1,131 @@
+import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../../src/cli.js';
+import { processContext, type CliContext } from '../../../src/commands/context.js';
+import { listCaptureFiles } from '../../../storage/capture/reader.js';
+import { CaptureWriter } from '../../../storage/capture/writer.js';
+import { FlowBatch } from '../../../collector/flow-batch.js';
+import { FakeClock, tempDataDir } from '../../storage/capture/flows.js';
+
+const H9 = Date.UTC(2026, 2, 25, 9);
+
+function capture(): CliContext & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return { ...processContext(), out: (t) => stdout.push(t), err: (t) => stderr.push(t), stdout, stderr };
+}
+
+/** Three known flows: TCP over IPv4, UDP over IPv6, ICMP echo. */
+function knownFlows(): FlowBatch {
+  const b = new FlowBatch(3);
+  const v6 = (last: number): Uint8Array => Uint8Array.from([0x20, 1, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, last]);
+  const rows = [
+    { proto: 6, sp: 49604, dp: 443, flags: 0x18, pk: 5, by: 3827, rec: H9 + 60_000, start: H9 + 50_000, dur: 511 },
+    { proto: 17, sp: 5353, dp: 53, flags: 0, pk: 2, by: 180, rec: H9 + 120_000, start: H9 + 119_000, dur: 48 },
+    { proto: 1, sp: 0, dp: 8 * 256, flags: 0, pk: 1, by: 84, rec: H9 + 180_500, start: H9 + 180_000, dur: 0 },
+  ];
+  rows.forEach((r, k) => {
+    const i = b.addRow();
+    Object.assign(b.cols, {});
+    b.cols.proto[i] = r.proto;
+    b.cols.srcPort[i] = r.sp;
+    b.cols.dstPort[i] = r.dp;
+    b.cols.tcpFlags[i] = r.flags;
+    b.cols.packets[i] = r.pk;
+    b.cols.bytes[i] = r.by;
+    b.cols.received[i] = r.rec;
+    b.cols.start[i] = r.start;
+    b.cols.end[i] = r.start + r.dur;
+    if (k === 1) {
+      b.cols.ipVersion[i] = 6;
+      b.setV6('srcAddr', i, v6(1), 0);
+      b.setV6('dstAddr', i, v6(2), 0);
+    } else {
+      b.cols.ipVersion[i] = 4;
+      b.setV4('srcAddr', i, 0xc0a81426); // 192.168.20.38
+      b.setV4('dstAddr', i, 0xcb007194); // 203.0.113.148
+    }
+  });
+  return b;
+}
+
+async function dataDirWithHour(seal: boolean): Promise<string> {
+  const dir = tempDataDir();
+  const clock = new FakeClock(H9);
+  const w = new CaptureWriter({ dataDir: dir, timezone: 'UTC', now: clock.now, timer: false });
+  await w.start();
+  w.write('netflow', knownFlows());
+  if (seal) clock.t = H9 + 3_700_000;
+  await w.close();
+  // UTC whatever the machine's zone is, so the printed times are known
+  writeFileSync(join(dir, 'netsvc.config.json'), JSON.stringify({ timezone: 'UTC', dataDir: dir }));
+  return dir;
+}
+
+const cfg = (dir: string): string[] => ['--config', join(dir, 'netsvc.config.json')];
+
+describe('netsvc dump', () => {
+  it('prints one line per flow like nfdump -r: start, duration, proto, endpoints, flags, packets, bytes', async () => {
+    const dir = await dataDirWithHour(true);
+    const ctx = capture();
+    expect(await runCli(['dump', 'netflow', ...cfg(dir)], ctx)).toBe(0);
+    const lines = ctx.stdout;
+    expect(lines).toHaveLength(5);
+    expect(lines[1]).toMatch(/^2026-03-25 09:00:50\.000 +0\.511 TCP +192\.168\.20\.38:49604 -> 203\.0\.113\.148:443 +\.AP\.\.\. +5 +3827$/);
+    expect(lines[2]).toMatch(/^2026-03-25 09:01:59\.000 +0\.048 UDP +2001:db8::1\.5353 -> 2001:db8::2\.53 +\.\.\.\.\.\. +2 +180$/);
+    expect(lines[3]).toMatch(/ICMP +192\.168\.20\.38:0 -> 203\.0\.113\.148:8\.0 /);
+    expect(lines[4]).toBe('Summary: total flows: 3, total bytes: 4091, total packets: 8');
+  });
+
+  it('selects by received time with --from/--to (minute inclusive) and --limit, as CSV or JSON', async () => {
+    const dir = await dataDirWithHour(false);
+    const file = listCaptureFiles(dir, 'netflow', 'UTC')[0]!.path;
+    const csv = capture();
+    expect(await runCli(['dump', file, '--from', '2026/03/25 09:02', '--to', '2026/03/25 09:03', '--csv', ...cfg(dir)], csv)).toBe(0);
+    expect(csv.stdout).toHaveLength(3); // header + the flows received at 09:02:00 and 09:03:00.5
+    expect(csv.stdout[0]).toMatch(/^received,start,end,duration,proto,src_ip/);
+    expect(csv.stdout[1]).toContain(',UDP,2001:db8::1,5353,2001:db8::2,53,');
+    const json = capture();
+    expect(await runCli(['dump', file, '--json', '--limit', '1', ...cfg(dir)], json)).toBe(0);
+    const records = JSON.parse(json.stdout.join('')) as Array<Record<string, unknown>>;
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ proto: 'TCP', src_ip: '192.168.20.38', dst_port: '443', flags: '.AP...', bytes: 3827 });
+  });
+
+  it('prints totals like nfdump -I with --stats, from the footer of a sealed file and by scanning an open one', async () => {
+    for (const seal of [true, false]) {
+      const dir = await dataDirWithHour(seal);
+      const ctx = capture();
+      expect(await runCli(['dump', 'netflow', '--stats', ...cfg(dir)], ctx)).toBe(0);
+      const kv = Object.fromEntries(ctx.stdout.map((l) => l.split(': ')));
+      expect(kv).toMatchObject({
+        Ident: 'netflow',
+        Flows: '3',
+        Flows_tcp: '1',
+        Flows_udp: '1',
+        Flows_icmp: '1',
+        Flows_other: '0',
+        Bytes: '4091',
+        Packets: '8',
+        First: String((H9 + 50_000) / 1000),
+        msec_last: '0',
+      });
+    }
+  });
+
+  it('reports a damaged file on stderr with exit code 1', async () => {
+    const dir = await dataDirWithHour(true);
+    const file = listCaptureFiles(dir, 'netflow', 'UTC')[0]!.path;
+    const fd = openSync(file, 'r+');
+    writeSync(fd, Buffer.from('JUNK'), 0, 4, 0);
+    closeSync(fd);
+    for (const args of [[file], ['netflow', '--stats']]) {
+      const ctx = capture();
+      expect(await runCli(['dump', ...args, ...cfg(dir)], ctx)).toBe(1);
+      expect(ctx.stderr.join('\n')).toMatch(/damaged capture file: .*nfcapd\.202603250900: not a netsvc capture file \(bad magic\)/);
+    }
+    const missing = capture();
+    expect(await runCli(['dump', join(dir, 'nope'), ...cfg(dir)], missing)).toBe(2);
+  });
+});
