@@ -1,0 +1,78 @@
+/** `netsvc db migrate` for the hotspot area, and `netsvc db index radius`. */
+import type { Command } from 'commander';
+import { RadiusStoreError } from '../../storage/radius/radius-store.js';
+import { redactUrl } from '../../storage/sql/sql-client.js';
+import type { Config } from '../config.js';
+import { openEntityRadiusStore, radiusDatabaseMissing, radiusEntities } from '../radius-stores.js';
+import { UsageError, withGlobalOptions, type CliContext } from './context.js';
+
+/**
+ * Creates netsvc's hotspot tables in every entity's RADIUS database. An
+ * `sqlite:` database that has no FreeRADIUS tables yet (the embedded default)
+ * gets them from FreeRADIUS's own schema.sql; on MariaDB and PostgreSQL they
+ * must exist already (FreeRADIUS's schema is the operator's to load).
+ */
+export async function migrateRadiusDatabases(config: Config, out: (line: string) => void): Promise<void> {
+  for (const [name, url] of radiusEntities(config)) {
+    const store = openEntityRadiusStore(config, url);
+    const label = `${name} (${redactUrl(url)})`;
+    try {
+      const report = await store.migrate({ createFreeradiusTables: url.startsWith('sqlite:') });
+      const parts = [
+        report.createdFreeradiusTables ? "FreeRADIUS tables created from FreeRADIUS's schema.sql" : '',
+        report.createdTables.length ? `created ${report.createdTables.join(', ')}` : 'netsvc tables already there',
+      ].filter(Boolean);
+      out(`radius ${label}: ${parts.join('; ')}`);
+    } catch (err) {
+      throw new RadiusStoreError('schema_missing', `radius ${label}: ${(err as Error).message}`);
+    } finally {
+      await store.close();
+    }
+  }
+}
+
+/** The `db index` group, created by whichever area registers first. */
+function indexGroup(db: Command): Command {
+  return (
+    db.commands.find((c) => c.name() === 'index') ??
+    withGlobalOptions(db.command('index')).description('create indexes that speed up queries on the tables netsvc reads')
+  );
+}
+
+/** Registers `db index radius [--entity NAME]` under `db`. */
+export function registerDbIndexRadiusCommand(db: Command, ctx: CliContext): void {
+  withGlobalOptions(indexGroup(db).command('radius'))
+    .description(
+      'index radacct by each hotspot report filter then start time (username, calling/called station, NAS, framed IP), ' +
+        "open sessions by start time, radpostauth by user and date, radusergroup by group; FreeRADIUS's columns are not changed",
+    )
+    .option('-e, --entity <name>', 'only this entity (default: every entity with a RADIUS database)')
+    .action(async (opts: { entity?: string }, cmd: Command) => {
+      const config = ctx.config(cmd);
+      const entities = radiusEntities(config).filter(([name]) => !opts.entity || name === opts.entity);
+      if (opts.entity && !entities.length) throw new UsageError(`entity '${opts.entity}' has no radius database in the configuration`);
+      for (const [name, url] of entities) {
+        const label = `${name} (${redactUrl(url)})`;
+        if (radiusDatabaseMissing(config, url)) {
+          ctx.out(`${label}: no database yet; run netsvc db migrate first`);
+          continue;
+        }
+        const store = openEntityRadiusStore(config, url);
+        try {
+          const started = Date.now();
+          const report = await store.createIndexes();
+          const made = report.filter((r) => r.created).map((r) => r.name);
+          const there = report.filter((r) => !r.created).map((r) => r.name);
+          ctx.out(
+            `${label}: created ${made.length ? made.join(', ') : 'nothing'}` +
+              (there.length ? `; already there: ${there.join(', ')}` : '') +
+              ` (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+          );
+        } catch (err) {
+          throw new RadiusStoreError('invalid', `${label}: ${(err as Error).message}`);
+        } finally {
+          await store.close();
+        }
+      }
+    });
+}

@@ -1,0 +1,78 @@
+/** `netsvc profile …` on a FreeRADIUS database of every backend. */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../../src/cli.js';
+import { processContext, type CliContext } from '../../../src/commands/context.js';
+import { availableDialects } from '../../helpers/databases.js';
+import { createRadiusDatabase, type RadiusTestDatabase } from '../../helpers/radius.js';
+
+const dialects = await availableDialects();
+
+function capture(): CliContext & { stdout: string[]; stderr: string[] } {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  return { ...processContext(), out: (t) => stdout.push(t), err: (t) => stderr.push(t), stdout, stderr };
+}
+
+describe.each(dialects)('netsvc profile on %s', (dialect) => {
+  let t: RadiusTestDatabase;
+  let dir: string;
+  let config: string;
+  const cli = async (...args: string[]) => {
+    const ctx = capture();
+    const code = await runCli([...args, '--config', config], ctx);
+    return { code, out: ctx.stdout.join('\n'), err: ctx.stderr.join('\n') };
+  };
+
+  beforeAll(async () => {
+    t = await createRadiusDatabase(dialect);
+    dir = mkdtempSync(join(tmpdir(), 'netsvc-profile-'));
+    config = join(dir, 'netsvc.config.json');
+    writeFileSync(config, JSON.stringify({ dataDir: dir, flowSources: {}, entities: { site: { radius: t.db.url } } }));
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('adds a profile with Fall-Through = Yes and sets attributes in catalogue units with the user-wins operators', async () => {
+    expect((await cli('profile', 'add', 'gold', '--description', 'Gold plan')).code).toBe(0);
+    expect((await cli('profile', 'set', 'gold', 'WISPr-Bandwidth-Max-Down', '2048')).out).toContain('WISPr-Bandwidth-Max-Down = 2048000 (added)');
+    expect((await cli('profile', 'set', 'gold', 'Max-Daily-Octets', '100')).out).toContain(`Max-Daily-Octets += ${100 * 1048576}`);
+    const reply = await t.raw.query<{ attribute: string; op: string; value: string }>(
+      "SELECT attribute, op, value FROM radgroupreply WHERE groupname = 'gold' ORDER BY attribute",
+    );
+    expect(reply).toEqual([
+      { attribute: 'Fall-Through', op: '=', value: 'Yes' },
+      { attribute: 'WISPr-Bandwidth-Max-Down', op: '=', value: '2048000' },
+    ]);
+    const check = await t.raw.query("SELECT attribute, op FROM radgroupcheck WHERE groupname = 'gold'");
+    expect(check).toEqual([{ attribute: 'Max-Daily-Octets', op: '+=' }]);
+    const described = await cli('profile', 'describe', 'gold');
+    expect(described.out).toContain('profile gold: Gold plan (0 members)');
+    expect(described.out).toContain('2048 Kbps');
+    expect(described.out).not.toContain('warning');
+    expect((await cli('profile', 'unset', 'gold', 'Max-Daily-Octets')).out).toContain('removed Max-Daily-Octets');
+  });
+
+  it('describes a profile made elsewhere with warnings about the rows that override users', async () => {
+    await t.raw.execute("INSERT INTO radgroupreply (groupname, attribute, op, value) VALUES ('dalo', 'Session-Timeout', ':=', '7200')");
+    await t.raw.execute("INSERT INTO radgroupcheck (groupname, attribute, op, value) VALUES ('dalo', 'Simultaneous-Use', ':=', '1')");
+    const out = (await cli('profile', 'describe', 'dalo')).out;
+    expect(out).toMatch(/no 'Fall-Through = Yes'/);
+    expect(out).toMatch(/reply Session-Timeout uses ':='/);
+    expect(out).toMatch(/check Simultaneous-Use uses ':='/);
+    expect((await cli('profile', 'list')).out.split('\n')).toEqual(expect.arrayContaining(['dalo', 'gold\tGold plan']));
+  });
+
+  it('fails with one line for unknown profiles, attributes, bad values and names', async () => {
+    expect(await cli('profile', 'describe', 'nope')).toMatchObject({ code: 1, err: "netsvc: Profile 'nope' not found." });
+    expect((await cli('profile', 'set', 'gold', 'No-Such-Attr', '1')).code).toBe(2);
+    expect(await cli('profile', 'set', 'gold', 'Session-Timeout', 'abc')).toMatchObject({ code: 2 });
+    expect((await cli('profile', 'add', "bad'; DROP TABLE radcheck;--")).code).toBe(2);
+    expect((await cli('profile', 'add', 'daloRADIUS-Disabled-Users')).code).toBe(1);
+  });
+});
