@@ -8,12 +8,15 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { AdminStoreError } from '../storage/admin/admin-store.js';
 import { DatabaseUrlError } from '../storage/sql/sql-client.js';
+import { RadiusStoreError } from '../storage/radius/radius-store.js';
 import { SyslogStoreError } from '../storage/syslog/syslog-store.js';
 import { registerAdminCommands } from './commands/admin.js';
 import { processContext, UsageError, withGlobalOptions, type CliContext } from './commands/context.js';
 import { registerDbCommands } from './commands/db.js';
 import { registerDbIndexSyslogCommand } from './commands/db-index-syslog.js';
 import { DumpError, registerDumpCommand } from './commands/dump.js';
+import { registerDbIndexRadiusCommand } from './commands/db-radius.js';
+import { registerProfileCommands } from './commands/profile.js';
 import { registerImportCommand } from './commands/import.js';
 import { registerReplayCommand } from './commands/replay.js';
 import { registerServeCommand } from './commands/serve.js';
@@ -30,7 +33,10 @@ export function buildProgram(ctx: CliContext): Command {
     .exitOverride();
   registerServeCommand(program, ctx);
   registerAdminCommands(program, ctx);
-  registerDbIndexSyslogCommand(registerDbCommands(program, ctx), ctx);
+  const db = registerDbCommands(program, ctx);
+  registerDbIndexSyslogCommand(db, ctx);
+  registerDbIndexRadiusCommand(db, ctx);
+  registerProfileCommands(program, ctx);
   registerImportCommand(program, ctx);
   registerReplayCommand(program, ctx);
   registerStatusCommand(program, ctx);
@@ -51,6 +57,7 @@ function userMessage(err: unknown): { message: string; code: number } | undefine
   if (err instanceof StatusError) return { message: err.message, code: 1 };
   if (err instanceof DumpError) return { message: err.message, code: 1 };
   if (err instanceof SyslogStoreError) return { message: err.message, code: 1 };
+  if (err instanceof RadiusStoreError) return { message: err.message, code: 1 };
   return undefined;
 }
 
