@@ -40,6 +40,12 @@ export function ptrName(ip: string): string {
   return `${nibbles.join('.')}.ip6.arpa`;
 }
 
+/** One spelling per address (RFC 5952 for IPv6), so differently written IPs share a cache entry. */
+function canonical(ip: string): string {
+  const a = ipaddr.parse(ip);
+  return a.kind() === 'ipv6' ? (a as ipaddr.IPv6).toRFC5952String() : a.toString();
+}
+
 /** A PTR cache in front of a c-ares resolver. */
 export class CachedReverseDns implements ReverseDns {
   private readonly resolver: Resolver;
@@ -104,9 +110,10 @@ export class CachedReverseDns implements ReverseDns {
     const out = new Map<string, string>();
     const pending: Array<Promise<void>> = [];
     for (const ip of ips) {
-      const hit = this.cached(ip);
+      const key = canonical(ip);
+      const hit = this.cached(key);
       out.set(ip, hit?.name ?? '');
-      if (!hit && !this.closed) pending.push(this.lookup(ip).then((name) => void out.set(ip, name)));
+      if (!hit && !this.closed) pending.push(this.lookup(key).then((name) => void out.set(ip, name)));
     }
     if (pending.length) {
       let timer: NodeJS.Timeout | undefined;
@@ -122,10 +129,11 @@ export class CachedReverseDns implements ReverseDns {
   }
 
   peek(ip: string): string {
-    const hit = this.cached(ip);
+    const key = canonical(ip);
+    const hit = this.cached(key);
     if (hit) return hit.name;
-    if (!this.closed && !this.inflight.has(ip)) {
-      if (this.inflight.size < this.maxBackground) void this.lookup(ip);
+    if (!this.closed && !this.inflight.has(key)) {
+      if (this.inflight.size < this.maxBackground) void this.lookup(key);
       else this.counters.skipped++;
     }
     return '';

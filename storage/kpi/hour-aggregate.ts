@@ -161,3 +161,9 @@ export function keyTableSource(table: KeyTable, metric: Metric): RankedSource {
     },
   };
 }
+
+/** A RankedSource over the aggregate's TCP/UDP destination ports. */
+export function portSource(agg: HourAggregate, metric: Metric): RankedSource {
+  let levels: Level[] | undefined;
+  return { level: (k) => (levels ??= cutLevels(agg.portRows(), metric))[k] };
+}

@@ -1,0 +1,200 @@
+/**
+ * KpiCache in SQLite (`<dataDir>/kpi.sqlite`, better-sqlite3, WAL).
+ *
+ * kpi_hour   one row per (source, hour): totals and the file they came from
+ * kpi_proto  one row per (source, hour, protocol)
+ * kpi_level  one row per (source, hour, dimension, level): the level's rows
+ *            as one blob, keys (16 or 2 bytes each) then bytes/packets/flows
+ *            (float64 little-endian, three per row); level 0 (≤ 256 rows, read
+ *            by every query) is stored raw, deeper levels deflated.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import Database from 'better-sqlite3';
+import type { RankedRows } from './key-table.js';
+import type { Level } from './levels.js';
+import { KEY_WIDTH, type CachedHour, type Dimension, type HourEntry, type KpiCache, type ProtocolRow } from './kpi-cache.js';
+
+const SCHEMA_VERSION = '1';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS kpi_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS kpi_hour (
+  source TEXT NOT NULL,
+  hour_start INTEGER NOT NULL,
+  file TEXT NOT NULL,
+  file_size INTEGER NOT NULL,
+  flows INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  packets INTEGER NOT NULL,
+  rst_flows INTEGER NOT NULL,
+  built_at INTEGER NOT NULL,
+  PRIMARY KEY (source, hour_start)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS kpi_proto (
+  source TEXT NOT NULL,
+  hour_start INTEGER NOT NULL,
+  proto INTEGER NOT NULL,
+  flows INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  packets INTEGER NOT NULL,
+  PRIMARY KEY (source, hour_start, proto)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS kpi_level (
+  source TEXT NOT NULL,
+  hour_start INTEGER NOT NULL,
+  dim TEXT NOT NULL,
+  level INTEGER NOT NULL,
+  rows INTEGER NOT NULL,
+  next INTEGER NOT NULL,
+  codec INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY (source, hour_start, dim, level)
+);
+`;
+
+const RAW = 0;
+const DEFLATE = 1;
+
+interface HourRow {
+  source: string;
+  hour_start: number;
+  file: string;
+  file_size: number;
+  flows: number;
+  bytes: number;
+  packets: number;
+  rst_flows: number;
+}
+
+interface LevelRow {
+  rows: number;
+  next: number;
+  codec: number;
+  data: Buffer;
+}
+
+function encodeRows(rows: RankedRows): Buffer {
+  const out = Buffer.alloc(rows.length * rows.keyWidth + rows.length * 24);
+  out.set(rows.keys.subarray(0, rows.length * rows.keyWidth), 0);
+  let o = rows.length * rows.keyWidth;
+  for (let i = 0; i < rows.length * 3; i++, o += 8) out.writeDoubleLE(rows.vals[i]!, o);
+  return out;
+}
+
+function decodeRows(data: Buffer, n: number, keyWidth: number): RankedRows {
+  if (data.length !== n * keyWidth + n * 24) throw new Error(`kpi level blob has ${data.length} bytes, expected ${n * (keyWidth + 24)}`);
+  const keys = new Uint8Array(n * keyWidth);
+  keys.set(data.subarray(0, n * keyWidth));
+  const vals = new Float64Array(n * 3);
+  let o = n * keyWidth;
+  for (let i = 0; i < n * 3; i++, o += 8) vals[i] = data.readDoubleLE(o);
+  return { keyWidth, length: n, keys, vals };
+}
+
+const toHour = (r: HourRow): CachedHour => ({
+  source: r.source,
+  hourStart: r.hour_start,
+  file: r.file,
+  fileSize: r.file_size,
+  flows: r.flows,
+  bytes: r.bytes,
+  packets: r.packets,
+  rstFlows: r.rst_flows,
+});
+
+/** The KPI cache in one SQLite file. */
+export class SqliteKpiCache implements KpiCache {
+  private readonly db: Database.Database;
+  private readonly q;
+
+  constructor(
+    path: string,
+    private readonly now: () => number = Date.now,
+  ) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.exec(SCHEMA);
+    const version = this.db.prepare<[], { value: string }>(`SELECT value FROM kpi_meta WHERE key = 'schema'`).get();
+    if (version && version.value !== SCHEMA_VERSION) {
+      // A cache is derived data: an old layout is dropped and rebuilt from the files.
+      this.db.exec('DELETE FROM kpi_level; DELETE FROM kpi_proto; DELETE FROM kpi_hour;');
+    }
+    this.db.prepare(`INSERT OR REPLACE INTO kpi_meta (key, value) VALUES ('schema', ?)`).run(SCHEMA_VERSION);
+    this.q = {
+      hours: this.db.prepare<[string, number, number], HourRow>(
+        `SELECT source, hour_start, file, file_size, flows, bytes, packets, rst_flows FROM kpi_hour
+         WHERE source = ? AND hour_start >= ? AND hour_start < ? ORDER BY hour_start`,
+      ),
+      protocols: this.db.prepare<[string, number], ProtocolRow>(
+        `SELECT proto, flows, bytes, packets FROM kpi_proto WHERE source = ? AND hour_start = ? ORDER BY proto`,
+      ),
+      level: this.db.prepare<[string, number, string, number], LevelRow>(
+        `SELECT rows, next, codec, data FROM kpi_level WHERE source = ? AND hour_start = ? AND dim = ? AND level = ?`,
+      ),
+      putHour: this.db.prepare(
+        `INSERT OR REPLACE INTO kpi_hour (source, hour_start, file, file_size, flows, bytes, packets, rst_flows, built_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      putProto: this.db.prepare(`INSERT INTO kpi_proto (source, hour_start, proto, flows, bytes, packets) VALUES (?, ?, ?, ?, ?, ?)`),
+      putLevel: this.db.prepare(
+        `INSERT INTO kpi_level (source, hour_start, dim, level, rows, next, codec, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      dropHour: this.db.prepare(`DELETE FROM kpi_hour WHERE source = ? AND hour_start = ?`),
+      dropProto: this.db.prepare(`DELETE FROM kpi_proto WHERE source = ? AND hour_start = ?`),
+      dropLevels: this.db.prepare(`DELETE FROM kpi_level WHERE source = ? AND hour_start = ?`),
+    };
+  }
+
+  hours(source: string, from: number, to: number): CachedHour[] {
+    const lo = Math.max(from, Number.MIN_SAFE_INTEGER);
+    const hi = Math.min(to, Number.MAX_SAFE_INTEGER);
+    return this.q.hours.all(source, lo, hi).map(toHour);
+  }
+
+  protocols(source: string, hourStart: number): ProtocolRow[] {
+    return this.q.protocols.all(source, hourStart);
+  }
+
+  level(source: string, hourStart: number, dim: Dimension, level: number): Level | undefined {
+    const row = this.q.level.get(source, hourStart, dim, level);
+    if (!row) return undefined;
+    const data = row.codec === DEFLATE ? inflateRawSync(row.data) : row.data;
+    return { rows: decodeRows(data, row.rows, KEY_WIDTH[dim]), next: row.next };
+  }
+
+  private readonly putTx = (entry: HourEntry): void => {
+    const { source, hourStart } = entry;
+    this.dropNow(source, hourStart);
+    this.q.putHour.run(source, hourStart, entry.file, entry.fileSize, entry.flows, entry.bytes, entry.packets, entry.rstFlows, this.now());
+    for (const p of entry.protocols) this.q.putProto.run(source, hourStart, p.proto, p.flows, p.bytes, p.packets);
+    for (const dim of Object.keys(KEY_WIDTH) as Dimension[]) {
+      entry.levels[dim].forEach((lvl, k) => {
+        const raw = encodeRows(lvl.rows);
+        const codec = k === 0 ? RAW : DEFLATE;
+        this.q.putLevel.run(source, hourStart, dim, k, lvl.rows.length, lvl.next, codec, codec === RAW ? raw : deflateRawSync(raw, { level: 1 }));
+      });
+    }
+  };
+
+  put(entry: HourEntry): void {
+    this.db.transaction(this.putTx)(entry);
+  }
+
+  private dropNow(source: string, hourStart: number): void {
+    this.q.dropLevels.run(source, hourStart);
+    this.q.dropProto.run(source, hourStart);
+    this.q.dropHour.run(source, hourStart);
+  }
+
+  drop(source: string, hourStart: number): void {
+    this.db.transaction(() => this.dropNow(source, hourStart))();
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
