@@ -235,12 +235,15 @@ export abstract class SqlRadiusStore implements RadiusStore {
     }
   }
 
+  /** A name FreeRADIUS already knows (any row of the user tables) belongs to someone, even if netsvc did not make it. */
   private async usernameTaken(db: SqlClient, username: string): Promise<boolean> {
     const rows = await db.query(
       `SELECT 1 AS x FROM netsvc_userinfo WHERE username = ?
        UNION ALL SELECT 1 FROM radcheck WHERE username = ?
+       UNION ALL SELECT 1 FROM radreply WHERE username = ?
+       UNION ALL SELECT 1 FROM radusergroup WHERE username = ?
        LIMIT 1`,
-      [username, username],
+      [username, username, username, username],
     );
     return rows.length > 0;
   }
@@ -440,7 +443,10 @@ export abstract class SqlRadiusStore implements RadiusStore {
         } else {
           await db.execute(`INSERT INTO radcheck (username, attribute, op, value) VALUES (?, 'Auth-Type', ':=', 'Accept')`, [username]);
         }
-        await this.replaceProfiles(db, username, user.profiles ?? []);
+        let priority = 1;
+        for (const profile of user.profiles ?? []) {
+          await db.execute(`INSERT INTO radusergroup (username, groupname, priority) VALUES (?, ?, ?)`, [username, profile, priority++]);
+        }
         if (user.disabled) await this.setDisabled(db, username, true);
         return { id: String(id), username, createdby: actor.name, createddate: created, updatedby: null, updateddate: null };
       });
