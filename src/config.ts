@@ -260,6 +260,8 @@ export interface ConfigSources {
 }
 
 const ENV_PREFIX = 'NETSVC_';
+/** Variables with the prefix that are not configuration keys: the config file path, and the test suites' switch. */
+const NOT_CONFIG_KEYS = new Set(['NETSVC_CONFIG', 'NETSVC_REQUIRE_ALL']);
 
 function envKeyToPath(name: string): string[] {
   return name
@@ -318,7 +320,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
 
   for (const [name, value] of Object.entries(env)) {
     if (!name.startsWith(ENV_PREFIX) || value === undefined) continue;
-    if (name === 'NETSVC_CONFIG') continue;
+    if (NOT_CONFIG_KEYS.has(name)) continue;
     setPath(raw, envKeyToPath(name), parseEnvValue(value));
   }
   for (const [key, value] of Object.entries(sources.overrides ?? {})) {

@@ -92,8 +92,10 @@ describe('netsvc CLI', () => {
     const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', join(dir, 'data')], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     let out = '';
+    let errText = '';
+    child.stderr.on('data', (d: Buffer) => (errText += d.toString()));
     const url = await new Promise<string>((resolveUrl, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no listening line: ${out}`)), 15_000);
+      const timer = setTimeout(() => reject(new Error(`no listening line: ${out} ${errText}`)), 15_000);
       child.stdout.on('data', (d: Buffer) => {
         out += d.toString();
         const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out);

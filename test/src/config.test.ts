@@ -29,6 +29,11 @@ describe('loadConfig', () => {
     expect(cfg.dataDir).toBe('/srv/netsvc');
   });
 
+  it('leaves the config path and the test suites\' switch out of the configuration', () => {
+    const cfg = loadConfig({ cwd: tempDir(), env: { NETSVC_REQUIRE_ALL: '1', NETSVC_CONFIG: '/nonexistent.json' } });
+    expect(cfg.http.port).toBe(8080);
+  });
+
   it('lets --data-dir beat file and environment', () => {
     const cwd = tempDir();
     const cfg = loadConfig({ cwd, env: { NETSVC_DATA_DIR: '/a' }, dataDir: 'b' });
