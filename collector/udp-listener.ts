@@ -16,9 +16,12 @@
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import ipaddr from 'ipaddr.js';
 import { createFlowDecoder, type FlowDecoder } from './decoder.js';
+import type { TemplateCache } from './template-cache.js';
 import type { FlowSink } from './flow-sink.js';
+import { join } from 'node:path';
 import { SourceIngest } from './ingest.js';
 import type { ExporterCounters } from './collector-counters.js';
+import { TemplatePersistence } from './template-persistence.js';
 
 /** A flow source's settings, as `flowSources.<name>` in the configuration holds them. */
 export interface FlowSourceConfig {
@@ -53,6 +56,12 @@ export interface FlowListenerOptions {
   expireEveryMs: number;
   /** Least time between two log lines about the same problem. */
   logEveryMs: number;
+  /** Where each source's templates are kept across restarts (`<dir>/<source>.msgpack`); none when absent. */
+  templateDir?: string;
+  /** How often the templates are saved (and always at close). */
+  templateSaveEveryMs: number;
+  /** Templates not re-announced for this long are forgotten. */
+  templateTtlMs: number;
 }
 
 /** Defaults: 64 Ki datagrams / 64 MiB queued, 8192-row batches, 256 datagrams per drain slice. */
@@ -63,6 +72,8 @@ export const DEFAULT_LISTENER_OPTIONS: Readonly<FlowListenerOptions> = Object.fr
   drainChunk: 256,
   expireEveryMs: 10_000,
   logEveryMs: 60_000,
+  templateSaveEveryMs: 60_000,
+  templateTtlMs: 3_600_000,
 });
 
 /** What the listeners need from outside. */
@@ -71,7 +82,10 @@ export interface FlowListenerDeps {
   sink: FlowSink;
   logger?: ListenerLogger;
   now?: () => number;
-  /** Builds a source's decoder (e.g. with templates loaded from disk); default `createFlowDecoder` with the source's sampling overrides. */
+  /**
+   * Builds a source's decoder; default `createFlowDecoder` with the source's
+   * sampling overrides and, with `templateDir`, the templates saved there.
+   */
   createDecoder?: (source: string, config: FlowSourceConfig) => FlowDecoder;
 }
 
@@ -149,6 +163,7 @@ interface SourceState {
   name: string;
   config: FlowSourceConfig;
   ingest: SourceIngest;
+  persistence: TemplatePersistence | undefined;
   received: number;
   queueDrops: number;
   sinkErrors: number;
@@ -370,6 +385,7 @@ class Listeners implements FlowListeners {
   private readonly logger: ListenerLogger | undefined;
   private readonly lastLog = new Map<string, number>();
   private lastExpire: number;
+  private lastSave: number;
   private timer: NodeJS.Timeout | undefined;
   private started = false;
 
@@ -381,15 +397,21 @@ class Listeners implements FlowListeners {
     this.now = deps.now ?? Date.now;
     this.logger = deps.logger;
     this.lastExpire = this.now();
-    const makeDecoder =
-      deps.createDecoder ?? ((_: string, cfg: FlowSourceConfig) => createFlowDecoder({ samplingOverride: { ...cfg.sampling } }));
+    this.lastSave = this.now();
     const byListen = new Map<string, number[]>();
     for (const [name, cfg] of Object.entries(configs)) {
       const idx = this.sources.length;
+      const persistence = opts.templateDir
+        ? new TemplatePersistence({ path: join(opts.templateDir, `${name}.msgpack`), now: this.now, ttlMs: opts.templateTtlMs })
+        : undefined;
+      const decoder = deps.createDecoder
+        ? deps.createDecoder(name, cfg)
+        : createFlowDecoder({ samplingOverride: { ...cfg.sampling }, templateTtlMs: opts.templateTtlMs }, this.loadTemplates(name, persistence));
       this.sources.push({
         name,
         config: cfg,
-        ingest: new SourceIngest({ source: name, sink: deps.sink, decoder: makeDecoder(name, cfg), batchRows: opts.batchRows }),
+        persistence,
+        ingest: new SourceIngest({ source: name, sink: deps.sink, decoder, batchRows: opts.batchRows }),
         received: 0,
         queueDrops: 0,
         sinkErrors: 0,
@@ -446,9 +468,38 @@ class Listeners implements FlowListeners {
 
   maybeExpire(): void {
     const t = this.now();
+    if (t - this.lastSave >= this.opts.templateSaveEveryMs) {
+      this.lastSave = t;
+      this.saveTemplates();
+    }
     if (t - this.lastExpire < this.opts.expireEveryMs) return;
     this.lastExpire = t;
     for (const s of this.sources) s.ingest.decoder.expire(t);
+  }
+
+  private loadTemplates(source: string, persistence: TemplatePersistence | undefined): TemplateCache | undefined {
+    if (!persistence) return undefined;
+    try {
+      const cache = persistence.load();
+      if (cache.size > 0) this.logger?.info({ source, templates: cache.size }, 'flow templates restored');
+      return cache;
+    } catch (err) {
+      // A damaged file costs the templates until exporters resend them, never the start.
+      this.logger?.warn({ source, err }, 'saved flow templates unreadable; starting without them');
+      return undefined;
+    }
+  }
+
+  /** Saves every source's templates (errors are logged; the next save retries). */
+  saveTemplates(): void {
+    for (const s of this.sources) {
+      if (!s.persistence) continue;
+      try {
+        s.persistence.save(s.ingest.decoder.templates);
+      } catch (err) {
+        this.rateLog('error', `save:${s.name}`, { source: s.name, err }, 'flow templates could not be saved');
+      }
+    }
   }
 
   async start(): Promise<void> {
@@ -513,6 +564,7 @@ class Listeners implements FlowListeners {
     this.timer = undefined;
     await this.closeSockets();
     await this.idle();
+    this.saveTemplates();
     this.started = false;
   }
 

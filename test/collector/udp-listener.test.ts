@@ -1,16 +1,28 @@
 import { createSocket, type Socket } from 'node:dgram';
-import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FlowBatch } from '../../collector/flow-batch.js';
 import { formatAddress } from '../../collector/flow-batch.js';
 import { SummarySink, type FlowSink } from '../../collector/flow-sink.js';
+import { createThreadedFlowListeners } from '../../collector/threaded-listener.js';
 import {
   createFlowListeners,
   ListenerBindError,
   ListenerConfigError,
+  type FlowListenerDeps,
   type FlowListeners,
   type FlowSourceConfig,
 } from '../../collector/udp-listener.js';
 import { flowFixtures, freeUdpPort } from '../helpers/flow-fixtures.js';
+
+type Factory = (sources: Record<string, FlowSourceConfig>, deps: FlowListenerDeps, options: Record<string, unknown>) => FlowListeners;
+const VARIANTS: [string, Factory][] = [
+  ['in-thread', (s, d, o) => createFlowListeners(s, d, o)],
+  // Counters are pushed by the worker; fast pushes keep the polling below short.
+  ['worker thread', (s, d, o) => createThreadedFlowListeners(s, d, { statsEveryMs: 20, ...o })],
+];
 
 const fixtures = flowFixtures();
 const v9 = fixtures.find((f) => f.name === '1/softflowd-v9')!;
@@ -24,13 +36,15 @@ afterEach(async () => {
   for (const s of sockets.splice(0)) s.close();
 });
 
+let factory: Factory = VARIANTS[0]![1];
+
 async function listen(
   sources: Record<string, FlowSourceConfig>,
   sink: FlowSink,
-  options: Parameters<typeof createFlowListeners>[2] = {},
-  logger?: Parameters<typeof createFlowListeners>[1]['logger'],
+  options: Record<string, unknown> = {},
+  logger?: FlowListenerDeps['logger'],
 ): Promise<FlowListeners> {
-  const l = createFlowListeners(sources, { sink, logger }, options);
+  const l = factory(sources, { sink, logger }, options);
   open.push(l);
   await l.start();
   return l;
@@ -61,7 +75,11 @@ async function settle(l: FlowListeners, n: number): Promise<void> {
   await l.idle();
 }
 
-describe('flow listener', () => {
+describe.each(VARIANTS)('flow listener, %s', (_name, make) => {
+  beforeEach(() => {
+    factory = make;
+  });
+
   it('decodes real exporter datagrams into the totals nfdump found for them', async () => {
     const sink = new SummarySink();
     const l = await listen({ netflow: { listen: '127.0.0.1:0' } }, sink);
@@ -160,7 +178,8 @@ describe('flow listener', () => {
         if (writes === 1) await gate;
       },
     };
-    const l = await listen({ netflow: { listen: '127.0.0.1:0' } }, sink, { queueDatagrams: 4, batchRows: 1 });
+    // batchRows 1 and maxInFlightRows 1 (worker): the first batch holds everything behind it.
+    const l = await listen({ netflow: { listen: '127.0.0.1:0' } }, sink, { queueDatagrams: 4, batchRows: 1, maxInFlightRows: 1 });
     const payloads = v5.datagrams().map((d) => d.payload);
     await send(await sender(), payloads, l.addresses().netflow!.port);
     const deadline = Date.now() + 5000;
@@ -215,6 +234,62 @@ describe('flow listener', () => {
     expect(warnings).toEqual([expect.objectContaining({ requested: 1 << 30 })]);
   });
 
+  it('keeps templates across a restart, so data before the next template announcement decodes', async () => {
+    const f = fixtures.find((x) => x.name === '1/pmacct-v9')!;
+    const all = f.datagrams().map((d) => d.payload);
+    // v9: a datagram carries templates when one of its flowsets has id 0 or 1.
+    const hasTemplate = (p: Buffer): boolean => {
+      for (let o = 20; o + 4 <= p.length; ) {
+        const id = p.readUInt16BE(o);
+        const len = p.readUInt16BE(o + 2);
+        if (id < 256) return true;
+        if (len < 4) break;
+        o += len;
+      }
+      return false;
+    };
+    const dataOnly = all.filter((p) => !hasTemplate(p));
+    expect(dataOnly.length).toBeGreaterThan(0);
+    expect(dataOnly.length).toBeLessThan(all.length);
+    const templateDir = mkdtempSync(join(tmpdir(), 'netsvc-templates-'));
+    const first = await listen({ netflow: { listen: '127.0.0.1:0' } }, new SummarySink(), { templateDir });
+    await send(await sender(), all, first.addresses().netflow!.port);
+    await settle(first, all.length);
+    const flowsFirst = first.sourceStats()[0]!.total.flows;
+    await first.close();
+
+    const sink = new SummarySink();
+    const second = await listen({ netflow: { listen: '127.0.0.1:0' } }, sink, { templateDir });
+    await send(await sender(), dataOnly, second.addresses().netflow!.port);
+    await settle(second, dataOnly.length);
+    const c = second.sourceStats()[0]!.total;
+    expect(c.dataWithoutTemplate).toBe(0);
+    expect(c.flows).toBeGreaterThan(0);
+    // Without the saved templates the same datagrams give nothing.
+    const bare = await listen({ netflow: { listen: '127.0.0.1:0' } }, new SummarySink());
+    await send(await sender(), dataOnly, bare.addresses().netflow!.port);
+    await settle(bare, dataOnly.length);
+    expect(bare.sourceStats()[0]!.total.flows).toBe(0);
+    expect(flowsFirst).toBe(f.reference().totals.flows);
+  });
+
+  it('fails to start on a port in use and leaves nothing bound', async () => {
+    const taken = await sender();
+    const port = taken.address().port;
+    const free = await freeUdpPort();
+    const l = make({ first: { listen: `127.0.0.1:${free}` }, second: { listen: `127.0.0.1:${port}` } }, { sink: new SummarySink() }, {});
+    await expect(l.start()).rejects.toBeInstanceOf(ListenerBindError);
+    // The first socket was closed again: its port can be bound.
+    const probe = createSocket('udp4');
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.bind(free, '127.0.0.1', () => resolve());
+    });
+    probe.close();
+  });
+});
+
+describe('flow listener configuration', () => {
   it('rejects setups it cannot serve before binding anything', () => {
     const sink = new SummarySink();
     expect(() => createFlowListeners({ a: { listen: '127.0.0.1:2999' }, b: { listen: '127.0.0.1:2999' } }, { sink })).toThrow(ListenerConfigError);
@@ -227,18 +302,8 @@ describe('flow listener', () => {
     expect(createFlowListeners({ a: { listen: '127.0.0.1:0' }, b: { listen: '127.0.0.1:0' } }, { sink }).socketStats()).toHaveLength(2);
   });
 
-  it('fails to start on a port in use and leaves nothing bound', async () => {
-    const taken = await sender();
-    const port = taken.address().port;
-    const free = await freeUdpPort();
-    const l = createFlowListeners({ first: { listen: `127.0.0.1:${free}` }, second: { listen: `127.0.0.1:${port}` } }, { sink: new SummarySink() });
-    await expect(l.start()).rejects.toBeInstanceOf(ListenerBindError);
-    // The first socket was closed again: its port can be bound.
-    const probe = createSocket('udp4');
-    await new Promise<void>((resolve, reject) => {
-      probe.once('error', reject);
-      probe.bind(free, '127.0.0.1', () => resolve());
-    });
-    probe.close();
+  it('the worker-thread listeners reject the same setups at start', async () => {
+    const l = createThreadedFlowListeners({ a: { listen: '127.0.0.1:2999' }, b: { listen: '127.0.0.1:2999' } }, { sink: new SummarySink() });
+    await expect(l.start()).rejects.toBeInstanceOf(ListenerConfigError);
   });
 });
