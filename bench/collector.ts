@@ -8,6 +8,7 @@
  * row, in order.
  */
 import { benchDecode } from './collector-decode.js';
+import { benchIngest, parseIngestArgs } from './collector-ingest.js';
 
 /** One table row: column name → value (numbers are formatted with separators). */
 export type BenchRow = Record<string, string | number>;
@@ -43,8 +44,26 @@ const decodeSection: BenchSection = {
   },
 };
 
+const ingestSection: BenchSection = {
+  name: 'ingest',
+  title: 'End-to-end UDP ingest, softflowd v9 replayed by a separate sender (8 MiB receive buffers)',
+  async run(args) {
+    return (await benchIngest(parseIngestArgs(args.rest))).map((r) => ({
+      'datagrams/s': r.rate,
+      collector: r.collector,
+      'sent/s': r.sentPerSecond,
+      'flows sent': r.flowsSent,
+      'flows received': r.flowsReceived,
+      'loss %': r.lossPercent.toFixed(2),
+      'kernel drops': r.kernelDrops,
+      'queue drops': r.queueDrops ?? '-',
+      'max stall ms': r.maxStallMs ?? '-',
+    }));
+  },
+};
+
 /** The sections `run` knows, in print order. */
-export const SECTIONS: BenchSection[] = [decodeSection];
+export const SECTIONS: BenchSection[] = [decodeSection, ingestSection];
 
 /** Parses `--seconds N`, `--only a,b`; keeps the rest for sections. */
 export function parseArgs(args: string[]): CollectorBenchArgs {

@@ -1,0 +1,69 @@
+/**
+ * The netsvc side of the ingest benchmark, run as its own process:
+ * `node dist/bench/collector-ingest-receiver.js --sink capture|summary --data-dir DIR [--buffer BYTES]`.
+ *
+ * Binds one flow source on an ephemeral 127.0.0.1 port (printed as
+ * `READY <port>`), decodes what arrives through the service's listener and
+ * hands it to the capture writer (end to end, as `netsvc serve` stores) or to
+ * a summary sink (decode only). On each `stats` line on stdin it waits until
+ * the queue is drained and prints one JSON line of counters; `quit` exits.
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { SummarySink, type FlowSink } from '../collector/flow-sink.js';
+import { createFlowListeners } from '../collector/udp-listener.js';
+import { CaptureWriter } from '../storage/capture/writer.js';
+
+function arg(name: string, fallback?: string): string {
+  const i = process.argv.indexOf(name);
+  const v = i >= 0 ? process.argv[i + 1] : fallback;
+  if (v === undefined) throw new Error(`missing ${name}`);
+  return v;
+}
+
+async function main(): Promise<void> {
+  const sinkKind = arg('--sink', 'summary');
+  const buffer = Number(arg('--buffer', String(8 * 1024 * 1024)));
+  let writer: CaptureWriter | undefined;
+  let sink: FlowSink;
+  if (sinkKind === 'capture') {
+    writer = new CaptureWriter({ dataDir: arg('--data-dir'), timezone: 'UTC' });
+    await writer.start();
+    sink = writer;
+  } else {
+    sink = new SummarySink();
+  }
+  const listeners = createFlowListeners({ bench: { listen: '127.0.0.1:0', receiveBuffer: buffer } }, { sink });
+  await listeners.start();
+  // Longest event-loop stall: while the loop is stuck, the socket is not read.
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  delay.enable();
+  process.stdout.write(`READY ${listeners.addresses().bench!.port}\n`);
+  for await (const line of createInterface({ input: process.stdin })) {
+    if (line === 'stats') {
+      await listeners.idle();
+      writer?.flush();
+      const s = listeners.sourceStats()[0]!;
+      const sock = listeners.socketStats()[0]!;
+      process.stdout.write(
+        `${JSON.stringify({
+          received: s.received,
+          queueDrops: s.queueDrops,
+          decoded: s.total.packets,
+          flows: s.total.flows,
+          malformed: s.total.malformed,
+          queueHighWater: sock.queueHighWater,
+          receiveBuffer: sock.receiveBufferGranted,
+          rowsWritten: writer?.counters.rowsWritten ?? null,
+          maxStallMs: Math.round(delay.max / 1e6),
+        })}\n`,
+      );
+    } else if (line === 'quit') {
+      break;
+    }
+  }
+  await listeners.close();
+  await writer?.close();
+}
+
+await main();

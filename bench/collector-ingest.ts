@@ -1,0 +1,245 @@
+/**
+ * End-to-end UDP ingest, netsvc side by side with nfcapd on the same replay.
+ *
+ * For each rate, the same real softflowd NetFlow v9 export datagrams
+ * (fixtures/flow-oracle/1/softflowd-v9, looped) are sent over loopback by a
+ * separate sender process (`netsvc replay --rate`) to:
+ *   - netsvc, capture: the service's listener writing hourly capture files
+ *     (bench/collector-ingest-receiver.ts in its own process);
+ *   - netsvc, decode: the same listener into a summary sink (no storage);
+ *   - nfcapd 1.7 (`-B 8388608`), counted afterwards with `nfdump -I`.
+ * Every receiver asks for an 8 MiB receive buffer. The table shows flows
+ * sent vs received, loss, and where the loss happened (kernel receive-buffer
+ * overflows from /proc/net/snmp, which are machine-wide, and netsvc's own
+ * queue drops).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { SummarySink } from '../collector/flow-sink.js';
+import { importCaptures } from '../collector/pcap-import.js';
+import { readCapture } from '../collector/pcap.js';
+
+/** Receivers the benchmark can measure. */
+export type IngestCollector = 'netsvc-capture' | 'netsvc-decode' | 'nfcapd';
+
+/** Settings of one benchmark run. */
+export interface IngestBenchOptions {
+  /** Datagrams per second to send, one measurement each. */
+  rates: number[];
+  /** Sending time per measurement. */
+  seconds: number;
+  collectors: IngestCollector[];
+  /** Export capture to replay (default: softflowd v9 of seed 1). */
+  pcap?: string;
+}
+
+/** One measurement. */
+export interface IngestResult {
+  rate: number;
+  collector: IngestCollector;
+  datagramsSent: number;
+  /** Rate the sender achieved. */
+  sentPerSecond: number;
+  flowsSent: number;
+  flowsReceived: number;
+  lossPercent: number;
+  /** UDP RcvbufErrors during the run (whole machine). */
+  kernelDrops: number;
+  /** netsvc queue drops (null for nfcapd). */
+  queueDrops: number | null;
+  /** Longest stall of the receiving thread's event loop, ms (null for nfcapd). */
+  maxStallMs: number | null;
+}
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
+const RECEIVER = fileURLToPath(new URL('./collector-ingest-receiver.js', import.meta.url));
+const DEFAULT_PCAP = join(ROOT, 'fixtures/flow-oracle/1/softflowd-v9/export.pcap');
+
+/** Udp RcvbufErrors of /proc/net/snmp (0 where that file does not exist). */
+function rcvbufErrors(): number {
+  try {
+    const lines = readFileSync('/proc/net/snmp', 'utf8').split('\n').filter((l) => l.startsWith('Udp:'));
+    const names = lines[0]!.split(/\s+/);
+    const values = lines[1]!.split(/\s+/);
+    return Number(values[names.indexOf('RcvbufErrors')]);
+  } catch {
+    return 0;
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Runs the sender process to completion; returns its JSON result. */
+async function send(pcap: string, port: number, rate: number, loops: number): Promise<{ sent: number; elapsedMs: number }> {
+  const child = spawn(process.execPath, [CLI, 'replay', pcap, '--to', `127.0.0.1:${port}`, '--rate', String(rate), '--loop', String(loops), '--json'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  if (code !== 0) throw new Error(`sender exited with ${code}`);
+  return JSON.parse(out) as { sent: number; elapsedMs: number };
+}
+
+/** A netsvc receiver process with a line protocol on stdin/stdout. */
+class NetsvcReceiver {
+  private readonly lines: string[] = [];
+  private waiters: Array<(l: string) => void> = [];
+  private constructor(readonly child: ChildProcess) {
+    createInterface({ input: child.stdout! }).on('line', (l) => {
+      const w = this.waiters.shift();
+      if (w) w(l);
+      else this.lines.push(l);
+    });
+  }
+
+  static async start(sink: 'capture' | 'summary', dataDir: string): Promise<{ r: NetsvcReceiver; port: number }> {
+    const child = spawn(process.execPath, [RECEIVER, '--sink', sink, '--data-dir', dataDir], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const r = new NetsvcReceiver(child);
+    const ready = await r.line();
+    const m = /^READY (\d+)$/.exec(ready);
+    if (!m) throw new Error(`receiver said: ${ready}`);
+    return { r, port: Number(m[1]) };
+  }
+
+  line(): Promise<string> {
+    const l = this.lines.shift();
+    if (l !== undefined) return Promise.resolve(l);
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  async stats(): Promise<{ received: number; queueDrops: number; flows: number; maxStallMs: number }> {
+    this.child.stdin!.write('stats\n');
+    return JSON.parse(await this.line()) as { received: number; queueDrops: number; flows: number; maxStallMs: number };
+  }
+
+  async stop(): Promise<void> {
+    const exited = new Promise<void>((r) => this.child.once('exit', () => r()));
+    this.child.stdin!.write('quit\n');
+    await Promise.race([exited, sleep(10_000)]);
+    if (this.child.exitCode === null && this.child.pid) process.kill(this.child.pid, 'SIGKILL');
+  }
+}
+
+async function measureNetsvc(
+  sink: 'capture' | 'summary',
+  pcap: string,
+  rate: number,
+  loops: number,
+): Promise<{ sent: { sent: number; elapsedMs: number }; flows: number; queueDrops: number; maxStallMs: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'netsvc-bench-'));
+  const { r, port } = await NetsvcReceiver.start(sink, dir);
+  try {
+    const sent = await send(pcap, port, rate, loops);
+    // Settled when the received count stops moving and the queue is drained.
+    let last = -1;
+    let s = await r.stats();
+    while (s.received !== last) {
+      last = s.received;
+      await sleep(300);
+      s = await r.stats();
+    }
+    return { sent, flows: s.flows, queueDrops: s.queueDrops, maxStallMs: s.maxStallMs };
+  } finally {
+    await r.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function measureNfcapd(pcap: string, rate: number, loops: number): Promise<{ sent: { sent: number; elapsedMs: number }; flows: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'netsvc-bench-nfcapd-'));
+  // nfcapd takes a port, not port 0: ask the kernel for a free one first.
+  const probe = spawnSync(process.execPath, ['-e', "const s=require('dgram').createSocket('udp4');s.bind(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"], { encoding: 'utf8' });
+  const port = Number(probe.stdout.trim());
+  const child = spawn('nfcapd', ['-w', dir, '-b', '127.0.0.1', '-p', String(port), '-t', '3600', '-B', '8388608'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    let log = '';
+    await new Promise<void>((resolve, reject) => {
+      const onData = (b: Buffer): void => {
+        log += b.toString();
+        if (log.includes('Startup')) resolve();
+      };
+      child.stdout!.on('data', onData);
+      child.stderr!.on('data', onData);
+      child.once('exit', (c) => reject(new Error(`nfcapd exited ${c}: ${log}`)));
+    });
+    const sent = await send(pcap, port, rate, loops);
+    await sleep(1000);
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    process.kill(child.pid!, 'SIGTERM');
+    await exited;
+    const info = spawnSync('nfdump', ['-R', dir, '-I'], { encoding: 'utf8' });
+    const m = /^Flows:\s*(\d+)/m.exec(info.stdout);
+    return { sent, flows: m ? Number(m[1]) : 0 };
+  } finally {
+    if (child.exitCode === null && child.pid) process.kill(child.pid, 'SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs every collector at every rate. */
+export async function benchIngest(opts: IngestBenchOptions): Promise<IngestResult[]> {
+  const pcap = opts.pcap ?? DEFAULT_PCAP;
+  const perLoop = readCapture(readFileSync(pcap)).datagrams.length;
+  const summary = new SummarySink();
+  await importCaptures([pcap], { source: 'bench', sink: summary });
+  const flowsPerLoop = summary.summary().flows;
+  const haveNfcapd = spawnSync('nfcapd', ['-V'], { stdio: 'ignore' }).error === undefined;
+  const results: IngestResult[] = [];
+  for (const rate of opts.rates) {
+    const loops = Math.max(1, Math.round((rate * opts.seconds) / perLoop));
+    for (const collector of opts.collectors) {
+      if (collector === 'nfcapd' && !haveNfcapd) continue;
+      const before = rcvbufErrors();
+      let m: { sent: { sent: number; elapsedMs: number }; flows: number; queueDrops?: number; maxStallMs?: number };
+      if (collector === 'nfcapd') m = await measureNfcapd(pcap, rate, loops);
+      else m = await measureNetsvc(collector === 'netsvc-capture' ? 'capture' : 'summary', pcap, rate, loops);
+      const flowsSent = loops * flowsPerLoop;
+      results.push({
+        rate,
+        collector,
+        datagramsSent: m.sent.sent,
+        sentPerSecond: Math.round((m.sent.sent / m.sent.elapsedMs) * 1000),
+        flowsSent,
+        flowsReceived: m.flows,
+        lossPercent: Math.round(((flowsSent - m.flows) / flowsSent) * 10000) / 100,
+        kernelDrops: rcvbufErrors() - before,
+        queueDrops: m.queueDrops ?? null,
+        maxStallMs: m.maxStallMs ?? null,
+      });
+    }
+  }
+  return results;
+}
+
+/** `--rates a,b,c`, `--ingest-seconds N`, `--collectors x,y` from the collector suite's extra arguments. */
+export function parseIngestArgs(rest: string[]): IngestBenchOptions {
+  const opts: IngestBenchOptions = {
+    rates: [10_000, 30_000, 60_000, 90_000, 120_000],
+    seconds: 3,
+    collectors: ['netsvc-capture', 'netsvc-decode', 'nfcapd'],
+  };
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i];
+    const v = rest[i + 1];
+    if (a === '--rates' && v) {
+      opts.rates = v.split(',').map(Number).filter((n) => n > 0);
+      i++;
+    } else if (a === '--ingest-seconds' && v) {
+      opts.seconds = Number(v);
+      i++;
+    } else if (a === '--collectors' && v) {
+      opts.collectors = v.split(',') as IngestCollector[];
+      i++;
+    } else if (a === '--pcap' && v) {
+      opts.pcap = v;
+      i++;
+    }
+  }
+  return opts;
+}
