@@ -217,7 +217,9 @@ describe('netflow routes over a loopback server', () => {
     const pool = byKey(atBoundary(expected as never)).map((r) => JSON.stringify(r));
     for (const row of byKey(atBoundary(flows))) expect(pool).toContain(JSON.stringify(row));
     expect(flows.every((f: { dst_fqdn: string }) => typeof f.dst_fqdn === 'string')).toBe(true);
-    expect((await get(`/flows${q({ start: '2026/03/25 08:00', end: '2026/03/25 08:59', limit: '3' })}`)).body.result.flows).toEqual(flows.slice(0, 3));
+    // A smaller limit gives the head of the same list (dst_fqdn may have been filled in meanwhile).
+    const three = (await get(`/flows${q({ start: '2026/03/25 08:00', end: '2026/03/25 08:59', limit: '3' })}`)).body.result.flows;
+    expect(three.map(strip)).toEqual(flows.slice(0, 3).map(strip));
   });
 
   it('fills dst_fqdn from the PTR cache without waiting for it', async () => {
