@@ -10,7 +10,8 @@
  * times spread over the hour in datagram-sized groups (softflowd packs ~24
  * v9 records per datagram), and a flow ends shortly before it is exported.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { FlowBatch } from '../collector/flow-batch.js';
 
@@ -28,8 +29,11 @@ export interface SeedFlow {
   durationMs: number;
 }
 
-/** Path of the committed seed, relative to the repository root. */
-export const SEED_FIXTURE = 'fixtures/capture/softflowd-v9-seed7-flows.csv.gz';
+/** Path of the committed seed (found from dist/bench or bench/, whatever the working directory). */
+export const SEED_FIXTURE = [
+  fileURLToPath(new URL('../../fixtures/capture/softflowd-v9-seed7-flows.csv.gz', import.meta.url)),
+  fileURLToPath(new URL('../fixtures/capture/softflowd-v9-seed7-flows.csv.gz', import.meta.url)),
+].find((p) => existsSync(p)) ?? 'fixtures/capture/softflowd-v9-seed7-flows.csv.gz';
 
 function parseAddress(text: string): Uint8Array {
   const out = new Uint8Array(16);

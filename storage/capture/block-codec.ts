@@ -9,6 +9,8 @@ import { CodecError, type ByteCodec, type CodecSet } from './codec.js';
 import {
   decodeAddresses,
   decodeNumeric,
+  gatherAddresses,
+  gatherNumeric,
   encodeAddresses,
   encodeNumeric,
   ColumnDecodeError,
@@ -160,6 +162,74 @@ export function decodeBlockColumns(
           continue;
         }
         decodeAddresses(e, stream(e), rows, target);
+      }
+    } catch (err) {
+      if (err instanceof ColumnDecodeError) fail(`column ${name}: ${err.message}`, err);
+      throw err;
+    }
+  }
+}
+
+/**
+ * Decodes the `wanted` columns of only the rows in `idx` (ascending) of a
+ * data block payload into rows `at …` of `out`: for picking the newest few
+ * flows out of a large block without decoding all of it.
+ */
+export function decodeBlockRows(
+  payload: Buffer,
+  columns: ColumnEntry[],
+  rows: number,
+  idx: ArrayLike<number>,
+  wanted: ReadonlySet<ColumnName>,
+  codecs: CodecSet,
+  out: FlowBatch,
+  at: number,
+  path?: string,
+  offset?: number,
+): void {
+  wanted = withDependencies([...wanted]);
+  const m = idx.length;
+  out.reserve(at + m - out.length);
+  if (out.length < at + m) out.length = at + m;
+  const byId = new Map<number, ColumnEntry>();
+  for (const e of columns) byId.set(e.id, e);
+  const fail = (msg: string, cause?: unknown): never => {
+    throw new CaptureFileError('bad-block', msg, path, offset, { cause });
+  };
+  const stream = (e: ColumnEntry): Uint8Array => {
+    if (e.offset + e.storedLen > payload.length) fail(`column ${e.id} runs past the block`);
+    const stored = payload.subarray(e.offset, e.offset + e.storedLen);
+    if (checksum(stored) !== e.crc) throw new CaptureFileError('bad-checksum', `column ${e.id} checksum mismatch`, path, offset);
+    const codec = codecs.get(e.codec) ?? fail(`column ${e.id} uses unknown codec ${e.codec}`);
+    try {
+      return codec.decompress(stored, e.rawLen);
+    } catch (err) {
+      if (err instanceof CodecError) return fail(`column ${e.id}: ${err.message}`, err);
+      throw err;
+    }
+  };
+  const cols = out.cols;
+  for (const name of ALL_COLUMNS) {
+    if (!wanted.has(name)) continue;
+    const id = ALL_COLUMNS.indexOf(name);
+    const e = byId.get(id);
+    try {
+      if (id < NUMERIC_COLUMNS.length) {
+        const numeric = name as NumericColumn;
+        const target = cols[numeric] as NumericArray;
+        if (!e) {
+          target.fill(0, at, at + m);
+          continue;
+        }
+        const ref = numeric === 'start' ? cols.received : numeric === 'end' ? cols.start : undefined;
+        gatherNumeric(e, stream(e), rows, idx, target, at, ref);
+      } else {
+        const addrName = name as (typeof ADDRESS_COLUMNS)[number];
+        if (!e) {
+          out[addrName].fill(0, at * 16, (at + m) * 16);
+          continue;
+        }
+        gatherAddresses(e, stream(e), rows, idx, out[addrName], at);
       }
     } catch (err) {
       if (err instanceof ColumnDecodeError) fail(`column ${name}: ${err.message}`, err);

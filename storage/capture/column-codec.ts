@@ -327,3 +327,101 @@ export function decodeAddresses(
     }
   }
 }
+
+/**
+ * Like decodeNumeric, but only for the rows in `idx` (ascending), written to
+ * `out[outAt + k]`: a frame-of-reference column is read in place, so picking
+ * 200 rows out of a 65 536-row block costs 200 reads, not a full decode.
+ * `refOut` holds the reference column gathered for the same rows (`rel`).
+ */
+export function gatherNumeric(
+  col: { transform: number; width: number; base: number },
+  bytes: Uint8Array,
+  n: number,
+  idx: ArrayLike<number>,
+  out: NumericArray,
+  outAt: number,
+  refOut?: ArrayLike<number>,
+): void {
+  const { transform, width, base } = col;
+  const m = idx.length;
+  if (transform === TRANSFORM.delta || transform === TRANSFORM.raw || transform === TRANSFORM.const) {
+    const full = new Float64Array(transform === TRANSFORM.const ? 0 : n);
+    if (transform === TRANSFORM.const) {
+      decodeNumeric(col, bytes, m, out.subarray(outAt, outAt + m) as NumericArray);
+      return;
+    }
+    decodeNumeric(col, bytes, n, full);
+    for (let k = 0; k < m; k++) out[outAt + k] = full[idx[k]!]!;
+    return;
+  }
+  if ((width !== 1 && width !== 2 && width !== 4) || bytes.length !== n * width) {
+    throw new ColumnDecodeError(`column of ${n} rows × ${width} bytes holds ${bytes.length} bytes`);
+  }
+  for (let k = 0; k < m; k++) {
+    const i = idx[k]!;
+    if (i < 0 || i >= n) throw new ColumnDecodeError(`row ${i} outside a block of ${n}`);
+    const v = base + getShuffled(bytes, n, width, i);
+    if (transform === TRANSFORM.int) out[outAt + k] = v;
+    else if (transform === TRANSFORM.rel) {
+      if (!refOut) throw new ColumnDecodeError('relative column without its reference');
+      out[outAt + k] = refOut[outAt + k]! + v;
+    } else throw new ColumnDecodeError(`unknown transform ${transform}`);
+  }
+}
+
+/** Like decodeAddresses, but only for the rows in `idx` (ascending), into rows `outAt + k` of `out`. */
+export function gatherAddresses(
+  col: { transform: number; width: number; base: number },
+  bytes: Uint8Array,
+  n: number,
+  idx: ArrayLike<number>,
+  out: Uint8Array,
+  outAt: number,
+): void {
+  const m = idx.length;
+  if (col.transform === TRANSFORM.const) {
+    decodeAddresses(col, bytes, m, out.subarray(outAt * 16, (outAt + m) * 16));
+    return;
+  }
+  if (col.transform !== TRANSFORM.addr) throw new ColumnDecodeError(`unknown address transform ${col.transform}`);
+  const layout = col.width;
+  const mapped = col.base;
+  const others = n - mapped;
+  const kinds = layout === ADDR_MIXED ? n : 0;
+  if (mapped < 0 || mapped > n || bytes.length !== kinds + mapped * 4 + others * 16) {
+    throw new ColumnDecodeError('address column size does not match its layout');
+  }
+  const v4 = kinds;
+  const v6 = kinds + mapped * 4;
+  let scanned = 0; // rows of the kinds plane counted so far
+  let rank4 = 0; // IPv4 rows before `scanned`
+  for (let k = 0; k < m; k++) {
+    const i = idx[k]!;
+    if (i < 0 || i >= n || i < scanned) throw new ColumnDecodeError('rows to gather must be ascending and inside the block');
+    let isV4: boolean;
+    let j: number;
+    if (layout === ADDR_ALL_V4) {
+      isV4 = true;
+      j = i;
+    } else if (layout === ADDR_ALL_V6) {
+      isV4 = false;
+      j = i;
+    } else {
+      while (scanned < i) if (bytes[scanned++] === 0) rank4++;
+      isV4 = bytes[i] === 0;
+      j = isV4 ? rank4 : i - rank4;
+    }
+    const o = (outAt + k) * 16;
+    if (isV4) {
+      if (j >= mapped) throw new ColumnDecodeError('address kinds disagree with the IPv4 row count');
+      out.fill(0, o, o + 10);
+      out[o + 10] = 0xff;
+      out[o + 11] = 0xff;
+      for (let b = 0; b < 4; b++) out[o + 12 + b] = bytes[v4 + b * mapped + j]!;
+    } else {
+      if (j >= others) throw new ColumnDecodeError('address kinds disagree with the IPv6 row count');
+      for (let b = 0; b < 16; b++) out[o + b] = bytes[v6 + b * others + j]!;
+    }
+  }
+}

@@ -9,7 +9,7 @@
  */
 import { join } from 'node:path';
 import { FlowBatch } from '../../collector/flow-batch.js';
-import { decodeBlockColumns } from './block-codec.js';
+import { decodeBlockColumns, decodeBlockRows } from './block-codec.js';
 import { nodeFs, type CaptureFs } from './capture-fs.js';
 import { CodecSet } from './codec.js';
 import {
@@ -31,6 +31,7 @@ import {
   TRAILER_SIZE,
   withDependencies,
   type BlockLocation,
+  type ColumnEntry,
   type ColumnName,
   type FileHeader,
   type FileTotals,
@@ -102,6 +103,14 @@ export function newReadStats(): ReadStats {
 // Enough to hold a block header plus the meta of a block with every known column.
 const META_PROBE = BLOCK_HEADER_SIZE + INDEX_SIZE + 32 * DIR_ENTRY_SIZE;
 
+/** A data block read from disk, its index checked, not yet decoded. */
+export interface LoadedBlock {
+  payload: Buffer;
+  columns: ColumnEntry[];
+  rows: number;
+  offset: number;
+}
+
 /** An opened capture file: header, block locations, and block decoding. */
 export class CaptureFile {
   /** True when the file has a valid footer (sealed); false for an open file. */
@@ -171,7 +180,23 @@ export class CaptureFile {
    * into `out` at row `at` (a new batch when omitted). Throws CaptureFileError
    * when the block is damaged.
    */
-  readBlock(i: number, wanted: readonly ColumnName[] = ALL_COLUMNS, out?: FlowBatch, at = 0): FlowBatch {
+  readBlock(i: number, wanted: readonly ColumnName[] = ALL_COLUMNS, out?: FlowBatch, at = 0, loaded?: LoadedBlock): FlowBatch {
+    const { payload, columns, rows, offset } = loaded ?? this.loadBlock(i);
+    const batch = out ?? new FlowBatch(rows);
+    batch.reserve(at + rows - batch.length);
+    decodeBlockColumns(payload, columns, rows, withDependencies(wanted), this.codecs, batch, at, this.path, offset);
+    if (batch.length < at + rows) batch.length = at + rows;
+    return batch;
+  }
+
+  /** Like readBlock for only the rows `idx` (ascending) of block `i`, into rows `at …` of `out`. */
+  readBlockRows(i: number, idx: ArrayLike<number>, wanted: readonly ColumnName[], out: FlowBatch, at: number, loaded?: LoadedBlock): void {
+    const { payload, columns, rows, offset } = loaded ?? this.loadBlock(i);
+    decodeBlockRows(payload, columns, rows, idx, new Set(wanted), this.codecs, out, at, this.path, offset);
+  }
+
+  /** Reads block `i` and checks its header and index checksum; columns are checked as they are decoded. */
+  loadBlock(i: number): LoadedBlock {
     const loc = this.blocks[i];
     if (!loc) throw new RangeError(`block ${i} of ${this.blocks.length}`);
     const buf = readAt(this.cfs, this.fd, loc.offset, loc.size, this.path);
@@ -185,11 +210,7 @@ export class CaptureFile {
       throw new CaptureFileError('bad-checksum', 'block index checksum mismatch', this.path, loc.offset);
     }
     if (index.rows !== loc.rows) throw new CaptureFileError('bad-block', 'block row count does not match the directory', this.path, loc.offset);
-    const batch = out ?? new FlowBatch(index.rows);
-    batch.reserve(at + index.rows - batch.length);
-    decodeBlockColumns(payload, columns, index.rows, withDependencies(wanted), this.codecs, batch, at, this.path, loc.offset);
-    if (batch.length < at + index.rows) batch.length = at + index.rows;
-    return batch;
+    return { payload, columns, rows: index.rows, offset: loc.offset };
   }
 
   /** Releases the file descriptor. */
@@ -436,8 +457,8 @@ export function newestFlows(files: readonly (string | CaptureFileInfo)[], opts: 
       });
     }
     candidates.sort((a, b) => b.startMax - a.startMax || b.order - a.order);
-    // kept rows: decoded batch + row, ordered newest first
-    type Kept = { batch: FlowBatch; row: number; start: number; received: number; order: number };
+    // Pass 1 decodes received and start only; pass 2 gathers the other columns of the rows kept.
+    type Kept = { cand: (typeof candidates)[number]; loaded: LoadedBlock; row: number; start: number; received: number; order: number };
     let kept: Kept[] = [];
     const cmp = (a: Kept, b: Kept): number => b.start - a.start || b.received - a.received || b.order - a.order;
     for (const c of candidates) {
@@ -448,8 +469,10 @@ export function newestFlows(files: readonly (string | CaptureFileInfo)[], opts: 
         continue;
       }
       let batch: FlowBatch;
+      let loaded: LoadedBlock;
       try {
-        batch = c.file.readBlock(c.block, wanted);
+        loaded = c.file.loadBlock(c.block);
+        batch = c.file.readBlock(c.block, ['received', 'start'], undefined, 0, loaded);
       } catch (err) {
         if (!(err instanceof CaptureFileError)) throw err;
         stats.corruptBlocks++;
@@ -467,18 +490,42 @@ export function newestFlows(files: readonly (string | CaptureFileInfo)[], opts: 
         if (!(r >= from && r < to)) continue;
         const s = st[i]!;
         if (worst && s < worst.start) continue;
-        fresh.push({ batch, row: i, start: s, received: r, order: c.order * 1e7 + i });
+        fresh.push({ cand: c, loaded, row: i, start: s, received: r, order: c.order * 1e7 + i });
       }
       stats.rowsRead += fresh.length;
       kept = kept.concat(fresh).sort(cmp).slice(0, limit);
     }
-    const out = new FlowBatch(Math.max(1, kept.length));
-    const wantedSet = new Set(wanted);
+    // Gather each contributing block's rows (ascending within the block), then place them in order.
+    const byBlock = new Map<Kept['cand'], Kept[]>();
     for (const k of kept) {
-      const j = out.addRow();
-      copyRow(k.batch, k.row, out, j, wantedSet);
+      const list = byBlock.get(k.cand);
+      if (list) list.push(k);
+      else byBlock.set(k.cand, [k]);
     }
-    return out;
+    const out = new FlowBatch(Math.max(1, kept.length));
+    out.length = kept.length;
+    const position = new Map<Kept, number>(kept.map((k, i) => [k, i]));
+    const wantedSet = new Set(wanted);
+    const lost = new Set<number>();
+    for (const [cand, list] of byBlock) {
+      list.sort((a, b) => a.row - b.row);
+      const tmp = new FlowBatch(list.length);
+      try {
+        cand.file.readBlockRows(cand.block, list.map((k) => k.row), wanted, tmp, 0, list[0]!.loaded);
+      } catch (err) {
+        if (!(err instanceof CaptureFileError)) throw err;
+        // a column other than the times is damaged: those rows cannot be shown
+        stats.corruptBlocks++;
+        opts.onError?.(err);
+        for (const k of list) lost.add(position.get(k)!);
+        continue;
+      }
+      list.forEach((k, j) => copyRow(tmp, j, out, position.get(k)!, wantedSet));
+    }
+    if (lost.size === 0) return out;
+    const kept2 = new FlowBatch(Math.max(1, out.length - lost.size));
+    for (let i = 0; i < out.length; i++) if (!lost.has(i)) copyRow(out, i, kept2, kept2.addRow(), wantedSet);
+    return kept2;
   } finally {
     for (const f of opened) f.close();
   }

@@ -88,6 +88,8 @@ export interface CaptureWriterOptions {
   log?: WriterLog;
   /** Run the flush/seal timer (default true); tests call `tick()` with a fake clock instead. */
   timer?: boolean;
+  /** Keep the open hour's aggregates (default true); an offline import that only seals hours can skip them. */
+  aggregates?: boolean;
 }
 
 /** Counters of the writer ("everything that moves gets a counter"). */
@@ -282,7 +284,7 @@ export class CaptureWriter implements FlowSink {
     this.closed = true;
   }
 
-  /** Aggregates of a source's newest open hour (what the file holds so far), if any. */
+  /** Aggregates of a source's newest open hour (what the file holds so far), if any; empty with `aggregates: false`. */
   openHourAggregates(source: string): { hourStart: number; hourEnd: number; aggregates: FlowAggregatesView } | undefined {
     let best: OpenHour | undefined;
     for (const h of this.hours.values()) if (h.source === source && (!best || h.hourStart > best.hourStart)) best = h;
@@ -467,7 +469,7 @@ export class CaptureWriter implements FlowSink {
       });
       h.offset += block.length;
       accumulateTotals(h.totals, h.pending, from, rows);
-      h.aggregates.add(h.pending, from, rows);
+      if (this.opts.aggregates !== false) h.aggregates.add(h.pending, from, rows);
       this.counters.rowsWritten += rows;
       this.counters.blocksWritten++;
       this.counters.bytesWritten += block.length;
@@ -734,7 +736,7 @@ export class CaptureWriter implements FlowSink {
         for (let i = 0; i < f.blocks.length; i++) {
           const b = f.readBlock(i, FlowAggregates.COLUMNS);
           accumulateTotals(h.totals, b);
-          h.aggregates.add(b);
+          if (this.opts.aggregates !== false) h.aggregates.add(b);
         }
       } finally {
         f.close();

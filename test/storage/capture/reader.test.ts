@@ -11,14 +11,14 @@ const H9 = Date.UTC(2026, 2, 25, 9);
 const H10 = H9 + 3_600_000;
 
 /** Writes `blocks` blocks of `rows` rows into one sealed hour (no compaction: blockRows = rows). */
-async function sealedHour(blocks: number, rows: number, seed = 1): Promise<{ dir: string; path: string; batches: FlowBatch[] }> {
+async function sealedHour(blocks: number, rows: number, seed = 1, v6 = 0.3): Promise<{ dir: string; path: string; batches: FlowBatch[] }> {
   const dir = tempDataDir();
   const clock = new FakeClock(H9);
   const w = new CaptureWriter({ dataDir: dir, timezone: 'UTC', blockRows: rows, now: clock.now, timer: false });
   await w.start();
   const batches: FlowBatch[] = [];
   for (let k = 0; k < blocks; k++) {
-    const b = randomFlows(rows, { received: H9 + k * (3_600_000 / blocks), stepMs: 3_600_000 / blocks / rows, seed: seed + k });
+    const b = randomFlows(rows, { received: H9 + k * (3_600_000 / blocks), stepMs: 3_600_000 / blocks / rows, seed: seed + k, v6 });
     batches.push(b);
     w.write('netflow', b);
   }
@@ -53,8 +53,8 @@ describe('capture reader', () => {
     expect(out[0]!.dstAddr.every((v) => v === 0)).toBe(true);
   });
 
-  it('returns the newest N flows of a window by start then received, reading few blocks', async () => {
-    const { path, batches } = await sealedHour(20, 1000);
+  it.each([0, 0.3, 1])('returns the newest N flows of a window by start then received, reading few blocks (IPv6 share %s)', async (v6) => {
+    const { path, batches } = await sealedHour(20, 1000, 1, v6);
     const all = rowsOf(batches);
     const from = H9 + 600_000;
     const to = H9 + 3_000_000;
