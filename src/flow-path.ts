@@ -1,0 +1,127 @@
+/**
+ * Wiring of the flow path for `startService`: UDP listeners → capture
+ * writer → KPI cache on every sealed hour, retention, and the netflow API
+ * (query service over files + cache + open-hour aggregates, reverse DNS).
+ */
+import { join } from 'node:path';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { createFlowListeners, type FlowListeners } from '../collector/udp-listener.js';
+import type { AppEnv } from '../api/context.js';
+import { createNetflowRoutes } from '../api/routes/netflow.js';
+import { CaptureRetention } from '../storage/capture/retention.js';
+import { CaptureWriter } from '../storage/capture/writer.js';
+import { CachedReverseDns } from '../storage/dns/cached-reverse-dns.js';
+import { CaptureNetflowQuery } from '../storage/kpi/capture-netflow-query.js';
+import { KpiBuilder } from '../storage/kpi/kpi-builder.js';
+import { SqliteKpiCache } from '../storage/kpi/sqlite-kpi-cache.js';
+import type { Config } from './config.js';
+import type { Logger } from './log.js';
+
+/** The running flow path. */
+export interface FlowPath {
+  routes: OpenAPIHono<AppEnv>;
+  writer: CaptureWriter;
+  listeners: FlowListeners;
+  query: CaptureNetflowQuery;
+  builder: KpiBuilder;
+  /** Stops receiving, writes and seals what is due, finishes cache builds, closes files. */
+  close(): Promise<void>;
+}
+
+/** Path of the KPI cache. */
+export function kpiCachePath(config: Config): string {
+  return join(config.dataDir, 'kpi.sqlite');
+}
+
+/** Builds and starts the flow path; rejects (with everything it opened closed) when a listener cannot bind. */
+export async function startFlowPath(config: Config, runtime: { logger: Logger; now: () => number }): Promise<FlowPath> {
+  const { logger, now } = runtime;
+  const log = logger.child({ component: 'flows' });
+  const sources = Object.keys(config.flowSources);
+  const c = config.capture;
+
+  const cache = new SqliteKpiCache(kpiCachePath(config), now);
+  const builder = new KpiBuilder({ cache, dataDir: config.dataDir, timezone: config.timezone, log });
+  const writer = new CaptureWriter({
+    dataDir: config.dataDir,
+    timezone: config.timezone,
+    flushIntervalMs: c.flushIntervalMs,
+    blockRows: c.blockRows,
+    codec: c.codec,
+    level: c.level,
+    fsyncOnFlush: c.fsyncOnFlush,
+    now,
+    log,
+  });
+  writer.onHourSealed(async (e) => {
+    if (!(await builder.onSealed(e))) log.warn({ path: e.path }, 'sealed hour could not be read back; not cached');
+  });
+  const retention = new CaptureRetention({
+    dataDir: config.dataDir,
+    timezone: config.timezone,
+    maxAgeHours: c.retention.maxAgeHours,
+    maxBytes: c.retention.maxBytes,
+    checkIntervalSec: c.retention.checkIntervalSec,
+    sources,
+    now,
+    log,
+  });
+  retention.onExpired((e) => builder.expire(e.source, e.hourStart));
+  const listeners = createFlowListeners(config.flowSources, { sink: writer, logger: log, now });
+  const dns = new CachedReverseDns({ ...config.dns, now });
+
+  try {
+    await writer.start();
+    await listeners.start();
+  } catch (err) {
+    await listeners.close().catch(() => undefined);
+    await writer.close().catch(() => undefined);
+    dns.close();
+    cache.close();
+    throw err;
+  }
+  retention.start();
+  // The cache is derived data: hours missing from it (a lost kpi.sqlite, a crash mid-build) are rebuilt in the background.
+  void (async () => {
+    for (const source of sources) {
+      const r = await builder.sync(source);
+      if (r.built || r.dropped || r.failed) log.info({ source, ...r }, 'KPI cache brought up to date with the capture files');
+    }
+  })().catch((err: unknown) => log.warn({ err }, 'KPI cache sync failed'));
+
+  const query = new CaptureNetflowQuery({
+    dataDir: config.dataDir,
+    timezone: config.timezone,
+    sources,
+    cache,
+    openHour: (source, hourStart) => writer.aggregatesFor(source, hourStart),
+    now,
+    log,
+  });
+  const routes = createNetflowRoutes({
+    query,
+    dns,
+    timezone: config.timezone,
+    sourcesOf: (entity) => config.entities[entity]?.flowSources ?? [],
+  });
+
+  let closing: Promise<void> | undefined;
+  return {
+    routes,
+    writer,
+    listeners,
+    query,
+    builder,
+    close() {
+      closing ??= (async () => {
+        retention.close();
+        await listeners.close();
+        await writer.close();
+        await builder.idle();
+        dns.close();
+        cache.close();
+      })();
+      return closing;
+    },
+  };
+}
