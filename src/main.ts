@@ -12,6 +12,7 @@ import { AuthService } from '../api/auth.js';
 import type { AdminStore } from '../storage/admin/admin-store.js';
 import { SqliteAdminStore } from '../storage/admin/sqlite-admin-store.js';
 import { resolveSqlitePath, type Config } from './config.js';
+import { startFlowPath } from './flow-path.js';
 import type { Logger } from './log.js';
 
 /** Injected process-wide dependencies. */
@@ -60,12 +61,23 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
   // Add one entry per area, e.g. `netflow: createNetflowRoutes({...})`; closers go into `toClose`.
   const toClose: Array<() => Promise<void> | void> = [];
   const areas: AppDeps['areas'] = {};
+  const flows = await startFlowPath(config, runtime);
+  toClose.push(() => flows.close());
+  areas.netflow = flows.routes;
   const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas });
 
-  const server: ServerType = await new Promise((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, hostname: config.http.host, port: config.http.port }, () => resolve(s));
-    s.once('error', reject);
-  });
+  let server: ServerType;
+  try {
+    server = await new Promise((resolve, reject) => {
+      const s = serve({ fetch: app.fetch, hostname: config.http.host, port: config.http.port }, () => resolve(s));
+      s.once('error', reject);
+    });
+  } catch (err) {
+    // Nothing may keep running when the service does not start (the flow listeners are already bound).
+    for (const close of toClose.reverse()) await close();
+    admin.close();
+    throw err;
+  }
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
