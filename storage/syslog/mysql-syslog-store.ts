@@ -4,7 +4,15 @@
  * matches add a binary comparison after the indexable one.
  */
 import type { SqlClient } from '../sql/sql-client.js';
-import { escapeLike, INDEX_NAMES, SqlSyslogStore, type SyslogStoreOptions, type TableInfo } from './sql-syslog-store.js';
+import {
+  escapeLike,
+  INDEX_NAMES,
+  SqlSyslogStore,
+  type SqlWhere,
+  type SyslogStoreOptions,
+  type SystemEventsRow,
+  type TableInfo,
+} from './sql-syslog-store.js';
 import type { IndexReport } from './syslog-store.js';
 
 // InnoDB secondary indexes end with the primary key anyway; ID is named for clarity.
@@ -24,6 +32,24 @@ export class MysqlSyslogStore extends SqlSyslogStore {
   constructor(client: SqlClient, options?: SyslogStoreOptions) {
     super(client, options);
     if (client.dialect !== 'mysql') throw new Error(`MysqlSyslogStore needs a mysql client, got ${client.dialect}`);
+  }
+
+  /**
+   * Deep pages as a deferred join: InnoDB skips the OFFSET rows inside a secondary index
+   * (its entries end with the primary key), then reads only the page's rows; a plain
+   * OFFSET reads every skipped row, or makes the optimiser sort the whole table.
+   */
+  protected override exact(cols: string, where: SqlWhere, limit: number, offset: number): Promise<SystemEventsRow[]> {
+    if (offset === 0) return super.exact(cols, where, limit, offset);
+    return this.client.query<SystemEventsRow>(
+      `SELECT ${cols} FROM SystemEvents JOIN (SELECT ID AS k FROM SystemEvents WHERE ${where.sql} ` +
+        `ORDER BY ${this.orderBy} LIMIT ? OFFSET ?) page ON page.k = SystemEvents.ID ORDER BY ${this.orderBy}`,
+      [...where.params, limit, offset],
+    );
+  }
+
+  protected override walkSql(cols: string, whereSql: string): string {
+    return `SELECT ${cols} FROM SystemEvents FORCE INDEX (PRIMARY) WHERE ID BETWEEN ? AND ? AND ${whereSql} ORDER BY ${this.orderBy} LIMIT ?`;
   }
 
   protected exactSql(column: string): string {

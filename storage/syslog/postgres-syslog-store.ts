@@ -27,6 +27,14 @@ export class PostgresSyslogStore extends SqlSyslogStore {
     if (client.dialect !== 'postgres') throw new Error(`PostgresSyslogStore needs a postgres client, got ${client.dialect}`);
   }
 
+  protected override walkSql(cols: string, whereSql: string): string {
+    // OFFSET 0 keeps the sort out of the subquery, so it is planned as an ID range scan alone.
+    return (
+      `SELECT * FROM (SELECT ${cols} FROM SystemEvents WHERE ID BETWEEN ? AND ? AND ${whereSql} OFFSET 0) w ` +
+      'ORDER BY receivedat DESC NULLS LAST, id DESC LIMIT ?'
+    );
+  }
+
   protected exactSql(column: string): string {
     return `${column} = ?`;
   }

@@ -31,8 +31,6 @@ import { pidOf, programOf } from './syslog-tag.js';
 
 /** Tuning of the query plan; the defaults suit rsyslog tables of 10 M rows. */
 export interface SyslogStoreOptions {
-  /** An ID range of at most this many IDs is read with one plain ORDER BY (default 50 000). */
-  exactBelowRows?: number;
   /** Upper bound of one walk step in IDs (default 1 000 000). */
   maxChunkRows?: number;
   /** How far out of ReceivedAt order (in IDs) a row may be and still sort right (default 2 000). */
@@ -64,7 +62,8 @@ export const INDEX_NAMES = {
   tag: 'netsvc_syslog_tag',
 } as const;
 
-interface Row {
+/** A SystemEvents row as the stores select it (lower-case aliases, so PostgreSQL's folding does not matter). */
+export interface SystemEventsRow {
   id: number | string;
   devicereportedtime: string | null;
   receivedat: string | null;
@@ -75,7 +74,8 @@ interface Row {
   processid?: string | number | null;
 }
 
-interface Where {
+/** A WHERE condition and its parameters. */
+export interface SqlWhere {
   sql: string;
   params: unknown[];
 }
@@ -94,8 +94,11 @@ function normaliseTime(value: string | null): string | null {
   return s.length > 19 && s[10] === ' ' ? s.slice(0, 19) : s;
 }
 
+/** What the walk reads of a row: just enough to order it. */
+type KeyRow = Pick<SystemEventsRow, 'id' | 'receivedat'>;
+
 /** Newest first: ReceivedAt desc with NULLs last, then ID desc. */
-function compareRows(a: Row, b: Row): number {
+function compareRows(a: KeyRow, b: KeyRow): number {
   const ta = a.receivedat;
   const tb = b.receivedat;
   if (ta !== tb) {
@@ -109,7 +112,6 @@ function compareRows(a: Row, b: Row): number {
 /** Shared implementation; subclasses supply dialect SQL and introspection. */
 export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, SyslogIndexer {
   abstract readonly dialect: Dialect;
-  protected readonly exactBelowRows: number;
   protected readonly maxChunkRows: number;
   protected readonly reorderWindow: number;
   private readonly introspectTtlMs: number;
@@ -120,7 +122,6 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
     protected readonly client: SqlClient,
     options: SyslogStoreOptions = {},
   ) {
-    this.exactBelowRows = options.exactBelowRows ?? 50_000;
     this.maxChunkRows = Math.max(1, options.maxChunkRows ?? 1_000_000);
     this.reorderWindow = Math.max(0, options.reorderWindow ?? 2_000);
     this.introspectTtlMs = options.introspectTtlMs ?? 60_000;
@@ -132,9 +133,9 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
   /** How many parameters `exactSql` binds (the value is repeated where the dialect needs it). */
   protected abstract exactParams(value: string): unknown[];
   /** `column` starts with `value`, case-sensitive; returns SQL and its parameters. */
-  protected abstract prefixSql(column: string, value: string): Where;
+  protected abstract prefixSql(column: string, value: string): SqlWhere;
   /** `column` contains `value`, case-insensitive; returns SQL and its parameters. */
-  protected abstract containsSql(column: string, value: string): Where;
+  protected abstract containsSql(column: string, value: string): SqlWhere;
   /** ORDER BY clause for newest first with NULL ReceivedAt last. */
   protected abstract readonly orderBy: string;
   /** Reads what the table looks like now. */
@@ -168,7 +169,7 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
     return info.hasProcessId ? `${base}, ProcessID AS processid` : base;
   }
 
-  private where(filter: SyslogFilter): Where {
+  private where(filter: SyslogFilter): SqlWhere {
     const parts: string[] = [];
     const params: unknown[] = [];
     if (filter.host !== undefined) {
@@ -202,7 +203,7 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
     return { sql: parts.length ? parts.join(' AND ') : '1 = 1', params };
   }
 
-  private toRecord(row: Row): SyslogRecord {
+  private toRecord(row: SystemEventsRow): SyslogRecord {
     const tag = row.syslogtag ?? '';
     const stored = row.processid === undefined || row.processid === null ? '' : String(row.processid).trim();
     return {
@@ -227,7 +228,7 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
     }
   }
 
-  private async findRows(filter: SyslogFilter, page: PageRequest): Promise<Row[]> {
+  private async findRows(filter: SyslogFilter, page: PageRequest): Promise<SystemEventsRow[]> {
     const offset = (page.page - 1) * page.perPage;
     const limit = page.perPage + 1;
     const need = offset + limit;
@@ -235,27 +236,38 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
     const where = this.where(filter);
     const cols = this.columns(info);
 
-    if (info.hasTimeIndex) return this.exact(cols, where, limit, offset);
+    // With the db-index indexes the database walks an index in page order. Not for a message
+    // substring alone, though: that index walk costs one random row read per row it looks at,
+    // where the primary-key walk below reads rows in order (measured: 5x faster on MariaDB).
+    const substringOnly = !!filter.message && filter.host === undefined && filter.priority === undefined && filter.tag === undefined;
+    if (info.hasTimeIndex && !substringOnly) return this.exact(cols, where, limit, offset);
 
     const bounds = await this.idBounds();
     if (!bounds) return [];
-    let { lo, hi } = bounds;
-    if (filter.endTime !== undefined) {
-      const after = await this.firstId(lo, hi, (t) => t > filter.endTime!);
-      hi = Math.min(hi, after - 1 + this.reorderWindow);
-    }
-    if (filter.startTime !== undefined) {
-      const first = await this.firstId(lo, hi, (t) => t >= filter.startTime!);
-      lo = Math.max(lo, first - this.reorderWindow);
-    }
+    const { lo, hi } = await this.idRangeForTime(bounds.lo, bounds.hi, filter.startTime, filter.endTime);
     if (hi < lo) return [];
-    const ranged: Where = { sql: `ID BETWEEN ? AND ? AND ${where.sql}`, params: [lo, hi, ...where.params] };
-    if (hi - lo + 1 <= this.exactBelowRows) return this.exact(cols, ranged, limit, offset);
-    return (await this.walk(cols, where, lo, hi, need)).slice(offset, need);
+    // The walk reads ID and ReceivedAt only; the page's full rows are read last, by ID.
+    const keys = (await this.walk(where, lo, hi, need)).slice(offset, need);
+    if (keys.length === 0) return [];
+    const full = await this.client.query<SystemEventsRow>(
+      `SELECT ${cols} FROM SystemEvents WHERE ID IN (${keys.map(() => '?').join(', ')})`,
+      keys.map((r) => r.id),
+    );
+    return full.sort(compareRows);
   }
 
-  private exact(cols: string, where: Where, limit: number, offset: number): Promise<Row[]> {
-    return this.client.query<Row>(
+  /**
+   * One step of the walk: rows of an ID range (parameters: first ID, last ID, the condition's,
+   * LIMIT), newest first. It must read the range through the primary key: given a time index,
+   * planners like to walk that instead for ORDER BY … LIMIT, across the whole table.
+   */
+  protected walkSql(cols: string, whereSql: string): string {
+    return `SELECT ${cols} FROM SystemEvents WHERE ID BETWEEN ? AND ? AND ${whereSql} ORDER BY ${this.orderBy} LIMIT ?`;
+  }
+
+  /** One page in (ReceivedAt desc, ID desc) order with LIMIT/OFFSET; the database picks the plan. */
+  protected exact(cols: string, where: SqlWhere, limit: number, offset: number): Promise<SystemEventsRow[]> {
+    return this.client.query<SystemEventsRow>(
       `SELECT ${cols} FROM SystemEvents WHERE ${where.sql} ORDER BY ${this.orderBy} LIMIT ? OFFSET ?`,
       [...where.params, limit, offset],
     );
@@ -270,8 +282,62 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
     return { lo: Number(row.lo), hi: Number(row.hi) };
   }
 
-  /** Smallest ID in [lo, hi] whose ReceivedAt satisfies `pred`, assuming ReceivedAt grows with ID; hi + 1 if none. */
-  private async firstId(lo: number, hi: number, pred: (receivedAt: string) => boolean): Promise<number> {
+  /**
+   * The ID range that holds the rows of [startTime, endTime], assuming ReceivedAt grows with ID,
+   * widened by `reorderWindow`. Both ends are narrowed together from samples of evenly spaced
+   * IDs read in one statement per round (64 per end), so 10 M rows take two or three round trips;
+   * narrowing stops once an end is known to within the window it is widened by anyway.
+   */
+  private async idRangeForTime(lo: number, hi: number, startTime?: string, endTime?: string): Promise<{ lo: number; hi: number }> {
+    // For each bound, the first ID whose ReceivedAt passes the test lies in [a, b]; b = hi + 1: none does.
+    const targets: Array<{ test: (t: string) => boolean; a: number; b: number }> = [];
+    if (startTime !== undefined) targets.push({ test: (t) => t >= startTime, a: lo, b: hi + 1 });
+    if (endTime !== undefined) targets.push({ test: (t) => t > endTime, a: lo, b: hi + 1 });
+    const precision = Math.max(64, this.reorderWindow);
+    for (let round = 0; round < 8; round++) {
+      const open = targets.filter((t) => t.b - t.a > precision);
+      if (open.length === 0) break;
+      const ids = new Set<number>();
+      for (const t of open) {
+        const step = (t.b - t.a) / 64;
+        for (let k = 1; k < 64; k++) ids.add(Math.floor(t.a + k * step));
+      }
+      const list = [...ids];
+      const samples = await this.client.query<{ id: number | string; receivedat: string | null }>(
+        `SELECT ID AS id, ReceivedAt AS receivedat FROM SystemEvents WHERE ID IN (${list.map(() => '?').join(', ')})`,
+        list,
+      );
+      const known = samples
+        .filter((r) => r.receivedat !== null)
+        .map((r) => ({ id: Number(r.id), t: String(r.receivedat) }))
+        .sort((x, y) => x.id - y.id);
+      for (const t of open) {
+        const inside = known.filter((s) => s.id > t.a && s.id < t.b);
+        if (inside.length === 0) {
+          // Deleted ranges: nothing sampled here, find this end by probing instead.
+          const first = await this.firstId(t.a, Math.min(hi, t.b - 1), t.test);
+          t.a = first;
+          t.b = first;
+          continue;
+        }
+        const firstPass = inside.findIndex((s) => t.test(s.t));
+        if (firstPass === -1) t.a = inside[inside.length - 1]!.id;
+        else {
+          t.b = inside[firstPass]!.id;
+          if (firstPass > 0) t.a = inside[firstPass - 1]!.id;
+        }
+      }
+    }
+    let from = lo;
+    let to = hi;
+    let i = 0;
+    if (startTime !== undefined) from = Math.max(lo, targets[i++]!.a - this.reorderWindow);
+    if (endTime !== undefined) to = Math.min(hi, targets[i]!.b - 1 + this.reorderWindow);
+    return { lo: from, hi: to };
+  }
+
+  /** Smallest ID in [lo, hi] whose ReceivedAt passes `test`, assuming ReceivedAt grows with ID; hi + 1 if none. */
+  private async firstId(lo: number, hi: number, test: (receivedAt: string) => boolean): Promise<number> {
     let a = lo;
     let b = hi;
     let best = hi + 1;
@@ -286,7 +352,7 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
         continue;
       }
       const id = Number(probe.id);
-      if (pred(String(probe.receivedat))) {
+      if (test(String(probe.receivedat))) {
         best = id;
         b = mid - 1;
       } else {
@@ -296,35 +362,30 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
     return best;
   }
 
-  /** Walks [lo, hi] newest-first in growing ID ranges until `need` rows are sorted right. */
-  private async walk(cols: string, where: Where, lo: number, hi: number, need: number): Promise<Row[]> {
-    // Rows without ReceivedAt sort after all others wherever their ID is, so they are
-    // left out of the walk and only fetched once the walk has read the whole range.
-    const sql = `SELECT ${cols} FROM SystemEvents WHERE ID BETWEEN ? AND ? AND ReceivedAt IS NOT NULL AND ${where.sql} ORDER BY ${this.orderBy} LIMIT ?`;
-    let rows: Row[] = [];
+  /**
+   * Walks [lo, hi] newest-first in growing ID ranges. It may stop at `bottom` once `need` rows with
+   * ReceivedAt and ID >= bottom + reorderWindow are in hand: every row below `bottom` is then older
+   * than each of them (ID order follows ReceivedAt up to the window), so none can enter the page.
+   * Rows without ReceivedAt sort last; they count for nothing and only show when the walk reads all.
+   */
+  private async walk(where: SqlWhere, lo: number, hi: number, need: number): Promise<KeyRow[]> {
+    const sql = this.walkSql('ID AS id, ReceivedAt AS receivedat', where.sql);
+    let rows: KeyRow[] = [];
     let top = hi;
-    let chunk = Math.min(this.maxChunkRows, Math.max(need * 2, 256));
-    let satisfied = false;
+    let chunk = Math.min(this.maxChunkRows, need * 2 + this.reorderWindow);
     while (top >= lo) {
-      if (satisfied && this.reorderWindow === 0) break;
-      const bottom = satisfied ? Math.max(lo, top - this.reorderWindow + 1) : Math.max(lo, top - chunk + 1);
-      const got = await this.client.query<Row>(sql, [bottom, top, ...where.params, need]);
+      const bottom = Math.max(lo, top - chunk + 1);
+      const got = await this.client.query<KeyRow>(sql, [bottom, top, ...where.params, need]);
       rows = rows.concat(got);
       if (rows.length > need * 2) rows = rows.sort(compareRows).slice(0, need);
       top = bottom - 1;
-      if (satisfied) break;
-      if (rows.length >= need) satisfied = true;
-      else chunk = Math.min(this.maxChunkRows, chunk * 4);
+      const safe = bottom + this.reorderWindow;
+      let settled = 0;
+      for (const r of rows) if (r.receivedat !== null && Number(r.id) >= safe) settled += 1;
+      if (settled >= need) break;
+      chunk = Math.min(this.maxChunkRows, chunk * 4);
     }
-    rows = rows.sort(compareRows).slice(0, need);
-    if (rows.length < need) {
-      const undated = await this.client.query<Row>(
-        `SELECT ${cols} FROM SystemEvents WHERE ID BETWEEN ? AND ? AND ReceivedAt IS NULL AND ${where.sql} ORDER BY ID DESC LIMIT ?`,
-        [lo, hi, ...where.params, need - rows.length],
-      );
-      rows = rows.concat(undated);
-    }
-    return rows;
+    return rows.sort(compareRows).slice(0, need);
   }
 
   async insertEvents(events: readonly SyslogEvent[]): Promise<void> {

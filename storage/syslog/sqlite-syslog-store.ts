@@ -38,6 +38,11 @@ export class SqliteSyslogStore extends SqlSyslogStore {
     this.forgetTableInfo();
   }
 
+  protected override walkSql(cols: string, whereSql: string): string {
+    // NOT INDEXED leaves the rowid (ID) range as the only way in.
+    return `SELECT ${cols} FROM SystemEvents NOT INDEXED WHERE ID BETWEEN ? AND ? AND ${whereSql} ORDER BY ${this.orderBy} LIMIT ?`;
+  }
+
   protected exactSql(column: string): string {
     return `${column} = ?`;
   }

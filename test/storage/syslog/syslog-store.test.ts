@@ -1,8 +1,9 @@
 /**
  * One suite, every database: SQLite, MariaDB and PostgreSQL, each over the
- * SystemEvents table its schema file creates, and each three ways: a small
- * table read with one ORDER BY, the primary-key walk large tables use
- * (forced here with tiny chunks), and with the `db index` indexes.
+ * SystemEvents table its schema file creates, and each three ways: the
+ * primary-key walk with its defaults (one step reads these tables whole),
+ * the same walk in tiny steps with a small reorder window, and the plain
+ * ORDER BY the `db index` indexes serve.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SqlClient } from '../../../storage/sql/sql-client.js';
@@ -86,8 +87,8 @@ const FILTERS: SyslogFilter[] = [
 ];
 
 const MODES: Array<{ name: string; options: SyslogStoreOptions; indexed: boolean }> = [
-  { name: 'small table, one ORDER BY', options: {}, indexed: false },
-  { name: 'primary-key walk', options: { exactBelowRows: 0, reorderWindow: 3, maxChunkRows: 16 }, indexed: false },
+  { name: 'primary-key walk, defaults', options: {}, indexed: false },
+  { name: 'primary-key walk, tiny steps', options: { reorderWindow: 3, maxChunkRows: 16 }, indexed: false },
   { name: 'with db index', options: {}, indexed: true },
 ];
 
@@ -298,5 +299,75 @@ describe.each(dialects)('SyslogStore indexes and inserts on %s', (dialect) => {
     await client.execute('DROP TABLE SystemEvents');
     store.forgetTableInfo();
     await expect(store.find({}, { page: 1, perPage: 10 })).rejects.toMatchObject({ name: 'SyslogStoreError' });
+  });
+});
+
+describe.each(dialects)('SyslogStore primary-key walk over deleted ID ranges on %s', (dialect) => {
+  let db: TestDatabase;
+  let client: SqlClient;
+  let store: SqlSyslogStore;
+  let rows: StoredRow[];
+
+  beforeAll(async () => {
+    db = await createTestDatabase(dialect, 'netsvc_syslog');
+    client = clientFor(db.url);
+    await createSystemEvents(client);
+    const base = Date.UTC(2025, 6, 1);
+    const seedRows: SeedRow[] = [];
+    for (let i = 0; i < 3000; i++) {
+      // One row a minute, each fifth pair swapped: out of ID order by one row.
+      const minute = i % 5 === 1 ? i - 1 : i % 5 === 0 && i > 0 ? i + 1 : i;
+      seedRows.push({
+        receivedAt: fmt(base + minute * 60_000),
+        deviceReportedTime: fmt(base + minute * 60_000),
+        host: `h${i % 7}`,
+        tag: `p${i % 3}[${i}]:`,
+        priority: i % 8,
+        facility: 1,
+        message: `m${i}`,
+      });
+    }
+    const loader = openSyslogStore(db.url, '/');
+    await loader.insertEvents(
+      seedRows.map((r) => ({ deviceReportedTime: r.deviceReportedTime, receivedAt: r.receivedAt!, fromHost: r.host, sysLogTag: r.tag, priority: r.priority, facility: r.facility, message: r.message })),
+    );
+    await loader.close();
+    const ids = await client.query<{ id: number }>('SELECT ID AS id FROM SystemEvents ORDER BY ID');
+    rows = seedRows.map((r, i) => ({ ...r, id: Number(ids[i]!.id) }));
+    // Retention jobs and manual clean-ups leave holes in the ID sequence.
+    const [from, to] = [rows[1000]!.id, rows[2200]!.id];
+    await client.execute('DELETE FROM SystemEvents WHERE ID BETWEEN ? AND ?', [from, to]);
+    rows = rows.filter((r) => r.id < from || r.id > to);
+    store = openSyslogStore(db.url, '/', { reorderWindow: 5, maxChunkRows: 200 });
+  });
+
+  afterAll(async () => {
+    await store?.close();
+    await client?.close();
+    await db?.drop();
+  });
+
+  it('finds time ranges on both sides of and across the hole, page by page', async () => {
+    const t = (minute: number): string => fmt(Date.UTC(2025, 6, 1) + minute * 60_000);
+    const filters: SyslogFilter[] = [
+      {},
+      { startTime: t(990), endTime: t(2300) },
+      { startTime: t(1500), endTime: t(2100) },
+      { startTime: t(2201) },
+      { endTime: t(999) },
+      { startTime: t(10), endTime: t(2990), host: 'h3', priority: 3 },
+      { tag: 'p1', startTime: t(2500) },
+    ];
+    for (const filter of filters) {
+      for (const [page, perPage] of [
+        [1, 50],
+        [2, 50],
+        [7, 100],
+        [1, 2000],
+      ] as const) {
+        const got = (await store.find(filter, { page, perPage })).map((r) => r.ID);
+        expect(got, `${JSON.stringify(filter)} page ${page}/${perPage}`).toEqual(modelPage(rows, filter, page, perPage));
+      }
+    }
   });
 });
