@@ -18,6 +18,7 @@ import { DumpError, registerDumpCommand } from './commands/dump.js';
 import { registerDbIndexRadiusCommand } from './commands/db-radius.js';
 import { registerProfileCommands } from './commands/profile.js';
 import { registerImportCommand } from './commands/import.js';
+import { registerKpiCommands } from './commands/kpi.js';
 import { registerReplayCommand } from './commands/replay.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand, StatusError } from './commands/status.js';
@@ -41,6 +42,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerReplayCommand(program, ctx);
   registerStatusCommand(program, ctx);
   registerDumpCommand(program, ctx);
+  registerKpiCommands(program, ctx);
   program.commands.forEach(function exitOverrideAll(cmd: Command) {
     cmd.exitOverride();
     cmd.commands.forEach(exitOverrideAll);
