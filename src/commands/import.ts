@@ -8,6 +8,9 @@ import { importCaptures, type ImportResult } from '../../collector/pcap-import.j
 import { CaptureWriter } from '../../storage/capture/writer.js';
 import type { Config } from '../config.js';
 import { sourceDir } from '../../storage/capture/format.js';
+import { KpiBuilder } from '../../storage/kpi/kpi-builder.js';
+import { SqliteKpiCache } from '../../storage/kpi/sqlite-kpi-cache.js';
+import { kpiCachePath } from '../flow-path.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 
 /** The `--json` document of an import: what was read, what was decoded, the totals. */
@@ -108,12 +111,23 @@ export async function runImportToStore(
   writer.onHourSealed((e) => {
     if (e.source === opts.source) sealed.push(e.path);
   });
+  // Every hour the import seals goes into the KPI cache, as with live ingest.
+  const kpiCache = new SqliteKpiCache(kpiCachePath(config));
+  const kpi = new KpiBuilder({ cache: kpiCache, dataDir: config.dataDir, timezone: config.timezone, yieldEvery: 0 });
+  writer.onHourSealed(async (e) => {
+    if (!(await kpi.onSealed(e))) log(`warning: sealed hour ${e.path} could not be read back; not in the KPI cache`);
+  });
   await writer.start();
   let report: ImportReport;
   try {
     report = await runImport(config, files, { ...opts, sink: writer });
   } finally {
-    await writer.close({ sealAll: true });
+    try {
+      await writer.close({ sealAll: true });
+      await kpi.idle();
+    } finally {
+      kpiCache.close();
+    }
   }
   const w = writer.counters;
   report.stored = {
