@@ -14,6 +14,7 @@ import { SqliteAdminStore } from '../storage/admin/sqlite-admin-store.js';
 import { resolveSqlitePath, type Config } from './config.js';
 import { startFlowPath } from './flow-path.js';
 import type { Logger } from './log.js';
+import { startHotspot } from './radius-stores.js';
 
 /** Injected process-wide dependencies. */
 export interface Runtime {
@@ -64,6 +65,9 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
   const flows = await startFlowPath(config, runtime);
   toClose.push(() => flows.close());
   areas.netflow = flows.routes;
+  const hotspot = await startHotspot(config, runtime);
+  toClose.push(() => hotspot.close());
+  areas.hotspot = hotspot.routes;
   const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas });
 
   let server: ServerType;
