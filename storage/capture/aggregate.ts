@@ -52,150 +52,108 @@ export interface FlowAggregatesView {
   size(kind: KeyKind): number;
 }
 
-/**
- * u32 → slot hash table with open addressing on typed arrays: a JS Map of a
- * million numbers costs about a microsecond per lookup in cache misses and
- * boxing; this is several times faster and holds no object per key.
- */
-class U32Index {
-  private keys = new Uint32Array(1 << 12);
-  private vals = new Int32Array(1 << 12); // slot + 1; 0 = empty
-  private mask = (1 << 12) - 1;
-  private used = 0;
-
-  /** Slot of `key`, or -1. */
-  get(key: number): number {
-    let i = Math.imul(key, 0x9e3779b1) >>> 0 & this.mask;
-    for (;;) {
-      const v = this.vals[i]!;
-      if (v === 0) return -1;
-      if (this.keys[i] === key) return v - 1;
-      i = (i + 1) & this.mask;
-    }
-  }
-
-  set(key: number, slot: number): void {
-    if ((this.used + 1) * 2 > this.mask) this.grow();
-    let i = Math.imul(key, 0x9e3779b1) >>> 0 & this.mask;
-    while (this.vals[i] !== 0) i = (i + 1) & this.mask;
-    this.keys[i] = key;
-    this.vals[i] = slot + 1;
-    this.used++;
-  }
-
-  private grow(): void {
-    const oldK = this.keys;
-    const oldV = this.vals;
-    this.keys = new Uint32Array(oldK.length * 2);
-    this.vals = new Int32Array(oldV.length * 2);
-    this.mask = this.keys.length - 1;
-    this.used = 0;
-    for (let i = 0; i < oldK.length; i++) if (oldV[i] !== 0) this.set(oldK[i]!, oldV[i]! - 1);
-  }
-
-  /** Visits every (key, slot). */
-  forEach(fn: (key: number, slot: number) => void): void {
-    for (let i = 0; i < this.keys.length; i++) if (this.vals[i] !== 0) fn(this.keys[i]!, this.vals[i]! - 1);
-  }
-}
-
-// Bytes 00 00 ff ff read as a native 32-bit word (whatever the platform's byte order).
-const MAPPED_WORD = new Int32Array(Uint8Array.from([0, 0, 0xff, 0xff]).buffer)[0]!;
-
 /** The address column as 32-bit words (copied when it is not 4-byte aligned). */
 function wordsOf(col: Uint8Array): Int32Array {
   const aligned = col.byteOffset % 4 === 0 ? col : col.slice();
   return new Int32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength >> 2);
 }
 
+/**
+ * One per-key table: keys (an address as four native 32-bit words, or a
+ * port) → bytes, packets, flows. Open addressing on typed arrays, the three
+ * measures of a key side by side: a JS Map keyed by strings would allocate
+ * per row, and separate arrays cost three cache misses per update.
+ */
 class KeyTable {
-  private readonly v4 = new U32Index();
-  private readonly v6 = new Map<string, number>();
-  private readonly ports: boolean;
-  keys: Uint8Array;
-  bytes: Float64Array;
-  packets: Float64Array;
-  flows: Float64Array;
+  private readonly width: number; // words per key: 4 (address) or 1 (port)
+  private keyWords: Int32Array;
+  private stats: Float64Array;
+  private index = new Int32Array(1 << 12); // slot + 1; 0 = empty
+  private mask = (1 << 12) - 1;
+  private shift = 32 - 12; // Fibonacci hashing: the top bits of hash × 2^32/φ
   count = 0;
 
   constructor(ports: boolean) {
-    this.ports = ports;
-    this.keys = new Uint8Array(ports ? 0 : 1024 * 16);
-    this.bytes = new Float64Array(1024);
-    this.packets = new Float64Array(1024);
-    this.flows = new Float64Array(1024);
+    this.width = ports ? 1 : 4;
+    this.keyWords = new Int32Array(1024 * this.width);
+    this.stats = new Float64Array(1024 * 3);
   }
 
-  private grow(): void {
-    const cap = this.bytes.length * 2;
-    const g = (a: Float64Array): Float64Array => {
-      const n = new Float64Array(cap);
-      n.set(a);
-      return n;
-    };
-    this.bytes = g(this.bytes);
-    this.packets = g(this.packets);
-    this.flows = g(this.flows);
-    if (!this.ports) {
-      const k = new Uint8Array(cap * 16);
-      k.set(this.keys);
-      this.keys = k;
+  private hash(a: number, b: number, c: number, d: number): number {
+    return Math.imul(d ^ Math.imul(c, 0x85ebca6b) ^ Math.imul(b, 0xc2b2ae35) ^ Math.imul(a, 0x27d4eb2f), 0x9e3779b1) >>> this.shift;
+  }
+
+  private growSlots(): void {
+    const k = new Int32Array(this.keyWords.length * 2);
+    k.set(this.keyWords);
+    this.keyWords = k;
+    const st = new Float64Array(this.stats.length * 2);
+    st.set(this.stats);
+    this.stats = st;
+  }
+
+  private growIndex(): void {
+    this.index = new Int32Array(this.index.length * 2);
+    this.mask = this.index.length - 1;
+    this.shift--;
+    const kw = this.keyWords;
+    const w = this.width;
+    for (let s = 0; s < this.count; s++) {
+      let h = w === 4 ? this.hash(kw[s * 4]!, kw[s * 4 + 1]!, kw[s * 4 + 2]!, kw[s * 4 + 3]!) : this.hash(0, 0, 0, kw[s]!);
+      while (this.index[h] !== 0) h = (h + 1) & this.mask;
+      this.index[h] = s + 1;
     }
   }
 
-  private newSlot(): number {
-    if (this.count === this.bytes.length) this.grow();
-    return this.count++;
-  }
-
-  addPort(port: number, bytes: number, packets: number): void {
-    let slot = this.v4.get(port);
+  /** Adds one flow to key (a, b, c, d); a port key is (0, 0, 0, port). */
+  add(a: number, b: number, c: number, d: number, bytes: number, packets: number): void {
+    const kw = this.keyWords;
+    const w = this.width;
+    let h = this.hash(a, b, c, d);
+    let slot = -1;
+    for (;;) {
+      const v = this.index[h]!;
+      if (v === 0) break;
+      const s = v - 1;
+      if (w === 1 ? kw[s] === d : kw[s * 4] === a && kw[s * 4 + 1] === b && kw[s * 4 + 2] === c && kw[s * 4 + 3] === d) {
+        slot = s;
+        break;
+      }
+      h = (h + 1) & this.mask;
+    }
     if (slot < 0) {
-      slot = this.newSlot();
-      this.v4.set(port, slot);
-    }
-    this.bytes[slot]! += bytes;
-    this.packets[slot]! += packets;
-    this.flows[slot]! += 1;
-  }
-
-  /** `words` is the same column seen as 32-bit words (4 per address), for a fast IPv4-mapped test. */
-  addAddress(col: Uint8Array, words: Int32Array, row: number, bytes: number, packets: number): void {
-    const o = row * 16;
-    const w = row * 4;
-    let slot: number | undefined;
-    // ::ffff:a.b.c.d: two zero words, then bytes 00 00 ff ff
-    if (words[w] === 0 && words[w + 1] === 0 && words[w + 2] === MAPPED_WORD) {
-      const v = words[w + 3]! >>> 0; // any 1:1 key will do: the address bytes are kept per slot
-      slot = this.v4.get(v);
-      if (slot < 0) {
-        slot = this.newSlot();
-        this.v4.set(v, slot);
-        this.keys.set(col.subarray(o, o + 16), slot * 16);
+      slot = this.count++;
+      if (slot * w >= this.keyWords.length) this.growSlots();
+      const k = this.keyWords;
+      if (w === 1) k[slot] = d;
+      else {
+        k[slot * 4] = a;
+        k[slot * 4 + 1] = b;
+        k[slot * 4 + 2] = c;
+        k[slot * 4 + 3] = d;
       }
-    } else {
-      const s = Buffer.from(col.buffer, col.byteOffset + o, 16).toString('latin1');
-      slot = this.v6.get(s);
-      if (slot === undefined) {
-        slot = this.newSlot();
-        this.v6.set(s, slot);
-        this.keys.set(col.subarray(o, o + 16), slot * 16);
-      }
+      this.index[h] = slot + 1;
+      if (this.count * 2 > this.mask) this.growIndex();
     }
-    this.bytes[slot]! += bytes;
-    this.packets[slot]! += packets;
-    this.flows[slot]! += 1;
+    const st = this.stats;
+    st[slot * 3]! += bytes;
+    st[slot * 3 + 1]! += packets;
+    st[slot * 3 + 2]! += 1;
   }
 
-  key(slot: number): string {
-    return formatAddress(this.keys, slot);
+  measure(slot: number, m: keyof KeyStats): number {
+    return this.stats[slot * 3 + (m === 'bytes' ? 0 : m === 'packets' ? 1 : 2)]!;
   }
 
-  /** slot → port, for the port table. */
-  portOfSlot(): Map<number, number> {
-    const out = new Map<number, number>();
-    this.v4.forEach((port, slot) => out.set(slot, port));
-    return out;
+  statsOf(slot: number): KeyStats {
+    return { bytes: this.stats[slot * 3]!, packets: this.stats[slot * 3 + 1]!, flows: this.stats[slot * 3 + 2]! };
+  }
+
+  /** The key of a slot: address text, or port number. */
+  key(slot: number): string | number {
+    if (this.width === 1) return this.keyWords[slot]!;
+    const bytes = new Uint8Array(this.keyWords.buffer, slot * 16, 16);
+    return formatAddress(bytes, 0);
   }
 }
 
@@ -250,9 +208,10 @@ export class FlowAggregates implements FlowAggregatesView {
       this.protoBytes[proto]! += bytes;
       this.protoPackets[proto]! += packets;
       this.protoFlows[proto]! += 1;
-      src.addAddress(batch.srcAddr, srcWords, i, bytes, packets);
-      dst.addAddress(batch.dstAddr, dstWords, i, bytes, packets);
-      if (proto === 6 || proto === 17) ports.addPort(c.dstPort[i]!, bytes, packets);
+      const w = i * 4;
+      src.add(srcWords[w]!, srcWords[w + 1]!, srcWords[w + 2]!, srcWords[w + 3]!, bytes, packets);
+      dst.add(dstWords[w]!, dstWords[w + 1]!, dstWords[w + 2]!, dstWords[w + 3]!, bytes, packets);
+      if (proto === 6 || proto === 17) ports.add(0, 0, 0, c.dstPort[i]!, bytes, packets);
     }
   }
 
@@ -271,11 +230,10 @@ export class FlowAggregates implements FlowAggregatesView {
   top(kind: KeyKind, by: keyof KeyStats, n: number): TopEntry[] {
     const tb = this.tables[kind];
     const order = [by, ...MEASURES.filter((m) => m !== by)];
-    const arr = (m: keyof KeyStats): Float64Array => tb[m];
     const better = (a: number, b: number): boolean => {
       for (const m of order) {
-        const x = arr(m)[a]!;
-        const y = arr(m)[b]!;
+        const x = tb.measure(a, m);
+        const y = tb.measure(b, m);
         if (x !== y) return x > y;
       }
       return a < b;
@@ -292,21 +250,12 @@ export class FlowAggregates implements FlowAggregatesView {
       }
       best[j] = s;
     }
-    const portOf = kind === 'dstPort' ? tb.portOfSlot() : undefined;
-    return best.map((s) => ({
-      key: portOf ? portOf.get(s)! : tb.key(s),
-      bytes: tb.bytes[s]!,
-      packets: tb.packets[s]!,
-      flows: tb.flows[s]!,
-    }));
+    return best.map((s) => ({ key: tb.key(s), ...tb.statsOf(s) }));
   }
 
   forEach(kind: KeyKind, fn: (key: string | number, stats: KeyStats) => void): void {
     const tb = this.tables[kind];
-    const portOf = kind === 'dstPort' ? tb.portOfSlot() : undefined;
-    for (let s = 0; s < tb.count; s++) {
-      fn(portOf ? portOf.get(s)! : tb.key(s), { bytes: tb.bytes[s]!, packets: tb.packets[s]!, flows: tb.flows[s]! });
-    }
+    for (let s = 0; s < tb.count; s++) fn(tb.key(s), tb.statsOf(s));
   }
 
   size(kind: KeyKind): number {
