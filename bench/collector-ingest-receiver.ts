@@ -1,16 +1,18 @@
 /**
  * The netsvc side of the ingest benchmark, run as its own process:
- * `node dist/bench/collector-ingest-receiver.js --sink capture|summary --data-dir DIR [--buffer BYTES]`.
+ * `node dist/bench/collector-ingest-receiver.js --sink capture|summary --data-dir DIR [--buffer BYTES] [--threaded]`.
  *
  * Binds one flow source on an ephemeral 127.0.0.1 port (printed as
  * `READY <port>`), decodes what arrives through the service's listener and
  * hands it to the capture writer (end to end, as `netsvc serve` stores) or to
- * a summary sink (decode only). On each `stats` line on stdin it waits until
+ * a summary sink (decode only); with `--threaded` sockets and decoders run
+ * in the listener's worker thread and only the sink on the main thread. On each `stats` line on stdin it waits until
  * the queue is drained and prints one JSON line of counters; `quit` exits.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { SummarySink, type FlowSink } from '../collector/flow-sink.js';
+import { createThreadedFlowListeners } from '../collector/threaded-listener.js';
 import { createFlowListeners } from '../collector/udp-listener.js';
 import { CaptureWriter } from '../storage/capture/writer.js';
 
@@ -33,7 +35,10 @@ async function main(): Promise<void> {
   } else {
     sink = new SummarySink();
   }
-  const listeners = createFlowListeners({ bench: { listen: '127.0.0.1:0', receiveBuffer: buffer } }, { sink });
+  const sources = { bench: { listen: '127.0.0.1:0', receiveBuffer: buffer } };
+  const listeners = process.argv.includes('--threaded')
+    ? createThreadedFlowListeners(sources, { sink }, { statsEveryMs: 100 })
+    : createFlowListeners(sources, { sink });
   await listeners.start();
   // Longest event-loop stall: while the loop is stuck, the socket is not read.
   const delay = monitorEventLoopDelay({ resolution: 5 });

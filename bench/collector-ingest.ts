@@ -3,7 +3,8 @@
  *
  * For each rate, the same real softflowd NetFlow v9 export datagrams
  * (fixtures/flow-oracle/1/softflowd-v9, looped) are sent over loopback by a
- * separate sender process (`netsvc replay --rate`) to:
+ * separate sender process (bench/collector-ingest-sender.ts: the send logic
+ * of `netsvc replay --rate`) to:
  *   - netsvc, capture: the service's listener writing hourly capture files
  *     (bench/collector-ingest-receiver.ts in its own process);
  *   - netsvc, decode: the same listener into a summary sink (no storage);
@@ -23,8 +24,13 @@ import { SummarySink } from '../collector/flow-sink.js';
 import { importCaptures } from '../collector/pcap-import.js';
 import { readCapture } from '../collector/pcap.js';
 
-/** Receivers the benchmark can measure. */
-export type IngestCollector = 'netsvc-capture' | 'netsvc-decode' | 'nfcapd';
+/**
+ * Receivers the benchmark can measure: netsvc with the capture writer or a
+ * summary sink, its sockets and decoders in a worker thread (`-worker`, how
+ * `netsvc serve` runs) or on the main thread (`-1thread`); and nfcapd.
+ */
+export const INGEST_COLLECTORS = ['netsvc-capture-worker', 'netsvc-capture-1thread', 'netsvc-decode-worker', 'netsvc-decode-1thread', 'nfcapd'] as const;
+export type IngestCollector = (typeof INGEST_COLLECTORS)[number];
 
 /** Settings of one benchmark run. */
 export interface IngestBenchOptions {
@@ -51,12 +57,12 @@ export interface IngestResult {
   kernelDrops: number;
   /** netsvc queue drops (null for nfcapd). */
   queueDrops: number | null;
-  /** Longest stall of the receiving thread's event loop, ms (null for nfcapd). */
+  /** Longest stall of the receiver's main-thread event loop, ms (null for nfcapd). */
   maxStallMs: number | null;
 }
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
+const SENDER = fileURLToPath(new URL('./collector-ingest-sender.js', import.meta.url));
 const RECEIVER = fileURLToPath(new URL('./collector-ingest-receiver.js', import.meta.url));
 const DEFAULT_PCAP = join(ROOT, 'fixtures/flow-oracle/1/softflowd-v9/export.pcap');
 
@@ -76,7 +82,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 /** Runs the sender process to completion; returns its JSON result. */
 async function send(pcap: string, port: number, rate: number, loops: number): Promise<{ sent: number; elapsedMs: number }> {
-  const child = spawn(process.execPath, [CLI, 'replay', pcap, '--to', `127.0.0.1:${port}`, '--rate', String(rate), '--loop', String(loops), '--json'], {
+  const child = spawn(process.execPath, [SENDER, pcap, String(port), String(rate), String(loops)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
@@ -98,8 +104,9 @@ class NetsvcReceiver {
     });
   }
 
-  static async start(sink: 'capture' | 'summary', dataDir: string): Promise<{ r: NetsvcReceiver; port: number }> {
-    const child = spawn(process.execPath, [RECEIVER, '--sink', sink, '--data-dir', dataDir], { stdio: ['pipe', 'pipe', 'inherit'] });
+  static async start(sink: 'capture' | 'summary', threaded: boolean, dataDir: string): Promise<{ r: NetsvcReceiver; port: number }> {
+    const args = [RECEIVER, '--sink', sink, '--data-dir', dataDir, ...(threaded ? ['--threaded'] : [])];
+    const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] });
     const r = new NetsvcReceiver(child);
     const ready = await r.line();
     const m = /^READY (\d+)$/.exec(ready);
@@ -128,12 +135,13 @@ class NetsvcReceiver {
 
 async function measureNetsvc(
   sink: 'capture' | 'summary',
+  threaded: boolean,
   pcap: string,
   rate: number,
   loops: number,
 ): Promise<{ sent: { sent: number; elapsedMs: number }; flows: number; queueDrops: number; maxStallMs: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'netsvc-bench-'));
-  const { r, port } = await NetsvcReceiver.start(sink, dir);
+  const { r, port } = await NetsvcReceiver.start(sink, threaded, dir);
   try {
     const sent = await send(pcap, port, rate, loops);
     // Settled when the received count stops moving and the queue is drained.
@@ -198,7 +206,7 @@ export async function benchIngest(opts: IngestBenchOptions): Promise<IngestResul
       const before = rcvbufErrors();
       let m: { sent: { sent: number; elapsedMs: number }; flows: number; queueDrops?: number; maxStallMs?: number };
       if (collector === 'nfcapd') m = await measureNfcapd(pcap, rate, loops);
-      else m = await measureNetsvc(collector === 'netsvc-capture' ? 'capture' : 'summary', pcap, rate, loops);
+      else m = await measureNetsvc(collector.includes('capture') ? 'capture' : 'summary', collector.endsWith('worker'), pcap, rate, loops);
       const flowsSent = loops * flowsPerLoop;
       results.push({
         rate,
@@ -222,7 +230,7 @@ export function parseIngestArgs(rest: string[]): IngestBenchOptions {
   const opts: IngestBenchOptions = {
     rates: [10_000, 30_000, 60_000, 90_000, 120_000],
     seconds: 3,
-    collectors: ['netsvc-capture', 'netsvc-decode', 'nfcapd'],
+    collectors: ['netsvc-capture-worker', 'netsvc-decode-1thread', 'nfcapd'],
   };
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i];
@@ -234,7 +242,9 @@ export function parseIngestArgs(rest: string[]): IngestBenchOptions {
       opts.seconds = Number(v);
       i++;
     } else if (a === '--collectors' && v) {
-      opts.collectors = v.split(',') as IngestCollector[];
+      const names = v.split(',');
+      for (const n of names) if (!(INGEST_COLLECTORS as readonly string[]).includes(n)) throw new Error(`unknown collector ${n}; one of ${INGEST_COLLECTORS.join(', ')}`);
+      opts.collectors = names as IngestCollector[];
       i++;
     } else if (a === '--pcap' && v) {
       opts.pcap = v;

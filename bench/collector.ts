@@ -57,7 +57,7 @@ const ingestSection: BenchSection = {
       'loss %': r.lossPercent.toFixed(2),
       'kernel drops': r.kernelDrops,
       'queue drops': r.queueDrops ?? '-',
-      'max stall ms': r.maxStallMs ?? '-',
+      'main stall ms': r.maxStallMs ?? '-',
     }));
   },
 };

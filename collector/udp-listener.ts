@@ -56,6 +56,8 @@ export interface FlowListenerOptions {
   expireEveryMs: number;
   /** Least time between two log lines about the same problem. */
   logEveryMs: number;
+  /** A partial batch waits at most this long for more rows before it goes to the sink. */
+  flushDelayMs: number;
   /** Where each source's templates are kept across restarts (`<dir>/<source>.msgpack`); none when absent. */
   templateDir?: string;
   /** How often the templates are saved (and always at close). */
@@ -64,7 +66,7 @@ export interface FlowListenerOptions {
   templateTtlMs: number;
 }
 
-/** Defaults: 64 Ki datagrams / 64 MiB queued, 8192-row batches, 256 datagrams per drain slice. */
+/** Defaults: 64 Ki datagrams / 64 MiB queued, 8192-row batches (or 100 ms), 256 datagrams per drain slice. */
 export const DEFAULT_LISTENER_OPTIONS: Readonly<FlowListenerOptions> = Object.freeze({
   queueDatagrams: 65_536,
   queueBytes: 64 * 1024 * 1024,
@@ -72,6 +74,7 @@ export const DEFAULT_LISTENER_OPTIONS: Readonly<FlowListenerOptions> = Object.fr
   drainChunk: 256,
   expireEveryMs: 10_000,
   logEveryMs: 60_000,
+  flushDelayMs: 100,
   templateSaveEveryMs: 60_000,
   templateTtlMs: 3_600_000,
 });
@@ -259,6 +262,8 @@ class SocketGroup {
   bound: { address: string; port: number } | undefined;
   private scheduled = false;
   private waiting = false;
+  private flushDue = false;
+  private flushTimer: NodeJS.Timeout | undefined;
   private idleWaiters: Array<() => void> = [];
 
   constructor(
@@ -315,13 +320,28 @@ class SocketGroup {
       if (ingest.full && this.flush([state])) return;
     }
     this.owner.maybeExpire();
+    const states = this.sourceIdx.map((s) => this.owner.sources[s]!);
+    const hasRows = states.some((s) => s.ingest.batch.length > 0);
+    // Partial batches go out when the flush delay has passed or someone waits
+    // for idle; handing over every few datagrams would make the sink (or the
+    // thread boundary) pay per-batch costs thousands of times a second.
+    if (hasRows && (this.flushDue || this.idleWaiters.length > 0 || this.owner.opts.flushDelayMs <= 0)) {
+      this.flushDue = false;
+      if (this.flushTimer) clearTimeout(this.flushTimer);
+      this.flushTimer = undefined;
+      if (this.flush(states)) return;
+    } else if (hasRows && !this.flushTimer) {
+      this.flushTimer = setTimeout(() => {
+        this.flushTimer = undefined;
+        this.flushDue = true;
+        this.schedule();
+      }, this.owner.opts.flushDelayMs);
+    }
     if (q.count > 0) {
       this.schedule();
       return;
     }
-    // Queue empty: hand over what was decoded so it becomes queryable promptly.
-    if (this.flush(this.sourceIdx.map((s) => this.owner.sources[s]!))) return;
-    this.notifyIdle();
+    if (!hasRows || !this.flushTimer) this.notifyIdle();
   }
 
   /** Flushes the given sources; true when a sink write is pending (the drain resumes after it). */
@@ -366,15 +386,20 @@ class SocketGroup {
   }
 
   idle(): Promise<void> {
-    if (this.queue.count === 0 && !this.waiting && !this.scheduled) {
-      // Rows may still sit in a batch (e.g. after close()); flush them first.
-      const states = this.sourceIdx.map((s) => this.owner.sources[s]!);
-      if (!states.some((s) => s.ingest.batch.length > 0)) return Promise.resolve();
-      const p = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
-      if (!this.flush(states)) this.notifyIdle();
-      return p;
+    const states = this.sourceIdx.map((s) => this.owner.sources[s]!);
+    if (this.queue.count === 0 && !this.waiting && !this.scheduled && !states.some((s) => s.ingest.batch.length > 0)) {
+      return Promise.resolve();
     }
-    return new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    const p = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    // A drain run sees the waiter and flushes what is held back.
+    if (!this.waiting) this.schedule();
+    return p;
+  }
+
+  /** Stops the delayed-flush timer (close). */
+  stopTimer(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
   }
 }
 
@@ -564,6 +589,7 @@ class Listeners implements FlowListeners {
     this.timer = undefined;
     await this.closeSockets();
     await this.idle();
+    for (const g of this.groups) g.stopTimer();
     this.saveTemplates();
     this.started = false;
   }
