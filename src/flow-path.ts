@@ -5,7 +5,8 @@
  */
 import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { createFlowListeners, type FlowListeners } from '../collector/udp-listener.js';
+import { createThreadedFlowListeners } from '../collector/threaded-listener.js';
+import type { FlowListeners } from '../collector/udp-listener.js';
 import type { AppEnv } from '../api/context.js';
 import { createNetflowRoutes } from '../api/routes/netflow.js';
 import { CaptureRetention } from '../storage/capture/retention.js';
@@ -67,7 +68,10 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     log,
   });
   retention.onExpired((e) => builder.expire(e.source, e.hourStart));
-  const listeners = createFlowListeners(config.flowSources, { sink: writer, logger: log, now });
+  // Sockets and decoders run in a worker thread, so the writer's block
+  // compression and API queries on this thread never keep datagrams from
+  // being read; templates survive restarts in <dataDir>/templates.
+  const listeners = createThreadedFlowListeners(config.flowSources, { sink: writer, logger: log }, { templateDir: join(config.dataDir, 'templates') });
   const dns = new CachedReverseDns({ ...config.dns, now });
 
   try {

@@ -13,6 +13,7 @@ import type { AdminStore } from '../storage/admin/admin-store.js';
 import { SqliteAdminStore } from '../storage/admin/sqlite-admin-store.js';
 import { resolveSqlitePath, type Config } from './config.js';
 import { startFlowPath } from './flow-path.js';
+import { createMetrics } from './metrics.js';
 import type { Logger } from './log.js';
 import { startHotspot } from './radius-stores.js';
 
@@ -68,7 +69,9 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
   const hotspot = await startHotspot(config, runtime);
   toClose.push(() => hotspot.close());
   areas.hotspot = hotspot.routes;
-  const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas });
+  const metrics = createMetrics();
+  metrics.addFlowStats(flows.listeners);
+  const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas, metrics: () => metrics.text() });
 
   let server: ServerType;
   try {
