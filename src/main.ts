@@ -16,6 +16,7 @@ import { startFlowPath } from './flow-path.js';
 import { createMetrics } from './metrics.js';
 import type { Logger } from './log.js';
 import { startHotspot } from './radius-stores.js';
+import { startLogviewer } from './syslog-path.js';
 
 /** Injected process-wide dependencies. */
 export interface Runtime {
@@ -69,6 +70,9 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
   const hotspot = await startHotspot(config, runtime);
   toClose.push(() => hotspot.close());
   areas.hotspot = hotspot.routes;
+  const logviewer = await startLogviewer(config, runtime);
+  toClose.push(() => logviewer.close());
+  areas.logviewer = logviewer.routes;
   const metrics = createMetrics();
   metrics.addFlowStats(flows.listeners);
   const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas, metrics: () => metrics.text() });

@@ -1,0 +1,99 @@
+/**
+ * Wiring of the logviewer for `startService`: one SyslogStore per entity
+ * with a syslog database, the logviewer routes on them, and the embedded
+ * syslog receiver (UDP + TCP) feeding the SQLite SystemEvents of the entity
+ * named by `syslogReceiver.entity` when that entity's database is `sqlite:`.
+ * Entities on MariaDB/PostgreSQL are fed by the operator's rsyslog instead.
+ */
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../api/context.js';
+import { createLogviewerRoutes } from '../api/routes/logviewer.js';
+import { SyslogReceiver } from '../collector/syslog-receiver.js';
+import { redactUrl } from '../storage/sql/sql-client.js';
+import { openSyslogStore } from '../storage/syslog/open-syslog-store.js';
+import type { SqlSyslogStore } from '../storage/syslog/sql-syslog-store.js';
+import { SqliteSyslogStore } from '../storage/syslog/sqlite-syslog-store.js';
+import type { Config } from './config.js';
+import type { Logger } from './log.js';
+
+/** The running logviewer area. */
+export interface LogviewerService {
+  routes: OpenAPIHono<AppEnv>;
+  /** The embedded receiver, when it runs. */
+  receiver?: SyslogReceiver;
+  /** Ports the receiver bound (differ from the config only with port 0). */
+  receiverPorts?: { udpPort?: number; tcpPort?: number };
+  /** Stops the receiver (writing what it holds), then closes the stores. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens every entity's syslog store and starts the receiver. `sqlite:` databases are netsvc's
+ * own: SystemEvents and the `db index syslog` indexes are created in them on the spot.
+ */
+export async function startLogviewer(config: Config, runtime: { logger: Logger; now: () => number }): Promise<LogviewerService> {
+  const log = runtime.logger.child({ component: 'logviewer' });
+  const stores = new Map<string, SqlSyslogStore>();
+  let receiver: SyslogReceiver | undefined;
+  const closeAll = async (): Promise<void> => {
+    await receiver?.close();
+    for (const s of stores.values()) await s.close();
+  };
+
+  let receiverPorts: LogviewerService['receiverPorts'];
+  try {
+    for (const [entity, e] of Object.entries(config.entities)) {
+      if (!e.syslog) continue;
+      const store = openSyslogStore(e.syslog, config.dataDir, { now: runtime.now });
+      stores.set(entity, store);
+      if (store instanceof SqliteSyslogStore) await store.ensureSchema();
+    }
+
+    const r = config.syslogReceiver;
+    const target = stores.get(r.entity);
+    if (r.enabled && target instanceof SqliteSyslogStore) {
+      receiver = new SyslogReceiver(
+        {
+          host: r.host,
+          port: r.port,
+          udp: r.udp,
+          tcp: r.tcp,
+          batchSize: r.batchSize,
+          flushIntervalMs: r.flushIntervalMs,
+          maxMessageBytes: r.maxMessageBytes,
+          maxQueue: r.maxQueue,
+          timezone: config.timezone,
+        },
+        { sink: target, now: runtime.now, log },
+      );
+      receiverPorts = await receiver.start();
+    } else if (r.enabled) {
+      const url = config.entities[r.entity]?.syslog;
+      log.info(
+        { entity: r.entity, database: url ? redactUrl(url) : undefined },
+        url ? 'syslog receiver off: this entity reads an external database, fed by rsyslog' : 'syslog receiver off: entity has no syslog database',
+      );
+    }
+  } catch (err) {
+    await closeAll().catch(() => undefined);
+    throw err;
+  }
+
+  const routes = createLogviewerRoutes({
+    storeOf: (entity) => stores.get(entity),
+    timezone: config.timezone,
+    onStoreError: (entity, err) => log.warn({ entity, err }, 'syslog database query failed'),
+  });
+  log.info({ entities: [...stores.keys()], receiver: receiverPorts }, 'logviewer stores open');
+
+  let closing: Promise<void> | undefined;
+  return {
+    routes,
+    receiver,
+    receiverPorts,
+    close() {
+      closing ??= closeAll();
+      return closing;
+    },
+  };
+}
