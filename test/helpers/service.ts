@@ -7,4 +7,5 @@
  */
 export const LOOPBACK_LISTENERS: Record<string, string> = {
   NETSVC_FLOW_SOURCES: JSON.stringify({ netflow: { listen: '127.0.0.1:0' }, lentor: { listen: '127.0.0.1:0' } }),
+  NETSVC_SYSLOG_RECEIVER: JSON.stringify({ host: '127.0.0.1', port: 0 }),
 };
