@@ -1,0 +1,133 @@
+/**
+ * `netsvc serve` end to end: export datagrams over UDP into the running
+ * service, answered by the netflow API; then kill -9 during ingest and a
+ * restart: every flow received more than one flush interval before the kill
+ * is still there.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli.js';
+import { processContext, type CliContext } from '../../src/commands/context.js';
+import { flowFixtures, freeUdpPort } from '../helpers/flow-fixtures.js';
+import { getJson, postJson } from '../helpers/http.js';
+import { nfdumpReference } from '../helpers/netflow-data.js';
+
+const CLI = resolve('dist/src/cli.js');
+const FLUSH_MS = 500;
+
+describe('netsvc serve: flows over UDP to the netflow API, surviving kill -9', () => {
+  const children: ChildProcess[] = [];
+  let dir: string;
+  let config: string;
+  let udpPort: number;
+  let credentials: { api_id: string; secret: string };
+  const a = flowFixtures().find((f) => f.name === '1/softflowd-v9')!;
+  const b = flowFixtures().find((f) => f.name === '2/softflowd-v10')!;
+
+  async function serve(): Promise<{ child: ChildProcess; url: string }> {
+    const child = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(child);
+    let out = '';
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const url = await new Promise<string>((ok, fail) => {
+      const timer = setTimeout(() => fail(new Error(`serve did not start: ${out} ${err}`)), 20_000);
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out);
+        if (m) {
+          clearTimeout(timer);
+          ok(m[1]!);
+        }
+      });
+      child.once('exit', (code) => fail(new Error(`serve exited with ${code}: ${err}`)));
+    });
+    return { child, url };
+  }
+
+  async function send(fixture: typeof a): Promise<void> {
+    const sock = createSocket('udp4');
+    for (const d of fixture.datagrams()) await new Promise<void>((r) => sock.send(d.payload, udpPort, '127.0.0.1', () => r()));
+    await new Promise<void>((r) => sock.close(() => r()));
+  }
+
+  async function token(url: string): Promise<string> {
+    return (await postJson(`${url}/svc/api/netflow/auth`, credentials)).body.result.access_token;
+  }
+
+  const window = () => {
+    // Three hours around now, so a run that crosses an hour boundary still sees everything.
+    const now = Date.now();
+    const fmt = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace(/-/g, '/').replace('T', ' ');
+    return new URLSearchParams({ start: fmt(now - 3_600_000), end: fmt(now + 3_600_000) });
+  };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'netsvc-serve-'));
+    udpPort = await freeUdpPort();
+    const dnsPort = await freeUdpPort(); // nothing answers there: reverse lookups stay on loopback
+    config = join(dir, 'netsvc.config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        dataDir: join(dir, 'data'),
+        timezone: 'UTC',
+        http: { host: '127.0.0.1', port: 0 },
+        log: { level: 'info' },
+        flowSources: { netflow: { listen: `127.0.0.1:${udpPort}` }, lentor: { listen: '127.0.0.1:0' } },
+        capture: { flushIntervalMs: FLUSH_MS },
+        dns: { servers: [`127.0.0.1:${dnsPort}`], timeoutMs: 200 },
+        entities: { default: { flowSources: ['netflow', 'lentor'] } },
+      }),
+    );
+    const lines: string[] = [];
+    const ctx: CliContext = { ...processContext(), out: (t) => lines.push(t), err: () => undefined };
+    expect(await runCli(['admin', 'entity', 'add', 'default', '--areas', 'netflow', '--config', config], ctx)).toBe(0);
+    expect(await runCli(['admin', 'user', 'add', 'default', 'alice', '--areas', 'netflow', '--config', config], ctx)).toBe(0);
+    lines.length = 0;
+    expect(await runCli(['admin', 'credentials', 'issue', 'default', 'alice', '--json', '--config', config], ctx)).toBe(0);
+    credentials = JSON.parse(lines.join(''));
+  });
+
+  afterAll(() => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers kpi and flows for datagrams received live, and keeps them across kill -9', async () => {
+    const first = await serve();
+    await send(a);
+    await new Promise((r) => setTimeout(r, FLUSH_MS * 3)); // well past one flush interval
+    const t = await token(first.url);
+    const before = (await getJson(`${first.url}/svc/api/netflow/kpi?${window()}`, t)).body.result;
+    const ref = nfdumpReference(a).totals;
+    expect(before.meta.source).toBe('fallback');
+    expect({ flows: before.kpi.active_flows, bytes: before.kpi.total_bytes }).toEqual({ flows: ref.flows, bytes: ref.bytes });
+    const flows = (await getJson(`${first.url}/svc/api/netflow/flows?${window()}`, t)).body.result;
+    expect(flows.total).toBe(200);
+
+    // More datagrams, then kill -9 at once: those may be lost, the earlier ones may not.
+    await send(b);
+    const killed = new Promise<void>((r) => first.child.once('exit', () => r()));
+    first.child.kill('SIGKILL');
+    await killed;
+
+    const second = await serve();
+    const t2 = await token(second.url);
+    const after = (await getJson(`${second.url}/svc/api/netflow/kpi?${window()}`, t2)).body.result;
+    expect(after.kpi.active_flows).toBeGreaterThanOrEqual(ref.flows);
+    expect(after.kpi.active_flows).toBeLessThanOrEqual(ref.flows + nfdumpReference(b).totals.flows);
+    for (const p of before.protocols as Array<{ proto_num: number; flows: number; bytes: number }>) {
+      const now = (after.protocols as Array<{ proto_num: number; flows: number; bytes: number }>).find((x) => x.proto_num === p.proto_num);
+      expect(now?.flows ?? 0).toBeGreaterThanOrEqual(p.flows);
+      expect(now?.bytes ?? 0).toBeGreaterThanOrEqual(p.bytes);
+    }
+    const exited = new Promise<number | null>((r) => second.child.once('exit', (code) => r(code)));
+    second.child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+});
