@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- hotspot [--rows 10000000] [--open 100000] [--users 20000]
- *   [--dialects mysql,postgres] [--iterations 40] [--creates 2000]
- *   [--mysql URL] [--postgres URL] [--keep]`
+ *   [--dialects mysql,postgres] [--iterations 40] [--stock-iterations 5]
+ *   [--creates 2000] [--mysql URL] [--postgres URL] [--keep]
+ *   [--reuse mysql=DB,postgres=DB]`
  *
  * Loads FreeRADIUS-shaped radacct tables (FreeRADIUS's own schema.sql; one
  * session every 3 s over ~a year, 200 NASes, `--users` users each with one
@@ -11,9 +12,18 @@
  * them). Then it times page 1 of historical-sessions and online-sessions
  * through the RadiusStore, first on FreeRADIUS's stock indexes, then after
  * `netsvc db index radius`, and the rate of user creation. Prints p50/p95
- * in milliseconds and drops the databases unless --keep.
+ * in milliseconds and drops the databases unless --keep. `--reuse` times a
+ * database kept by an earlier `--keep` run instead of loading a new one.
  */
 import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { createApp } from '../api/app.js';
+import { AuthService } from '../api/auth.js';
+import { createHotspotRoutes } from '../api/routes/hotspot.js';
+import { generateCredential, hashSecret } from '../storage/admin/secret-hash.js';
+import { SqliteAdminStore } from '../storage/admin/sqlite-admin-store.js';
+import { defaultCatalogue } from '../storage/radius/attribute-catalogue.js';
+import { createLogger } from '../src/log.js';
 import mysql from 'mysql2/promise';
 import pg from 'pg';
 import { radiusStoreFor } from '../storage/radius/open-radius-store.js';
@@ -30,7 +40,9 @@ interface Options {
   users: number;
   dialects: BenchDialect[];
   iterations: number;
+  stockIterations: number;
   creates: number;
+  reuse: Partial<Record<BenchDialect, string>>;
   mysqlUrl: string;
   postgresUrl: string;
   keep: boolean;
@@ -48,7 +60,9 @@ function parseArgs(args: string[]): Options {
     users: 20_000,
     dialects: ['mysql', 'postgres'],
     iterations: 40,
+    stockIterations: 5,
     creates: 2000,
+    reuse: {},
     mysqlUrl: 'mysql://root@127.0.0.1:3306',
     postgresUrl: 'postgres://postgres@127.0.0.1:5432',
     keep: false,
@@ -66,7 +80,15 @@ function parseArgs(args: string[]): Options {
     else if (a === '--users') opts.users = int();
     else if (a === '--dialects') opts.dialects = next().split(',') as BenchDialect[];
     else if (a === '--iterations') opts.iterations = int();
+    else if (a === '--stock-iterations') opts.stockIterations = int();
     else if (a === '--creates') opts.creates = int();
+    else if (a === '--reuse') {
+      for (const pair of next().split(',')) {
+        const [d, db] = pair.split('=');
+        if ((d !== 'mysql' && d !== 'postgres') || !db || !/^[A-Za-z0-9_]+$/.test(db)) throw new Error('--reuse: mysql=DB,postgres=DB');
+        opts.reuse[d] = db;
+      }
+    }
     else if (a === '--mysql') opts.mysqlUrl = next();
     else if (a === '--postgres') opts.postgresUrl = next();
     else if (a === '--keep') opts.keep = true;
@@ -221,6 +243,20 @@ async function load(client: SqlClient, dialect: BenchDialect, opts: Options): Pr
   log(`  ${dialect}: loaded in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
+/** Removes what an earlier run left: netsvc's report indexes and the users the create phase made. */
+async function resetReused(client: SqlClient): Promise<void> {
+  const names =
+    client.dialect === 'mysql'
+      ? await client.query<{ name: string; tbl: string }>(
+          "SELECT DISTINCT INDEX_NAME AS name, TABLE_NAME AS tbl FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND INDEX_NAME LIKE 'netsvc!_rad%' ESCAPE '!'",
+        )
+      : await client.query<{ name: string; tbl: string }>(
+          "SELECT indexname AS name, tablename AS tbl FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'netsvc!_rad%' ESCAPE '!'",
+        );
+  for (const n of names) await client.execute(client.dialect === 'mysql' ? `DROP INDEX \`${n.name}\` ON ${n.tbl}` : `DROP INDEX "${n.name}"`);
+  for (const t of ['radcheck', 'netsvc_userinfo']) await client.execute(`DELETE FROM ${t} WHERE username LIKE 'bench-new-%'`);
+}
+
 interface Timing {
   label: string;
   p50: number;
@@ -230,7 +266,7 @@ interface Timing {
 }
 
 async function time(label: string, iterations: number, fn: (i: number) => Promise<unknown[]>): Promise<Timing> {
-  for (let i = 0; i < 3; i++) await fn(i + 1000);
+  for (let i = 0; i < Math.min(3, iterations); i++) await fn(i + 1000);
   const ms: number[] = [];
   let rows = 0;
   for (let i = 0; i < iterations; i++) {
@@ -252,11 +288,10 @@ function macOf(opts: Options, i: number): string {
   return `aa:bb:cc:${hex.slice(0, 2)}:${hex.slice(2, 4)}:${hex.slice(4, 6)}`;
 }
 
-async function queries(store: RadiusStore, opts: Options, phase: string): Promise<Timing[]> {
+async function queries(store: RadiusStore, opts: Options, phase: string, it: number): Promise<Timing[]> {
   const nowMs = Date.now();
   const hist = (f: (i: number) => SessionFilter) => (i: number) => store.historicalSessions(f(i), PAGE);
   const out: Timing[] = [];
-  const it = opts.iterations;
   out.push(await time(`${phase} historical, no filter`, it, hist(() => ({}))));
   out.push(await time(`${phase} historical, username`, it, hist((i) => ({ username: userName(opts, i) }))));
   out.push(await time(`${phase} historical, macaddress`, it, hist((i) => ({ macaddress: macOf(opts, i) }))));
@@ -288,6 +323,50 @@ async function createRate(store: RadiusStore, opts: Options, dialect: string): P
   return `${dialect}: created ${opts.creates} users with ${workers} concurrent callers in ${sec.toFixed(2)} s = ${Math.round(opts.creates / sec)} users/s`;
 }
 
+/** The same creates through the HTTP app in process (routing, JWT check, validation, envelope), without sockets. */
+async function apiCreateRate(store: RadiusStore, opts: Options, dialect: string): Promise<string> {
+  const admin = new SqliteAdminStore(':memory:');
+  admin.addEntity('bench', { hotspot: true });
+  admin.addUser('bench', 'bench', { hotspot: true });
+  const cred = generateCredential();
+  admin.replaceCredential('bench', 'bench', cred.apiId, await hashSecret(cred.secret));
+  const auth = new AuthService(admin, { key: randomBytes(32), tokenTtlSec: 3600, maxFailures: 10, failureWindowSec: 300, now: Date.now });
+  const app = createApp({
+    auth,
+    logger: createLogger('silent', new Writable({ write: (_c, _e, cb) => cb() })),
+    bodyLimitBytes: 1024 * 1024,
+    areas: { hotspot: createHotspotRoutes({ storeOf: () => store, catalogue: defaultCatalogue(), timezone: 'UTC' }) },
+  });
+  const login = await app.request('/svc/api/hotspot/auth', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ api_id: cred.apiId, secret: cred.secret }),
+  });
+  const token = ((await login.json()) as { result: { access_token: string } }).result.access_token;
+  const workers = 8;
+  let next = 0;
+  let failed = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: workers }, async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= opts.creates) return;
+        const res = await app.request('/svc/api/hotspot/users', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          body: JSON.stringify({ username: `bench-new-api-${i}`, usertype: 'user', password: `pw-${i}`, firstname: 'B', email: 'b@corp.test' }),
+        });
+        if (res.status !== 200) failed++;
+        await res.arrayBuffer();
+      }
+    }),
+  );
+  const sec = (performance.now() - started) / 1000;
+  admin.close();
+  return `${dialect}: POST /hotspot/users ${opts.creates} times with ${workers} concurrent callers in ${sec.toFixed(2)} s = ${Math.round(opts.creates / sec)} users/s (${failed} failed)`;
+}
+
 function table(rows: Timing[]): string {
   const head = `| query (page 1, perPage 100) | p50 ms | p95 ms | max ms | rows |`;
   const sep = '|---|---:|---:|---:|---:|';
@@ -299,35 +378,43 @@ export async function run(args: string[]): Promise<void> {
   const opts = parseArgs(args);
   const reports: string[] = [];
   for (const dialect of opts.dialects) {
-    const name = `netsvc_bench_hotspot_${randomBytes(3).toString('hex')}`;
-    log(`${dialect}: database ${name}, ${opts.rows.toLocaleString('en')} radacct rows, ${opts.open.toLocaleString('en')} open`);
-    const url = await createDatabase(dialect, opts, name);
+    const reused = opts.reuse[dialect];
+    const name = reused ?? `netsvc_bench_hotspot_${randomBytes(3).toString('hex')}`;
+    log(`${dialect}: database ${name}, ${opts.rows.toLocaleString('en')} radacct rows, ${opts.open.toLocaleString('en')} open${reused ? ' (reused)' : ''}`);
+    const url = reused ? `${dialect === 'mysql' ? opts.mysqlUrl : opts.postgresUrl}/${name}` : await createDatabase(dialect, opts, name);
     const raw = openSqlClient(url, '/');
     const store = radiusStoreFor(openSqlClient(url, '/'), { timeZone: 'UTC' });
     try {
-      for (const stmt of freeradiusSchemaStatements(dialect)) await raw.execute(stmt);
-      await store.migrate();
-      await load(raw, dialect, opts);
-      const stock = await queries(store, opts, 'stock indexes:');
+      if (reused) await resetReused(raw);
+      else {
+        for (const stmt of freeradiusSchemaStatements(dialect)) await raw.execute(stmt);
+        await store.migrate();
+        await load(raw, dialect, opts);
+      }
+      const stock = await queries(store, opts, 'stock indexes:', opts.stockIterations);
       const t = Date.now();
       await store.createIndexes();
       if (dialect === 'postgres') await raw.execute('ANALYZE');
       const indexSec = ((Date.now() - t) / 1000).toFixed(0);
-      const indexed = await queries(store, opts, 'db index radius:');
+      const indexed = await queries(store, opts, 'db index radius:', opts.iterations);
       const rate = await createRate(store, opts, dialect);
+      const apiRate = await apiCreateRate(store, opts, dialect);
       const text = [
         `### ${dialect}: ${opts.rows.toLocaleString('en')} radacct rows, ${opts.open.toLocaleString('en')} open, ${opts.users.toLocaleString('en')} users`,
         '',
         table([...stock, ...indexed]),
         '',
-        `\`netsvc db index radius\` took ${indexSec} s on this table. ${rate}.`,
+        `\`netsvc db index radius\` took ${indexSec} s on this table.`,
+        '',
+        `- store: ${rate}`,
+        `- API: ${apiRate}`,
       ].join('\n');
       reports.push(text);
       console.log(`${text}\n`);
     } finally {
       await store.close();
       await raw.close();
-      if (!opts.keep) {
+      if (!opts.keep && !reused) {
         await dropDatabase(dialect, opts, name);
         log(`${dialect}: dropped ${name}`);
       }

@@ -291,7 +291,10 @@ const detachAccessResponse = z
   })
   .openapi('DetachAccessResult');
 
-const conflictSchema = z.object({ status: z.literal(false), errorMessage: z.string(), result: z.array(z.never()) }).openapi('AttachProfileConflict');
+/** The `result: []` api.md shows on some answers (z.never would break the OpenAPI document). */
+const emptyResult = z.array(z.string()).max(0).openapi({ description: 'Always empty', example: [] });
+
+const conflictSchema = z.object({ status: z.literal(false), errorMessage: z.string(), result: emptyResult }).openapi('AttachProfileConflict');
 
 // ------------------------------------------------------------------ routes
 
@@ -444,7 +447,7 @@ const detachProfileRoute = createRoute({
         .object({
           status: z.literal(true),
           message: z.string(),
-          result: z.union([z.object({ username: z.string(), detached: z.string(), profile: z.string() }), z.array(z.never())]),
+          result: z.union([z.object({ username: z.string(), detached: z.string(), profile: z.string() }), emptyResult]),
         })
         .openapi('ProfileDetached'),
       'Detached, or nothing to detach',
@@ -868,7 +871,7 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
     if (!PROFILE.test(profile)) throw new BadRequestError('profileName', "Invalid parameter 'profileName': use letters, digits, - and _ only.");
     const m = await call(() => storeFor(c).detachProfile(id, profile, actor(c)));
     if (!m.changed) {
-      return c.json({ status: true as const, message: `User '${m.username}' is not attached to profile '${profile}'; no action needed.`, result: [] as never[] }, 200);
+      return c.json({ status: true as const, message: `User '${m.username}' is not attached to profile '${profile}'; no action needed.`, result: [] as string[] }, 200);
     }
     return c.json(
       { status: true as const, message: `Profile '${profile}' detached from user '${m.username}'.`, result: { username: m.username, detached: profile, profile: m.profile } },

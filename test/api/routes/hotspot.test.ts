@@ -375,3 +375,41 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
     expect(res.status).toBe(401);
   });
 });
+
+describe('hotspot routes in the OpenAPI document', () => {
+  it('lists every hotspot endpoint of api.md 4.3 with its method', async () => {
+    const { createApp } = await import('../../../api/app.js');
+    const { createHotspotRoutes } = await import('../../../api/routes/hotspot.js');
+    const { defaultCatalogue } = await import('../../../storage/radius/attribute-catalogue.js');
+    const { createLogger } = await import('../../../src/log.js');
+    const { Writable } = await import('node:stream');
+    const app = createApp({
+      auth: {} as never,
+      logger: createLogger('silent', new Writable({ write: (_c, _e, cb) => cb() })),
+      bodyLimitBytes: 1024,
+      areas: { hotspot: createHotspotRoutes({ storeOf: () => undefined, catalogue: defaultCatalogue(), timezone: 'UTC' }) },
+    });
+    const doc = (await (await app.request('/svc/api/openapi.json')).json()) as { paths: Record<string, Record<string, unknown>> };
+    const want: Array<[string, string]> = [
+      ['post', '/auth'],
+      ['get', '/historical-sessions'],
+      ['get', '/online-sessions'],
+      ['get', '/login-attempts'],
+      ['get', '/quota-purchase-report'],
+      ['get', '/users'],
+      ['get', '/users/{userId}'],
+      ['post', '/users'],
+      ['post', '/users/{userId}'],
+      ['delete', '/users/{userId}'],
+      ['post', '/users/{userId}/actions/attach-profile'],
+      ['post', '/users/{userId}/actions/detach-profile'],
+      ['get', '/profiles'],
+      ['get', '/profiles/{profileName}/users'],
+      ['get', '/user-access'],
+      ['get', '/user-access/{userId}'],
+      ['post', '/user-access/{userId}/actions/attach-access'],
+      ['post', '/user-access/{userId}/actions/detach-access'],
+    ];
+    for (const [method, path] of want) expect(doc.paths[`/svc/api/hotspot${path}`]?.[method], `${method} ${path}`).toBeDefined();
+  });
+});
