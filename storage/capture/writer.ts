@@ -123,6 +123,8 @@ interface OpenHour {
   blocks: BlockLocation[];
   totals: FileTotals;
   aggregates: FlowAggregates;
+  /** Rows already in the file but not yet added to `aggregates` (see catchUp). */
+  aggQueue: FlowBatch[];
   pending: FlowBatch;
   lastFlush: number;
   sealing: boolean;
@@ -243,6 +245,8 @@ export class CaptureWriter implements FlowSink {
     const now = this.now();
     for (const h of [...this.hours.values()]) {
       if (h.sealing) continue;
+      // Bounded so one tick never holds the event loop (and the collector) for long.
+      this.catchUp(h, 20);
       if (now >= h.hourEnd + this.graceMs && now >= h.sealRetryAt) {
         this.startSeal(h);
       } else if (h.pending.length > 0 && now - h.lastFlush >= this.flushIntervalMs) {
@@ -284,16 +288,34 @@ export class CaptureWriter implements FlowSink {
     this.closed = true;
   }
 
-  /** Aggregates of a source's newest open hour (what the file holds so far), if any; empty with `aggregates: false`. */
+  /**
+   * Aggregates of a source's newest open hour: exactly what its file holds so
+   * far (rows still buffered for the next flush are not in them); empty with
+   * `aggregates: false`.
+   */
   openHourAggregates(source: string): { hourStart: number; hourEnd: number; aggregates: FlowAggregatesView } | undefined {
     let best: OpenHour | undefined;
     for (const h of this.hours.values()) if (h.source === source && (!best || h.hourStart > best.hourStart)) best = h;
-    return best && { hourStart: best.hourStart, hourEnd: best.hourEnd, aggregates: best.aggregates };
+    if (!best) return undefined;
+    this.catchUp(best, Infinity);
+    return { hourStart: best.hourStart, hourEnd: best.hourEnd, aggregates: best.aggregates };
   }
 
-  /** Aggregates of one open hour of a source, if that hour is open. */
+  /** Aggregates of one open hour of a source (as openHourAggregates), if that hour is open. */
   aggregatesFor(source: string, hourStart: number): FlowAggregatesView | undefined {
-    return this.hours.get(this.key(source, hourStart))?.aggregates;
+    const h = this.hours.get(this.key(source, hourStart));
+    if (!h) return undefined;
+    this.catchUp(h, Infinity);
+    return h.aggregates;
+  }
+
+  /** Adds queued flushed rows to an hour's aggregates, for at most `budgetMs`. */
+  private catchUp(h: OpenHour, budgetMs: number): void {
+    const until = performance.now() + budgetMs;
+    while (h.aggQueue.length > 0) {
+      h.aggregates.add(h.aggQueue.shift()!);
+      if (performance.now() >= until) break;
+    }
   }
 
   /** Open hours (source, hour start, file path), for status output. */
@@ -336,6 +358,7 @@ export class CaptureWriter implements FlowSink {
       blocks: [],
       totals: emptyTotals(),
       aggregates: new FlowAggregates(),
+      aggQueue: [],
       pending: new FlowBatch(1024),
       lastFlush: this.now(),
       sealing: false,
@@ -469,7 +492,12 @@ export class CaptureWriter implements FlowSink {
       });
       h.offset += block.length;
       accumulateTotals(h.totals, h.pending, from, rows);
-      if (this.opts.aggregates !== false) h.aggregates.add(h.pending, from, rows);
+      if (this.opts.aggregates !== false) {
+        // Per-key aggregation costs more than encoding: it runs off the write path (tick, or a query).
+        const copy = new FlowBatch(rows);
+        appendRows(copy, h.pending, from, rows);
+        h.aggQueue.push(copy);
+      }
       this.counters.rowsWritten += rows;
       this.counters.blocksWritten++;
       this.counters.bytesWritten += block.length;
@@ -736,7 +764,7 @@ export class CaptureWriter implements FlowSink {
         for (let i = 0; i < f.blocks.length; i++) {
           const b = f.readBlock(i, FlowAggregates.COLUMNS);
           accumulateTotals(h.totals, b);
-          if (this.opts.aggregates !== false) h.aggregates.add(b);
+          if (this.opts.aggregates !== false) h.aggQueue.push(b);
         }
       } finally {
         f.close();
