@@ -15,14 +15,40 @@ export function parseQueryMinute(text: string, zone: string): number | undefined
   return t.isValid ? t.toMillis() : undefined;
 }
 
+// Zone offsets (minutes) per zone and hour: luxon is asked once per hour, not once per flow.
+const offsets = new Map<string, Map<number, number>>();
+
+function zoneOffsetMin(ms: number, zone: string): number {
+  let byHour = offsets.get(zone);
+  if (!byHour) offsets.set(zone, (byHour = new Map()));
+  // Offsets change on the hour or half hour; a 15-minute key is exact for every zone in use.
+  const slot = Math.floor(ms / 900_000);
+  let off = byHour.get(slot);
+  if (off === undefined) {
+    off = DateTime.fromMillis(ms, { zone }).offset;
+    if (byHour.size >= 50_000) byHour.clear();
+    byHour.set(slot, off);
+  }
+  return off;
+}
+
+const two = (n: number): string => (n < 10 ? `0${n}` : String(n));
+
+/** The wall-clock fields of an instant in `zone`, via a Date shifted by the zone offset. */
+function wall(ms: number, zone: string): Date {
+  return new Date(ms + zoneOffsetMin(ms, zone) * 60_000);
+}
+
 /** `YYYY/MM/DD HH:mm` of an instant in `zone`. */
 export function formatQueryMinute(ms: number, zone: string): string {
-  return DateTime.fromMillis(ms, { zone }).toFormat('yyyy/MM/dd HH:mm');
+  const d = wall(ms, zone);
+  return `${d.getUTCFullYear()}/${two(d.getUTCMonth() + 1)}/${two(d.getUTCDate())} ${two(d.getUTCHours())}:${two(d.getUTCMinutes())}`;
 }
 
 /** `YYYY-MM-DD HH:MM:SS` of an instant in `zone` (a flow's `ts`). */
 export function formatFlowTime(ms: number, zone: string): string {
-  return DateTime.fromMillis(ms, { zone }).toFormat('yyyy-MM-dd HH:mm:ss');
+  const d = wall(ms, zone);
+  return `${d.getUTCFullYear()}-${two(d.getUTCMonth() + 1)}-${two(d.getUTCDate())} ${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())}`;
 }
 
 /** ISO 8601 UTC to the second, ending in `Z` (timeseries points). */

@@ -133,6 +133,7 @@ function portTops(rows: RankedRows): PortTop[] {
 export class CaptureNetflowQuery implements NetflowQuery {
   private readonly stats: ReadStats = newReadStats();
   private lastWarn = 0;
+  private readonly names = new Map<string, ReturnType<typeof parseCaptureName>>();
 
   constructor(private readonly opts: CaptureNetflowQueryOptions) {}
 
@@ -164,7 +165,7 @@ export class CaptureNetflowQuery implements NetflowQuery {
     }
     const byHour = new Map<number, CaptureFileInfo>();
     for (const name of names) {
-      const parsed = parseCaptureName(name, this.opts.timezone);
+      const parsed = this.parseName(name);
       if (!parsed || parsed.kind === 'sealing') continue;
       const hourEnd = hourEndOf(parsed.hourStart);
       if (hourEnd <= from || parsed.hourStart >= to) continue;
@@ -180,6 +181,15 @@ export class CaptureNetflowQuery implements NetflowQuery {
       byHour.set(parsed.hourStart, { path, name, source, hourStart: parsed.hourStart, hourEnd, kind: parsed.kind, size });
     }
     return [...byHour.values()].sort((a, b) => a.hourStart - b.hourStart);
+  }
+
+  /** parseCaptureName, remembered: the same names come back on every query. */
+  private parseName(name: string): ReturnType<typeof parseCaptureName> {
+    if (this.names.has(name)) return this.names.get(name);
+    const parsed = parseCaptureName(name, this.opts.timezone);
+    if (this.names.size >= 100_000) this.names.clear();
+    this.names.set(name, parsed);
+    return parsed;
   }
 
   latest(source: string): LatestFile {

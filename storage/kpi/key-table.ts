@@ -38,9 +38,13 @@ function hash4(a: number, b: number, c: number, d: number): number {
 export class KeyTable {
   private slots: number;
   private mask: number;
-  /** Four words per slot, in the platform's byte order (words come from a Uint32Array view). */
-  private keys: Uint32Array;
-  private vals: Float64Array;
+  /**
+   * One 48-byte record per slot, so a probe touches one cache line: words
+   * 0-3 the key (platform byte order, as read through a Uint32Array view),
+   * then bytes, packets, flows as float64 (indices 2-4 of the slot in `f`).
+   */
+  private w: Uint32Array;
+  private f: Float64Array;
   /** Distinct keys held. */
   size = 0;
 
@@ -49,36 +53,50 @@ export class KeyTable {
     while (slots < expected * 2) slots *= 2;
     this.slots = slots;
     this.mask = slots - 1;
-    this.keys = new Uint32Array(slots * 4);
-    this.vals = new Float64Array(slots * 3);
+    const buf = new ArrayBuffer(slots * 48);
+    this.w = new Uint32Array(buf);
+    this.f = new Float64Array(buf);
   }
 
   private grow(): void {
-    const oldKeys = this.keys;
-    const oldVals = this.vals;
+    const oldW = this.w;
+    const oldF = this.f;
     const oldSlots = this.slots;
     this.slots *= 2;
     this.mask = this.slots - 1;
-    this.keys = new Uint32Array(this.slots * 4);
-    this.vals = new Float64Array(this.slots * 3);
+    const buf = new ArrayBuffer(this.slots * 48);
+    this.w = new Uint32Array(buf);
+    this.f = new Float64Array(buf);
+    const w = this.w;
+    const f = this.f;
     for (let s = 0; s < oldSlots; s++) {
-      if (oldVals[s * 3 + FLOWS] === 0) continue;
-      const k = s * 4;
-      const slot = this.findSlot(oldKeys[k]!, oldKeys[k + 1]!, oldKeys[k + 2]!, oldKeys[k + 3]!);
-      this.keys.set(oldKeys.subarray(k, k + 4), slot * 4);
-      this.vals.set(oldVals.subarray(s * 3, s * 3 + 3), slot * 3);
+      if (oldF[s * 6 + 4] === 0) continue;
+      const k = s * 12;
+      const a = oldW[k]!;
+      const b = oldW[k + 1]!;
+      const c = oldW[k + 2]!;
+      const d = oldW[k + 3]!;
+      // Plain element copies: a subarray per key would allocate a million views.
+      const t = this.findSlot(a, b, c, d);
+      w[t * 12] = a;
+      w[t * 12 + 1] = b;
+      w[t * 12 + 2] = c;
+      w[t * 12 + 3] = d;
+      f[t * 6 + 2] = oldF[s * 6 + 2]!;
+      f[t * 6 + 3] = oldF[s * 6 + 3]!;
+      f[t * 6 + 4] = oldF[s * 6 + 4]!;
     }
   }
 
   /** The slot holding the key, or the empty slot where it belongs. */
   private findSlot(a: number, b: number, c: number, d: number): number {
-    const keys = this.keys;
-    const vals = this.vals;
+    const w = this.w;
+    const f = this.f;
     let s = hash4(a, b, c, d) & this.mask;
     for (;;) {
-      if (vals[s * 3 + FLOWS] === 0) return s;
-      const k = s * 4;
-      if (keys[k] === a && keys[k + 1] === b && keys[k + 2] === c && keys[k + 3] === d) return s;
+      if (f[s * 6 + 4] === 0) return s;
+      const k = s * 12;
+      if (w[k] === a && w[k + 1] === b && w[k + 2] === c && w[k + 3] === d) return s;
       s = (s + 1) & this.mask;
     }
   }
@@ -86,97 +104,100 @@ export class KeyTable {
   /** Adds to the counters of the key given as four words. */
   addWords(a: number, b: number, c: number, d: number, bytes: number, packets: number, flows: number): void {
     let s = this.findSlot(a, b, c, d);
-    if (this.vals[s * 3 + FLOWS] === 0) {
+    if (this.f[s * 6 + 4] === 0) {
       if ((this.size + 1) * 2 > this.slots) {
         this.grow();
         s = this.findSlot(a, b, c, d);
       }
       this.size++;
-      const k = s * 4;
-      this.keys[k] = a;
-      this.keys[k + 1] = b;
-      this.keys[k + 2] = c;
-      this.keys[k + 3] = d;
+      const k = s * 12;
+      this.w[k] = a;
+      this.w[k + 1] = b;
+      this.w[k + 2] = c;
+      this.w[k + 3] = d;
     }
-    const v = s * 3;
-    this.vals[v]! += bytes;
-    this.vals[v + 1]! += packets;
-    this.vals[v + 2]! += flows;
+    const v = s * 6 + 2;
+    this.f[v]! += bytes;
+    this.f[v + 1]! += packets;
+    this.f[v + 2]! += flows;
   }
 
   /** Adds to the counters of the 16-byte key at `offset` of `bytes`. */
   addKey(key: Uint8Array, offset: number, bytes: number, packets: number, flows: number): void {
-    const w = WORDS;
     BYTES_VIEW.set(key.subarray(offset, offset + 16));
-    this.addWords(w[0]!, w[1]!, w[2]!, w[3]!, bytes, packets, flows);
+    this.addWords(WORDS[0]!, WORDS[1]!, WORDS[2]!, WORDS[3]!, bytes, packets, flows);
   }
 
   /** Counters of a 16-byte key, or undefined when absent. */
   get(key: Uint8Array, offset = 0): [number, number, number] | undefined {
     BYTES_VIEW.set(key.subarray(offset, offset + 16));
     const s = this.findSlot(WORDS[0]!, WORDS[1]!, WORDS[2]!, WORDS[3]!);
-    const v = s * 3;
-    if (this.vals[v + FLOWS] === 0) return undefined;
-    return [this.vals[v]!, this.vals[v + 1]!, this.vals[v + 2]!];
+    const v = s * 6 + 2;
+    if (this.f[v + 2] === 0) return undefined;
+    return [this.f[v]!, this.f[v + 1]!, this.f[v + 2]!];
   }
 
   /** Adds every key of another table. */
   merge(other: KeyTable): void {
-    other.forEachSlot((k, v) => {
-      const ok = other.keys;
-      const ov = other.vals;
-      this.addWords(ok[k]!, ok[k + 1]!, ok[k + 2]!, ok[k + 3]!, ov[v]!, ov[v + 1]!, ov[v + 2]!);
-    });
-  }
-
-  private forEachSlot(fn: (keyIndex: number, valIndex: number) => void): void {
-    const vals = this.vals;
-    for (let s = 0; s < this.slots; s++) if (vals[s * 3 + FLOWS] !== 0) fn(s * 4, s * 3);
+    const ow = other.w;
+    const of = other.f;
+    for (let s = 0; s < other.slots; s++) {
+      if (of[s * 6 + 4] === 0) continue;
+      const k = s * 12;
+      this.addWords(ow[k]!, ow[k + 1]!, ow[k + 2]!, ow[k + 3]!, of[s * 6 + 2]!, of[s * 6 + 3]!, of[s * 6 + 4]!);
+    }
   }
 
   /** Every key with its counters, in no particular order (cut into levels by levels.ts). */
   rows(): RankedRows {
     const out: RankedRows = { keyWidth: 16, length: this.size, keys: new Uint8Array(this.size * 16), vals: new Float64Array(this.size * 3) };
-    const keyBytes = new Uint8Array(this.keys.buffer, this.keys.byteOffset, this.keys.byteLength);
+    const bytes = new Uint8Array(this.w.buffer);
+    const f = this.f;
     let n = 0;
-    this.forEachSlot((k, v) => {
-      out.keys.set(keyBytes.subarray(k * 4, k * 4 + 16), n * 16);
-      out.vals.set(this.vals.subarray(v, v + 3), n * 3);
+    for (let s = 0; s < this.slots; s++) {
+      if (f[s * 6 + 4] === 0) continue;
+      out.keys.set(bytes.subarray(s * 48, s * 48 + 16), n * 16);
+      out.vals[n * 3] = f[s * 6 + 2]!;
+      out.vals[n * 3 + 1] = f[s * 6 + 3]!;
+      out.vals[n * 3 + 2] = f[s * 6 + 4]!;
       n++;
-    });
+    }
     return out;
   }
 
-  /** The `n` highest keys by `metric` (same order as `ranked`) and the value of the best key left out (0 if none). */
+  /** The `n` highest keys by `metric`, ties by key bytes ascending, and the value of the best key left out (0 if none). */
   top(metric: Metric, n: number): { rows: RankedRows; next: number } {
-    const keyBytes = new Uint8Array(this.keys.buffer, this.keys.byteOffset, this.keys.byteLength);
-    const vals = this.vals;
+    const bytes = new Uint8Array(this.w.buffer);
+    const f = this.f;
+    const m = 2 + metric;
     // A sorted array of the best n + 1 slots; insertion is cheap for the small n a top list needs.
     const best: number[] = [];
     const better = (x: number, y: number): boolean => {
-      const d = vals[x * 3 + metric]! - vals[y * 3 + metric]!;
-      return d !== 0 ? d > 0 : compareKeys(keyBytes, x * 16, keyBytes, y * 16, 16) < 0;
+      const d = f[x * 6 + m]! - f[y * 6 + m]!;
+      return d !== 0 ? d > 0 : compareKeys(bytes, x * 48, bytes, y * 48, 16) < 0;
     };
     const keep = n + 1;
-    this.forEachSlot((k) => {
-      const s = k / 4;
-      if (best.length === keep && !better(s, best[keep - 1]!)) return;
+    for (let s = 0; s < this.slots; s++) {
+      if (f[s * 6 + 4] === 0) continue;
+      if (best.length === keep && !better(s, best[keep - 1]!)) continue;
       let i = best.length === keep ? keep - 1 : best.length;
       while (i > 0 && better(s, best[i - 1]!)) {
         best[i] = best[i - 1]!;
         i--;
       }
       best[i] = s;
-    });
+    }
     const taken = Math.min(n, best.length);
     const rows: RankedRows = { keyWidth: 16, length: taken, keys: new Uint8Array(taken * 16), vals: new Float64Array(taken * 3) };
     for (let i = 0; i < taken; i++) {
       const s = best[i]!;
-      rows.keys.set(keyBytes.subarray(s * 16, s * 16 + 16), i * 16);
-      rows.vals.set(vals.subarray(s * 3, s * 3 + 3), i * 3);
+      rows.keys.set(bytes.subarray(s * 48, s * 48 + 16), i * 16);
+      rows.vals[i * 3] = f[s * 6 + 2]!;
+      rows.vals[i * 3 + 1] = f[s * 6 + 3]!;
+      rows.vals[i * 3 + 2] = f[s * 6 + 4]!;
     }
     const left = best[n];
-    return { rows, next: left === undefined ? 0 : vals[left * 3 + metric]! };
+    return { rows, next: left === undefined ? 0 : f[left * 6 + m]! };
   }
 }
 

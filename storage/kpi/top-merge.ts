@@ -42,10 +42,18 @@ interface Acc {
 
 interface SourceState {
   src: RankedSource;
-  loaded: RankedRows[];
+  /** The accumulators of every row read from this source (each key once per source). */
+  seen: Acc[];
   next: number;
   levels: number;
   done: boolean;
+}
+
+/** A key as a string for the map: two bytes per UTF-16 unit, no Buffer per row. */
+function keyText(keys: Uint8Array, at: number, width: number): string {
+  let s = '';
+  for (let i = 0; i < width; i += 2) s += String.fromCharCode((keys[at + i]! << 8) | (keys[at + i + 1] ?? 0));
+  return s;
 }
 
 /** Keys read in the last merge, for tests and the benchmark. */
@@ -56,7 +64,7 @@ export interface MergeStats {
 
 /** The exact top `n` keys by `metric` summed over `sources`, best first, ties by key bytes ascending. */
 export function mergeTop(sources: readonly RankedSource[], metric: Metric, n: number, keyWidth: number, stats?: MergeStats): RankedRows {
-  const states: SourceState[] = sources.map((src) => ({ src, loaded: [], next: 0, levels: 0, done: false }));
+  const states: SourceState[] = sources.map((src) => ({ src, seen: [], next: 0, levels: 0, done: false }));
   const acc = new Map<string, Acc>();
   const read = (s: SourceState): void => {
     const got = s.src.level(s.levels);
@@ -66,22 +74,21 @@ export function mergeTop(sources: readonly RankedSource[], metric: Metric, n: nu
       s.next = 0;
       return;
     }
-    s.loaded.push(got.rows);
     s.next = got.next;
     if (got.next === 0) s.done = true;
     if (stats) stats.rowsRead += got.rows.length;
     const { rows } = got;
     for (let i = 0; i < rows.length; i++) {
-      const key = rows.keys.subarray(i * keyWidth, (i + 1) * keyWidth);
-      const text = Buffer.from(key.buffer, key.byteOffset, keyWidth).toString('latin1');
+      const text = keyText(rows.keys, i * keyWidth, keyWidth);
       let a = acc.get(text);
       if (!a) {
-        a = { key, text, vals: [0, 0, 0], covered: 0 };
+        a = { key: rows.keys.subarray(i * keyWidth, (i + 1) * keyWidth), text, vals: [0, 0, 0], covered: 0 };
         acc.set(text, a);
       }
       a.vals[0] += rows.vals[i * 3]!;
       a.vals[1] += rows.vals[i * 3 + 1]!;
       a.vals[2] += rows.vals[i * 3 + 2]!;
+      s.seen.push(a);
     }
   };
   for (const s of states) read(s);
@@ -94,12 +101,7 @@ export function mergeTop(sources: readonly RankedSource[], metric: Metric, n: nu
     if (sumT > 0) {
       for (const s of states) {
         if (s.done || s.next === 0) continue;
-        for (const rows of s.loaded) {
-          for (let i = 0; i < rows.length; i++) {
-            const text = Buffer.from(rows.keys.buffer, rows.keys.byteOffset + i * keyWidth, keyWidth).toString('latin1');
-            acc.get(text)!.covered += s.next;
-          }
-        }
+        for (const a of s.seen) a.covered += s.next;
       }
     }
     const all = [...acc.values()].sort((x, y) => y.vals[metric] - x.vals[metric] || compareKeys(x.key, 0, y.key, 0, keyWidth));

@@ -66,6 +66,11 @@ describe('netflow value formats (decisions.md)', () => {
     expect(formatQueryMinute(Date.parse('2026-03-25T03:30:00Z'), 'Asia/Kolkata')).toBe('2026/03/25 09:00');
     expect(formatFlowTime(Date.parse('2023-11-14T22:13:41.235Z'), 'UTC')).toBe('2023-11-14 22:13:41');
     expect(formatIsoUtc(Date.parse('2026-03-25T09:00:00Z'))).toBe('2026-03-25T09:00:00Z');
+    // Across a DST change the wall clock jumps; each instant keeps its own offset.
+    expect(formatFlowTime(Date.parse('2026-03-29T00:59:59Z'), 'Europe/Paris')).toBe('2026-03-29 01:59:59');
+    expect(formatFlowTime(Date.parse('2026-03-29T01:00:00Z'), 'Europe/Paris')).toBe('2026-03-29 03:00:00');
+    expect(formatQueryMinute(Date.parse('2026-10-25T00:30:00Z'), 'Europe/Paris')).toBe('2026/10/25 02:30');
+    expect(formatQueryMinute(Date.parse('2026-10-25T01:30:00Z'), 'Europe/Paris')).toBe('2026/10/25 02:30');
   });
 
   it('names protocols and services from the IANA registries', () => {
