@@ -49,10 +49,18 @@ export class PostgresRadiusStore extends SqlRadiusStore {
   }
 
   protected async indexExists(name: string): Promise<boolean> {
-    const rows = await this.db.query<{ n: number }>('SELECT COUNT(*) AS n FROM pg_indexes WHERE schemaname = current_schema() AND indexname = ?', [
-      name,
-    ]);
-    return Number(rows[0]?.n) > 0;
+    const rows = await this.db.query<{ valid: boolean }>(
+      `SELECT i.indisvalid AS valid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid
+       JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname = ?`,
+      [name],
+    );
+    if (!rows.length) return false;
+    // An interrupted CREATE INDEX CONCURRENTLY leaves an invalid index behind: build it again.
+    if (!rows[0]!.valid) {
+      await this.db.execute(`DROP INDEX CONCURRENTLY IF EXISTS ${name}`);
+      return false;
+    }
+    return true;
   }
 
   protected isUniqueViolation(err: unknown): boolean {
