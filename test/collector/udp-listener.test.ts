@@ -1,5 +1,5 @@
 import { createSocket, type Socket } from 'node:dgram';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -271,6 +271,7 @@ describe.each(VARIANTS)('flow listener, %s', (_name, make) => {
     await settle(bare, dataOnly.length);
     expect(bare.sourceStats()[0]!.total.flows).toBe(0);
     expect(flowsFirst).toBe(f.reference().totals.flows);
+    rmSync(templateDir, { recursive: true, force: true });
   });
 
   it('fails to start on a port in use and leaves nothing bound', async () => {

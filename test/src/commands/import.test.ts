@@ -1,12 +1,23 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync as mkdtemp, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli.js';
 import { processContext, type CliContext } from '../../../src/commands/context.js';
 import type { ImportReport } from '../../../src/commands/import.js';
 import { scanFlows } from '../../../storage/capture/reader.js';
 import { flowFixtures } from '../../helpers/flow-fixtures.js';
+
+const made: string[] = [];
+/** A temporary directory removed after the file's tests. */
+function mkdtempSync(prefix: string): string {
+  const d = mkdtemp(prefix);
+  made.push(d);
+  return d;
+}
+afterAll(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
 
 function capture(): CliContext & { stdout: string[]; stderr: string[] } {
   const stdout: string[] = [];
