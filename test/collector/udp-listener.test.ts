@@ -271,6 +271,7 @@ describe.each(VARIANTS)('flow listener, %s', (_name, make) => {
     await settle(bare, dataOnly.length);
     expect(bare.sourceStats()[0]!.total.flows).toBe(0);
     expect(flowsFirst).toBe(f.reference().totals.flows);
+    await second.close(); // saves the templates once more, before the directory goes
     rmSync(templateDir, { recursive: true, force: true });
   });
 
