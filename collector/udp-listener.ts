@@ -413,6 +413,7 @@ class Listeners implements FlowListeners {
   private lastSave: number;
   private timer: NodeJS.Timeout | undefined;
   private started = false;
+  private closing: Promise<void> | undefined;
 
   constructor(
     configs: Readonly<Record<string, FlowSourceConfig>>,
@@ -584,14 +585,17 @@ class Listeners implements FlowListeners {
     );
   }
 
-  async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.closeSockets();
-    await this.idle();
-    for (const g of this.groups) g.stopTimer();
-    this.saveTemplates();
-    this.started = false;
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      if (this.timer) clearInterval(this.timer);
+      this.timer = undefined;
+      await this.closeSockets();
+      await this.idle();
+      for (const g of this.groups) g.stopTimer();
+      this.saveTemplates();
+      this.started = false;
+    })();
+    return this.closing;
   }
 
   async idle(): Promise<void> {
