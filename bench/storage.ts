@@ -26,6 +26,7 @@ import { aggregateFiles } from '../storage/capture/aggregate.js';
 import { listCaptureFiles, newestFlows, scanFlows } from '../storage/capture/reader.js';
 import { CaptureWriter } from '../storage/capture/writer.js';
 import { expandHour, loadSeedFlows, SEED_FIXTURE, type SeedFlow } from './capture-flows.js';
+import { kpiRows } from './storage-kpi.js';
 
 const HOUR = Date.UTC(2026, 2, 25, 9);
 
@@ -250,7 +251,7 @@ export async function run(args: string[]): Promise<void> {
     })();
     agg.top('srcIp', 'bytes', 10);
 
-    let nf: { flows: number; rawBytes: number; lz4Bytes: number; tops: number; newest: number; scan: number } | undefined;
+    let nf: { flows: number; rawBytes: number; lz4Bytes: number; tops: number; newest: number; scan: number; file: string } | undefined;
     if (withNfdump) {
       const dir = await nfcapdHour(seed, count, work, count > 2_000_000 ? 30_000 : 20_000);
       if (dir) {
@@ -267,7 +268,7 @@ export async function run(args: string[]): Promise<void> {
           const lastMinute = '2026/03/25.09:59:00-2026/03/25.10:00:00';
           const newest = nfdumpTime(['-r', path, '-q', '-t', lastMinute, '-O', 'tstart']).ms;
           const scan = nfdumpTime(['-r', path, '-q', '-o', 'csv', '-c', String(count)]);
-          nf = { flows, rawBytes, lz4Bytes, tops, newest, scan: scan.ms };
+          nf = { flows, rawBytes, lz4Bytes, tops, newest, scan: scan.ms, file: path };
         }
       }
     }
@@ -292,6 +293,8 @@ export async function run(args: string[]): Promise<void> {
     rows.push({ label: 'newest 200 of the last minute, ms', netsvc: fmt(lastMinute, 2), nfdump: nf ? `${fmt(nf.newest, 0)} (-t minute -O tstart)` : '', ratio: nf ? ratio(lastMinute, nf.newest) : '' });
     rows.push({ label: 'full scan, all columns, M flows/s', netsvc: fmt(scanned / scanMs / 1000, 2), nfdump: nf ? `${fmt(nf.flows / nf.scan / 1000, 2)} (-o csv)` : '', ratio: nf ? ratio(scanned / scanMs, nf.flows / nf.scan, true) : '' });
     rows.push({ label: 'KPI aggregates (totals, proto, src/dst IP, port), ms', netsvc: fmt(aggMs, 0), nfdump: nf ? `${fmt(nf.tops, 0)} (3 × -s)` : '', ratio: nf ? ratio(aggMs, nf.tops) : '' });
+    // KPI cache and netflow API rows (bench/storage-kpi.ts).
+    rows.push(...(await kpiRows(work, HOUR, nf)));
     console.log(`\ncapture files, ${count.toLocaleString('en-US')} flows in one hour (softflowd v9 seed expanded; ${agg.size('srcIp').toLocaleString('en-US')} distinct sources)${nf ? `; nfcapd stored ${nf.flows.toLocaleString('en-US')} flows` : ''}`);
     console.log(`blocks while open: ${w.blocksLive}; generation time excluded (${fmt(w.genMs! / 1000, 1)} s)`);
     const wl = Math.max(...rows.map((r) => r.label.length));
