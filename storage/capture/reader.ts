@@ -484,16 +484,22 @@ export function newestFlows(files: readonly (string | CaptureFileInfo)[], opts: 
       const to = opts.to ?? Infinity;
       const rec = batch.cols.received;
       const st = batch.cols.start;
-      const fresh: Kept[] = [];
-      for (let i = 0; i < batch.length; i++) {
+      // Rows newest-received first, so the bar rises at once and older rows fail it without an
+      // object or a sort each; the list is cut back to `limit` whenever it doubles.
+      let bar = kept.length === limit ? kept[limit - 1]!.start : -Infinity;
+      for (let i = batch.length - 1; i >= 0; i--) {
         const r = rec[i]!;
         if (!(r >= from && r < to)) continue;
         const s = st[i]!;
-        if (worst && s < worst.start) continue;
-        fresh.push({ cand: c, loaded, row: i, start: s, received: r, order: c.order * 1e7 + i });
+        if (s < bar) continue;
+        stats.rowsRead++;
+        kept.push({ cand: c, loaded, row: i, start: s, received: r, order: c.order * 1e7 + i });
+        if (kept.length >= 2 * limit) {
+          kept = kept.sort(cmp).slice(0, limit);
+          bar = kept[limit - 1]!.start;
+        }
       }
-      stats.rowsRead += fresh.length;
-      kept = kept.concat(fresh).sort(cmp).slice(0, limit);
+      kept = kept.sort(cmp).slice(0, limit);
     }
     // Gather each contributing block's rows (ascending within the block), then place them in order.
     const byBlock = new Map<Kept['cand'], Kept[]>();
