@@ -4,16 +4,20 @@
  * rows that have no index but the primary key (rsyslog's stock schema).
  *
  * Plan. Results are ordered by (ReceivedAt desc, ID desc).
- *  - When an index leads with ReceivedAt (`netsvc db index syslog`), or the
- *    rows in play are few, one plain `ORDER BY … LIMIT … OFFSET …` does it.
- *  - Otherwise the primary key is walked newest-first in bounded ID ranges:
- *    each range is filtered and sorted by the database (a small sort), until
- *    the page is full; then one more range of `reorderWindow` IDs is read,
- *    so rows inserted slightly out of ReceivedAt order still sort right.
- *    rsyslog inserts rows in the order it receives them, so ID order follows
- *    ReceivedAt; a time range is turned into an ID range by binary search on
- *    the primary key under the same assumption (widened by `reorderWindow`),
- *    and the exact ReceivedAt condition is still applied to every row.
+ *  - When an index leads with ReceivedAt (`netsvc db index syslog`), one
+ *    plain `ORDER BY … LIMIT … OFFSET …` does it, the database walking an
+ *    index in page order. Not for a message substring alone: there the index
+ *    walk costs a random row read per row looked at.
+ *  - Otherwise the primary key is walked newest-first in ID ranges that grow
+ *    while matches are sparse: each range is filtered and sorted by the
+ *    database (ID and ReceivedAt only), until the page is settled, then the
+ *    page's full rows are read by ID. rsyslog inserts rows in the order it
+ *    receives them, so ID order follows ReceivedAt; rows up to
+ *    `reorderWindow` IDs out of that order still sort right.
+ *  - A time range is first turned into an ID range by sampling ReceivedAt at
+ *    evenly spaced IDs under the same assumption (widened by
+ *    `reorderWindow`); the exact ReceivedAt condition is still applied to
+ *    every row.
  */
 import type { Dialect, SqlClient } from '../sql/sql-client.js';
 import {
