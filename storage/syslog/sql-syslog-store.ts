@@ -52,12 +52,6 @@ export interface TableInfo {
   hasTimeIndex: boolean;
 }
 
-/** One helpful index: name and its column list in the dialect's DDL. */
-export interface IndexSpec {
-  name: string;
-  columns: string;
-}
-
 /** Indexes `netsvc db index syslog` creates; the DDL of each dialect renders the columns. */
 export const INDEX_NAMES = {
   received: 'netsvc_syslog_received',
@@ -144,8 +138,9 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
   protected abstract readonly orderBy: string;
   /** Reads what the table looks like now. */
   protected abstract introspect(): Promise<TableInfo>;
-  /** Creates the missing indexes of `specs`; returns which were created. */
+  /** Creates the `INDEX_NAMES` indexes that are missing; reports which were created. */
   abstract createIndexes(): Promise<IndexReport>;
+  /** Drops the `INDEX_NAMES` indexes that exist. */
   abstract dropIndexes(): Promise<string[]>;
 
   async close(): Promise<void> {
