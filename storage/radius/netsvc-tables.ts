@@ -96,20 +96,21 @@ export function reportIndexes(dialect: Dialect): Array<{ name: string; table: st
   });
   const open =
     dialect === 'mysql'
-      ? plain('netsvc_radacct_open', 'radacct', 'acctstoptime, acctstarttime')
+      ? plain('netsvc_radacct_open', 'radacct', 'acctstoptime, acctstarttime, radacctid')
       : {
           name: 'netsvc_radacct_open',
           table: 'radacct',
-          columns: 'acctstarttime WHERE acctstoptime IS NULL',
-          ddl: `${create} netsvc_radacct_open ON radacct (acctstarttime) WHERE acctstoptime IS NULL`,
+          columns: 'acctstarttime, radacctid WHERE acctstoptime IS NULL',
+          ddl: `${create} netsvc_radacct_open ON radacct (acctstarttime, radacctid) WHERE acctstoptime IS NULL`,
         };
   return [
-    // acctstoptime last: online-sessions checks "still open" inside the index, without reading rows.
-    plain('netsvc_radacct_user_start', 'radacct', 'username, acctstarttime, acctstoptime'),
-    plain('netsvc_radacct_mac_start', 'radacct', 'callingstationid, acctstarttime, acctstoptime'),
-    plain('netsvc_radacct_called_start', 'radacct', 'calledstationid, acctstarttime, acctstoptime'),
-    plain('netsvc_radacct_nas_start', 'radacct', 'nasipaddress, acctstarttime, acctstoptime'),
-    plain('netsvc_radacct_ip_start', 'radacct', 'framedipaddress, acctstarttime'),
+    // (filter, acctstarttime, radacctid) is the page order itself; acctstoptime after it lets
+    // online-sessions check "still open" inside the index, without reading rows.
+    plain('netsvc_radacct_user_start', 'radacct', 'username, acctstarttime, radacctid, acctstoptime'),
+    plain('netsvc_radacct_mac_start', 'radacct', 'callingstationid, acctstarttime, radacctid, acctstoptime'),
+    plain('netsvc_radacct_called_start', 'radacct', 'calledstationid, acctstarttime, radacctid, acctstoptime'),
+    plain('netsvc_radacct_nas_start', 'radacct', 'nasipaddress, acctstarttime, radacctid, acctstoptime'),
+    plain('netsvc_radacct_ip_start', 'radacct', 'framedipaddress, acctstarttime, radacctid'),
     open,
     plain('netsvc_radpostauth_user', 'radpostauth', 'username, id'),
     plain('netsvc_radpostauth_authdate', 'radpostauth', 'authdate'),
