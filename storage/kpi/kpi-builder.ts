@@ -29,6 +29,12 @@ export interface KpiBuilderOptions {
   log?: KpiLog;
   /** Blocks scanned between yields to the event loop (0 = never yield, for the CLI). */
   yieldEvery?: number;
+  /**
+   * Builds and stores one hour somewhere else (a worker thread, see
+   * worker-hour-builder.ts), so a sealed hour's scan, ranking and compression
+   * never hold the event loop the UDP listeners run on. Default: in this thread.
+   */
+  buildElsewhere?: (file: CaptureFileInfo) => Promise<{ stored: boolean; corruptFiles: number; corruptBlocks: number }>;
 }
 
 /** What a sync did. */
@@ -110,10 +116,16 @@ export class KpiBuilder {
   }
 
   private async build(file: CaptureFileInfo): Promise<boolean> {
+    if (this.opts.buildElsewhere) {
+      const r = await this.opts.buildElsewhere(file);
+      this.stats.corruptFiles += r.corruptFiles;
+      this.stats.corruptBlocks += r.corruptBlocks;
+      return r.stored;
+    }
     const before = this.stats.corruptFiles;
     const agg = await aggregateFiles([file], {
       stats: this.stats,
-      yieldEvery: this.opts.yieldEvery ?? 4,
+      yieldEvery: this.opts.yieldEvery ?? 1,
       onError: (err) => this.opts.log?.warn({ err: err.message, path: file.path }, 'damaged capture data skipped while building the KPI cache'),
     });
     if (this.stats.corruptFiles > before) return false;
