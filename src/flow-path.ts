@@ -15,6 +15,7 @@ import { CachedReverseDns } from '../storage/dns/cached-reverse-dns.js';
 import { CaptureNetflowQuery } from '../storage/kpi/capture-netflow-query.js';
 import { KpiBuilder } from '../storage/kpi/kpi-builder.js';
 import { SqliteKpiCache } from '../storage/kpi/sqlite-kpi-cache.js';
+import { startWorkerHourBuilder } from '../storage/kpi/worker-hour-builder.js';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 
@@ -42,7 +43,15 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
   const c = config.capture;
 
   const cache = new SqliteKpiCache(kpiCachePath(config), now);
-  const builder = new KpiBuilder({ cache, dataDir: config.dataDir, timezone: config.timezone, log });
+  // Sealed hours are built in a worker thread when running compiled, so the listeners never wait on a build.
+  const worker = startWorkerHourBuilder(kpiCachePath(config));
+  const builder = new KpiBuilder({
+    cache,
+    dataDir: config.dataDir,
+    timezone: config.timezone,
+    log,
+    buildElsewhere: worker ? (file) => worker.build(file) : undefined,
+  });
   const writer = new CaptureWriter({
     dataDir: config.dataDir,
     timezone: config.timezone,
@@ -80,6 +89,7 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
   } catch (err) {
     await listeners.close().catch(() => undefined);
     await writer.close().catch(() => undefined);
+    await worker?.close();
     dns.close();
     cache.close();
     throw err;
@@ -122,6 +132,7 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
         await listeners.close();
         await writer.close();
         await builder.idle();
+        await worker?.close();
         dns.close();
         cache.close();
       })();
