@@ -43,6 +43,7 @@ export const INFO_FIELDS = [
   'country',
   'zip',
 ] as const;
+/** One of the optional user fields. */
 export type InfoField = (typeof INFO_FIELDS)[number];
 
 /** Longest value of each info field (column width of `netsvc_userinfo`). */
