@@ -178,7 +178,6 @@ const resolveRoute = createRoute({
     query: z.object({
       ips: z
         .string()
-        .max(10_000)
         .optional()
         .openapi({ param: { name: 'ips', in: 'query' }, description: 'Comma-separated IPv4/IPv6 addresses', example: '8.8.8.8,2001:4860:4860::8888' }),
     }),

@@ -238,6 +238,11 @@ describe('netflow routes over a loopback server', () => {
     const many = Array.from({ length: 25 }, (_, i) => `198.51.100.${i + 1}`).join(',');
     const capped = await get(`/resolve${q({ ips: many })}`);
     expect(Object.keys(capped.body.result)).toEqual(Array.from({ length: 20 }, (_, i) => `198.51.100.${i + 1}`));
+    // A long list is cut to 20, never refused.
+    const huge = Array.from({ length: 900 }, (_, i) => `10.0.${i >> 8}.${i & 255}`).join(',');
+    const cut = await get(`/resolve${q({ ips: huge })}`);
+    expect(cut.status).toBe(200);
+    expect(Object.keys(cut.body.result)).toHaveLength(20);
     expect(await get('/resolve')).toEqual({ status: 200, body: { status: true, result: {} } });
   });
 
