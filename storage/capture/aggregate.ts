@@ -141,6 +141,11 @@ class KeyTable {
     st[slot * 3 + 2]! += 1;
   }
 
+  /** The measures of every slot, three per slot (bytes, packets, flows), for tight scans. */
+  measures(): Float64Array {
+    return this.stats;
+  }
+
   measure(slot: number, m: keyof KeyStats): number {
     return this.stats[slot * 3 + (m === 'bytes' ? 0 : m === 'packets' ? 1 : 2)]!;
   }
@@ -204,7 +209,8 @@ export class FlowAggregates implements FlowAggregatesView {
       t.flows++;
       t.bytes += bytes;
       t.packets += packets;
-      if (c.tcpFlags[i]! & TCP_RST) t.rstFlows++;
+      // nfdump's `flags R` (denied_flows) matches TCP flows only.
+      if (proto === 6 && c.tcpFlags[i]! & TCP_RST) t.rstFlows++;
       this.protoBytes[proto]! += bytes;
       this.protoPackets[proto]! += packets;
       this.protoFlows[proto]! += 1;
@@ -240,8 +246,14 @@ export class FlowAggregates implements FlowAggregatesView {
     };
     // Selection with a small sorted array: O(keys × n) with n = 10 beats sorting a million keys.
     const best: number[] = [];
+    // Once the list is full, a key below the last one's value is rejected by one read, not the full comparison.
+    let floor = -Infinity;
+    const st = tb.measures();
+    const off = by === 'bytes' ? 0 : by === 'packets' ? 1 : 2;
     for (let s = 0; s < tb.count; s++) {
-      if (best.length === n && !better(s, best[n - 1]!)) continue;
+      if (best.length === n) {
+        if (st[s * 3 + off]! < floor || !better(s, best[n - 1]!)) continue;
+      }
       let j = best.length < n ? best.length : n - 1;
       if (best.length < n) best.push(s);
       while (j > 0 && better(s, best[j - 1]!)) {
@@ -249,6 +261,7 @@ export class FlowAggregates implements FlowAggregatesView {
         j--;
       }
       best[j] = s;
+      if (best.length === n) floor = tb.measure(best[n - 1]!, by);
     }
     return best.map((s) => ({ key: tb.key(s), ...tb.statsOf(s) }));
   }

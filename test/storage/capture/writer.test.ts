@@ -165,7 +165,7 @@ describe('capture writer', () => {
     const perSrc = new Map<string, number>();
     for (let i = 0; i < b.length; i++) {
       bytes += b.cols.bytes[i]!;
-      if (b.cols.tcpFlags[i]! & 4) rst++;
+      if (b.cols.proto[i] === 6 && b.cols.tcpFlags[i]! & 4) rst++; // denied_flows: TCP with RST, as nfdump's `flags R`
       const k = Buffer.from(b.srcAddr.subarray(i * 16, i * 16 + 16)).toString('hex');
       perSrc.set(k, (perSrc.get(k) ?? 0) + b.cols.bytes[i]!);
     }
