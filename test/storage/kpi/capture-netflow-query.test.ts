@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync, copyFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FlowBatch } from '../../../collector/flow-batch.js';
 import { CaptureWriter } from '../../../storage/capture/writer.js';
 import { CaptureFile } from '../../../storage/capture/reader.js';
 import { CaptureNetflowQuery } from '../../../storage/kpi/capture-netflow-query.js';
@@ -181,6 +182,35 @@ describe('CaptureNetflowQuery over real capture files', () => {
     expect(l).toEqual({ hourStart: H3, hourEnd: H3 + HOUR, fileName: 'nfcapd.202603251000', intervalSec: 3600, cached: false, dataStart: H1, dataEnd: H3 + HOUR });
     // A source without files reports the current hour.
     expect(query.latest('lentor')).toMatchObject({ hourStart: H3, cached: false, dataStart: H3 });
+  });
+
+  it('counts denied flows (RST) on TCP only, live and from files alike', async () => {
+    // Exporters sometimes leave TCP flag bits on UDP records; nfdump's `flags R` does not match them.
+    const batch = new FlowBatch(4);
+    const rows: Array<[number, number]> = [
+      [6, 0x04],
+      [6, 0x14],
+      [17, 0x04],
+      [1, 0x04],
+    ];
+    rows.forEach(([proto, flags], k) => {
+      const i = batch.addRow();
+      batch.cols.proto[i] = proto;
+      batch.cols.tcpFlags[i] = flags;
+      batch.cols.bytes[i] = 100;
+      batch.cols.packets[i] = 1;
+      batch.cols.received[i] = H3 + 40 * 60_000 + k;
+      batch.cols.start[i] = batch.cols.received[i]! - 1000;
+      batch.cols.end[i] = batch.cols.received[i]!;
+      batch.setV4('srcAddr', i, 0x0a000001 + k);
+      batch.setV4('dstAddr', i, 0x0a000101);
+    });
+    writer.write('rsttest', batch);
+    writer.flush();
+    const q = new CaptureNetflowQuery({ dataDir: dir, timezone: 'UTC', sources: ['rsttest'], cache, openHour: (s, h) => writer.aggregatesFor(s, h), now: () => clock });
+    const live = await q.kpi('rsttest', H3, H3 + HOUR);
+    const scanned = await q.kpi('rsttest', H3, H3 + HOUR - 60_000);
+    expect([live.rstFlows, scanned.rstFlows]).toEqual([2, 2]);
   });
 
   it('skips a truncated or damaged file with a counter instead of failing', async () => {
