@@ -298,7 +298,7 @@ export function accumulateTotals(t: FileTotals, batch: FlowBatch, from = 0, n = 
     if (first || e > t.last) t.last = e;
     if (first || r < t.receivedMin) t.receivedMin = r;
     if (first || r > t.receivedMax) t.receivedMax = r;
-    if (c.tcpFlags[i]! & TCP_RST) t.rstFlows++;
+    if (p === 6 && c.tcpFlags[i]! & TCP_RST) t.rstFlows++; // TCP only, as nfdump's `flags R`
   }
 }
 

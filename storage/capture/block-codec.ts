@@ -60,7 +60,8 @@ export function indexRows(batch: FlowBatch, from: number, n: number): BlockIndex
     if (e > endMax) endMax = e;
     bytesSum += c.bytes[i]!;
     packetsSum += c.packets[i]!;
-    if (c.tcpFlags[i]! & TCP_RST) rstFlows++;
+    // TCP only, as nfdump's `flags R` and the KPI's denied_flows count it
+    if (c.proto[i] === 6 && c.tcpFlags[i]! & TCP_RST) rstFlows++;
   }
   return { rows: n, receivedMin, receivedMax, startMin, startMax, endMin, endMax, bytesSum, packetsSum, rstFlows };
 }

@@ -22,7 +22,7 @@
  *    │ DATA (type 1, aux = rows); crc32 covers index + directory                   │
  *    │   index 80 B: u32 rows  u16 ncols  u16 metaSize                             │
  *    │     f64 receivedMin/Max  f64 startMin/Max  f64 endMin/Max                   │
- *    │     f64 bytesSum  f64 packetsSum  u32 rstFlows  u32 reserved                │
+ *    │     f64 bytesSum  f64 packetsSum  u32 rstFlows (TCP)  u32 reserved          │
  *    │   directory, ncols × 40 B:                                                  │
  *    │     u8 columnId  u8 transform  u8 width  u8 codec                           │
  *    │     u32 rawLen  u32 storedLen  u32 crc32(stored bytes)                      │
