@@ -14,7 +14,7 @@
  * 24 links of it, and newest flows of the last minute (`-t … -O tstart`).
  */
 import { spawnSync } from 'node:child_process';
-import { linkSync, mkdirSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createNetflowRoutes } from '../api/routes/netflow.js';
 import { createRouter } from '../api/router.js';
@@ -114,6 +114,9 @@ export async function kpiRows(work: string, hourStart: number, nf?: NfdumpHour):
     cache.put(entry);
   });
   rows.push({ label: 'KPI cache entry of a sealed hour (scan + levels + SQLite), ms', netsvc: fmt(buildMs, 0), nfdump: '', ratio: '' });
+  // Size of one hour in the cache (WAL included), per flow of the hour.
+  const dbBytes = ['', '-wal'].reduce((sum, suffix) => sum + (existsSync(join(work, `kpi-bench.sqlite${suffix}`)) ? statSync(join(work, `kpi-bench.sqlite${suffix}`)).size : 0), 0);
+  rows.push({ label: 'KPI cache, one hour (complete per-key tables), B/flow', netsvc: fmt(dbBytes / entry!.flows, 2), nfdump: '', ratio: '' });
 
   // 24 cached hours: the same hour under 24 hour starts, its file hard-linked under each name.
   const dir = sourceDir(work, 'netflow');

@@ -41,7 +41,6 @@ export interface CaptureNetflowQueryOptions {
 }
 
 const TOP_N = 10;
-const HOUR_MS = INTERVAL_SEC * 1000;
 /** Blocks scanned between yields to the event loop. */
 const YIELD_EVERY = 16;
 const FLOW_COLUMNS = ['received', 'start', 'end', 'srcAddr', 'dstAddr', 'srcPort', 'dstPort', 'proto', 'tcpFlags', 'packets', 'bytes'] as const;
