@@ -20,6 +20,8 @@ export interface HotspotApi {
   url: string;
   /** Calls `/svc/api/hotspot<path>` with the token; answers status and parsed body. */
   call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
+  /** The same as API user `api-olga` of entity `other`, which has no RADIUS database. */
+  callOther(method: string, path: string): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
 }
 
@@ -32,6 +34,8 @@ export async function startHotspotApi(store: RadiusStore, options: { timezone?: 
   admin.addUser('other', 'api-olga', { hotspot: true });
   const cred = generateCredential();
   admin.replaceCredential('acme', 'api-alice', cred.apiId, await hashSecret(cred.secret));
+  const otherCred = generateCredential();
+  admin.replaceCredential('other', 'api-olga', otherCred.apiId, await hashSecret(otherCred.secret));
   const auth = new AuthService(admin, { key: randomBytes(32), tokenTtlSec: 3600, maxFailures: 1000, failureWindowSec: 300, now: Date.now });
   const sink = new Writable({ write: (_c, _e, cb) => cb() });
   const app = createApp({
@@ -50,6 +54,8 @@ export async function startHotspotApi(store: RadiusStore, options: { timezone?: 
   const server: TestServer = await serveOnLoopback(app.fetch);
   const login = await postJson(`${server.url}/svc/api/hotspot/auth`, { api_id: cred.apiId, secret: cred.secret });
   const token = login.body.result.access_token as string;
+  const otherLogin = await postJson(`${server.url}/svc/api/hotspot/auth`, { api_id: otherCred.apiId, secret: otherCred.secret });
+  const otherToken = otherLogin.body.result.access_token as string;
   return {
     url: server.url,
     async call(method, path, body) {
@@ -66,6 +72,10 @@ export async function startHotspotApi(store: RadiusStore, options: { timezone?: 
         parsed = text;
       }
       return { status: res.status, body: parsed };
+    },
+    async callOther(method, path) {
+      const res = await fetch(`${server.url}/svc/api/hotspot${path}`, { method, headers: { authorization: `Bearer ${otherToken}` } });
+      return { status: res.status, body: await res.json() };
     },
     async close() {
       await server.close();

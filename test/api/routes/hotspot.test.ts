@@ -373,6 +373,7 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
   it('an entity without a RADIUS database gets 403, a missing token 401', async () => {
     const res = await fetch(`${api.url}/svc/api/hotspot/users`);
     expect(res.status).toBe(401);
+    expect(await api.callOther('GET', '/users')).toEqual({ status: 403, body: { status: false, errorMessage: "Entity 'other' has no RADIUS database." } });
   });
 });
 
