@@ -50,17 +50,21 @@ export function buildProgram(ctx: CliContext): Command {
   return program;
 }
 
-/** Errors that are the user's to fix: one line, no stack. */
+/** Errors that are the user's to fix, printed as one line without a stack, with their exit code. */
+const USER_ERRORS: ReadonlyArray<readonly [abstract new (...args: never[]) => Error, number]> = [
+  [ConfigError, 2],
+  [UsageError, 2],
+  [DatabaseUrlError, 2],
+  [AdminStoreError, 1],
+  [StatusError, 1],
+  [DumpError, 1],
+  [SyslogStoreError, 1],
+  [RadiusStoreError, 1],
+];
+
 function userMessage(err: unknown): { message: string; code: number } | undefined {
-  if (err instanceof ConfigError) return { message: err.message, code: 2 };
-  if (err instanceof UsageError) return { message: err.message, code: 2 };
-  if (err instanceof AdminStoreError) return { message: err.message, code: 1 };
-  if (err instanceof DatabaseUrlError) return { message: err.message, code: 2 };
-  if (err instanceof StatusError) return { message: err.message, code: 1 };
-  if (err instanceof DumpError) return { message: err.message, code: 1 };
-  if (err instanceof SyslogStoreError) return { message: err.message, code: 1 };
-  if (err instanceof RadiusStoreError) return { message: err.message, code: 1 };
-  return undefined;
+  const match = USER_ERRORS.find(([type]) => err instanceof type);
+  return match && { message: (err as Error).message, code: match[1] };
 }
 
 /** Runs the CLI with `argv` (without node and script) and returns the exit code. */
