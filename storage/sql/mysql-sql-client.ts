@@ -1,5 +1,5 @@
 import mysql from 'mysql2/promise';
-import type { ExecResult, SqlClient } from './sql-client.js';
+import { runTransaction, type ExecResult, type SqlClient } from './sql-client.js';
 
 type Queryable = Pick<mysql.Pool, 'query'>;
 
@@ -47,19 +47,8 @@ export class MysqlSqlClient implements SqlClient {
 
   async transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
     const conn = await this.pool.getConnection();
-    try {
-      await conn.beginTransaction();
-      const inner = wrap(conn);
-      const tx: SqlClient = { ...inner, transaction: (f) => f(tx), close: async () => undefined };
-      const out = await fn(tx);
-      await conn.commit();
-      return out;
-    } catch (err) {
-      await conn.rollback().catch(() => undefined);
-      throw err;
-    } finally {
-      conn.release();
-    }
+    const ops = { begin: () => conn.beginTransaction(), commit: () => conn.commit(), rollback: () => conn.rollback(), release: () => conn.release() };
+    return runTransaction(ops, wrap(conn), fn);
   }
 
   async close(): Promise<void> {

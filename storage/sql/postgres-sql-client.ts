@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { ExecResult, SqlClient } from './sql-client.js';
+import { runTransaction, type ExecResult, type SqlClient } from './sql-client.js';
 
 // Return timestamps as the text PostgreSQL prints, not as JS Dates in the local zone.
 const TIMESTAMP_OIDS = [1082, 1114, 1184];
@@ -59,19 +59,13 @@ export class PostgresSqlClient implements SqlClient {
 
   async transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const inner = wrap(client);
-      const tx: SqlClient = { ...inner, transaction: (f) => f(tx), close: async () => undefined };
-      const out = await fn(tx);
-      await client.query('COMMIT');
-      return out;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    const ops = {
+      begin: () => client.query('BEGIN'),
+      commit: () => client.query('COMMIT'),
+      rollback: () => client.query('ROLLBACK'),
+      release: () => client.release(),
+    };
+    return runTransaction(ops, wrap(client), fn);
   }
 
   async close(): Promise<void> {

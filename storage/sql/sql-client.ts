@@ -55,3 +55,35 @@ export function parseDatabaseUrl(url: string): DatabaseTarget {
 export function redactUrl(url: string): string {
   return url.replace(/(\/\/[^:/@]+:)[^@]*@/, '$1***@');
 }
+
+/** What a pooled driver connection must offer to run one transaction. */
+export interface TransactionConnection {
+  begin(): Promise<unknown>;
+  commit(): Promise<unknown>;
+  rollback(): Promise<unknown>;
+  release(): void;
+}
+
+/**
+ * Runs `fn` on one connection between BEGIN and COMMIT, rolling back when it
+ * throws; shared by the pooled clients so their transactions behave the same.
+ */
+export async function runTransaction<T>(
+  conn: TransactionConnection,
+  client: Omit<SqlClient, 'transaction' | 'close'>,
+  fn: (tx: SqlClient) => Promise<T>,
+): Promise<T> {
+  try {
+    await conn.begin();
+    // Nested transaction() calls join the open one.
+    const tx: SqlClient = { ...client, transaction: (f) => f(tx), close: async () => undefined };
+    const out = await fn(tx);
+    await conn.commit();
+    return out;
+  } catch (err) {
+    await conn.rollback().catch(() => undefined);
+    throw err;
+  } finally {
+    conn.release();
+  }
+}
