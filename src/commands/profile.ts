@@ -14,7 +14,8 @@ import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 
 const PROFILE_NAME = /^[A-Za-z0-9_-]+$/;
 
-function pickEntity(config: Config, wanted: string | undefined): [string, string] {
+/** The entity whose RADIUS database a command uses: `--entity`, else the only one, else `default`. */
+export function pickEntity(config: Config, wanted: string | undefined): [string, string] {
   const all = radiusEntities(config);
   if (wanted) {
     const hit = all.find(([name]) => name === wanted);
@@ -56,7 +57,8 @@ function attributeLine(a: AttributeRow): string {
   return `  ${a.table.padEnd(5)}  ${a.attribute.padEnd(28)} ${a.op.padEnd(2)} ${a.value}${shown}`;
 }
 
-async function withRadius<T>(ctx: CliContext, cmd: Command, entity: string | undefined, fn: (store: RadiusStore) => Promise<T>): Promise<T> {
+/** Runs `fn` with the chosen entity's RadiusStore open, and closes it. */
+export async function withRadius<T>(ctx: CliContext, cmd: Command, entity: string | undefined, fn: (store: RadiusStore) => Promise<T>): Promise<T> {
   const config = ctx.config(cmd);
   const [, url] = pickEntity(config, entity);
   const store = openEntityRadiusStore(config, url);
