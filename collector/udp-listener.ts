@@ -166,7 +166,8 @@ interface SourceState {
   name: string;
   config: FlowSourceConfig;
   ingest: SourceIngest;
-  persistence: TemplatePersistence | undefined;
+  /** Saves the source's templates (no-op without a template dir). */
+  save: () => void;
   received: number;
   queueDrops: number;
   sinkErrors: number;
@@ -186,6 +187,112 @@ export function parseListen(listen: string): { host: string; port: number; type:
 function normaliseAddress(text: string, listen: string): string {
   if (!ipaddr.isValid(text)) throw new ListenerConfigError(`exporter '${text}' is not an IP address`, listen);
   return ipaddr.process(text).toString();
+}
+
+/** One socket of a listener setup: which sources share it and who claims which exporter. */
+export interface SocketPlan {
+  listen: string;
+  /** Indexes into the source list. */
+  sourceIdx: number[];
+  requestedBuffer: number;
+  /** Exporter address (normalised; IPv4 also as IPv4-mapped) → source index. */
+  claims: Map<string, number>;
+  /** Source taking unclaimed exporters, or -1. */
+  defaultSource: number;
+}
+
+/**
+ * Groups flow sources by listen address (port 0 is never shared) and checks
+ * the exporter claims; throws ListenerConfigError for a setup that cannot
+ * be served. Pure: binds nothing.
+ */
+export function planSockets(configs: Readonly<Record<string, FlowSourceConfig>>): { names: string[]; sockets: SocketPlan[] } {
+  const names = Object.keys(configs);
+  if (names.length > 0xffff) throw new ListenerConfigError('too many flow sources', '');
+  const byListen = new Map<string, number[]>();
+  names.forEach((name, idx) => {
+    const cfg = configs[name]!;
+    const { host, port } = parseListen(cfg.listen);
+    // Port 0 asks for an ephemeral port of its own: never shared.
+    const key = port === 0 ? `${name}\u0000${cfg.listen}` : `${host.toLowerCase()}:${port}`;
+    const list = byListen.get(key) ?? [];
+    list.push(idx);
+    byListen.set(key, list);
+  });
+  const sockets: SocketPlan[] = [];
+  for (const idx of byListen.values()) {
+    const first = configs[names[idx[0]!]!]!;
+    const plan: SocketPlan = {
+      listen: first.listen,
+      sourceIdx: idx,
+      requestedBuffer: Math.max(...idx.map((i) => configs[names[i]!]!.receiveBuffer ?? 8 * 1024 * 1024)),
+      claims: new Map(),
+      defaultSource: -1,
+    };
+    for (const i of idx) {
+      const name = names[i]!;
+      const cfg = configs[name]!;
+      const exporters = cfg.exporters ?? [];
+      if (exporters.length === 0) {
+        if (plan.defaultSource >= 0) {
+          throw new ListenerConfigError(
+            `flow sources '${names[plan.defaultSource]}' and '${name}' share ${cfg.listen} and neither claims exporters: give one of them an exporters list`,
+            cfg.listen,
+          );
+        }
+        plan.defaultSource = i;
+      }
+      for (const e of exporters) {
+        const addr = normaliseAddress(e, cfg.listen);
+        const owner = plan.claims.get(addr);
+        if (owner !== undefined && owner !== i) {
+          throw new ListenerConfigError(`exporter ${addr} is claimed by both '${names[owner]}' and '${name}'`, cfg.listen);
+        }
+        plan.claims.set(addr, i);
+        // A dual-stack socket reports IPv4 senders as IPv4-mapped IPv6.
+        if (!addr.includes(':')) plan.claims.set(`::ffff:${addr}`, i);
+      }
+    }
+    sockets.push(plan);
+  }
+  return { names, sockets };
+}
+
+/** A source's decoder with, when `templateDir` is set, its templates loaded from and saved to disk. */
+export interface SourceDecoder {
+  decoder: FlowDecoder;
+  /** Saves the templates (no-op without a template dir); errors are thrown to the caller. */
+  save(): void;
+}
+
+/** Builds a source's decoder as the listeners do (sampling overrides, saved templates). */
+export function openSourceDecoder(
+  name: string,
+  cfg: FlowSourceConfig,
+  opts: Pick<FlowListenerOptions, 'templateDir' | 'templateTtlMs'>,
+  now: () => number,
+  logger?: ListenerLogger,
+): SourceDecoder {
+  const persistence = opts.templateDir
+    ? new TemplatePersistence({ path: join(opts.templateDir, `${name}.msgpack`), now, ttlMs: opts.templateTtlMs })
+    : undefined;
+  let templates: TemplateCache | undefined;
+  if (persistence) {
+    try {
+      templates = persistence.load();
+      if (templates.size > 0) logger?.info({ source: name, templates: templates.size }, 'flow templates restored');
+    } catch (err) {
+      // A damaged file costs the templates until exporters resend them, never the start.
+      logger?.warn({ source: name, err }, 'saved flow templates unreadable; starting without them');
+    }
+  }
+  const decoder = createFlowDecoder({ samplingOverride: { ...cfg.sampling }, templateTtlMs: opts.templateTtlMs }, templates);
+  return {
+    decoder,
+    save() {
+      persistence?.save(decoder.templates);
+    },
+  };
 }
 
 /** Ring buffer of datagrams waiting to be decoded; bounded in count and bytes. */
@@ -255,7 +362,7 @@ class DatagramQueue {
 class SocketGroup {
   socket: Socket | undefined;
   readonly queue: DatagramQueue;
-  readonly claims = new Map<string, number>();
+  claims = new Map<string, number>();
   defaultSource = -1;
   unclaimed = 0;
   granted = 0;
@@ -424,60 +531,28 @@ class Listeners implements FlowListeners {
     this.logger = deps.logger;
     this.lastExpire = this.now();
     this.lastSave = this.now();
-    const byListen = new Map<string, number[]>();
-    for (const [name, cfg] of Object.entries(configs)) {
-      const idx = this.sources.length;
-      const persistence = opts.templateDir
-        ? new TemplatePersistence({ path: join(opts.templateDir, `${name}.msgpack`), now: this.now, ttlMs: opts.templateTtlMs })
-        : undefined;
-      const decoder = deps.createDecoder
-        ? deps.createDecoder(name, cfg)
-        : createFlowDecoder({ samplingOverride: { ...cfg.sampling }, templateTtlMs: opts.templateTtlMs }, this.loadTemplates(name, persistence));
+    const plan = planSockets(configs);
+    plan.names.forEach((name) => {
+      const cfg = configs[name]!;
+      let decoder: FlowDecoder;
+      let save: () => void = () => {};
+      if (deps.createDecoder) decoder = deps.createDecoder(name, cfg);
+      else ({ decoder, save } = openSourceDecoder(name, cfg, opts, this.now, this.logger));
       this.sources.push({
         name,
         config: cfg,
-        persistence,
+        save,
         ingest: new SourceIngest({ source: name, sink: deps.sink, decoder, batchRows: opts.batchRows }),
         received: 0,
         queueDrops: 0,
         sinkErrors: 0,
         sinkLostFlows: 0,
       });
-      const { host, port } = parseListen(cfg.listen);
-      // Port 0 asks for an ephemeral port of its own: never shared.
-      const key = port === 0 ? `${name}\u0000${cfg.listen}` : `${host.toLowerCase()}:${port}`;
-      const list = byListen.get(key) ?? [];
-      list.push(idx);
-      byListen.set(key, list);
-    }
-    if (this.sources.length > 0xffff) throw new ListenerConfigError('too many flow sources', '');
-    for (const idx of byListen.values()) {
-      const first = this.sources[idx[0]!]!;
-      const requested = Math.max(...idx.map((i) => this.sources[i]!.config.receiveBuffer ?? 8 * 1024 * 1024));
-      const group = new SocketGroup(first.config.listen, idx, requested, this, opts);
-      for (const i of idx) {
-        const s = this.sources[i]!;
-        const exporters = s.config.exporters ?? [];
-        if (exporters.length === 0) {
-          if (group.defaultSource >= 0) {
-            throw new ListenerConfigError(
-              `flow sources '${this.sources[group.defaultSource]!.name}' and '${s.name}' share ${s.config.listen} and neither claims exporters: give one of them an exporters list`,
-              s.config.listen,
-            );
-          }
-          group.defaultSource = i;
-        }
-        for (const e of exporters) {
-          const addr = normaliseAddress(e, s.config.listen);
-          const owner = group.claims.get(addr);
-          if (owner !== undefined && owner !== i) {
-            throw new ListenerConfigError(`exporter ${addr} is claimed by both '${this.sources[owner]!.name}' and '${s.name}'`, s.config.listen);
-          }
-          group.claims.set(addr, i);
-          // A dual-stack socket reports IPv4 senders as IPv4-mapped IPv6.
-          if (!addr.includes(':')) group.claims.set(`::ffff:${addr}`, i);
-        }
-      }
+    });
+    for (const p of plan.sockets) {
+      const group = new SocketGroup(p.listen, p.sourceIdx, p.requestedBuffer, this, opts);
+      group.claims = p.claims;
+      group.defaultSource = p.defaultSource;
       this.groups.push(group);
     }
   }
@@ -503,25 +578,11 @@ class Listeners implements FlowListeners {
     for (const s of this.sources) s.ingest.decoder.expire(t);
   }
 
-  private loadTemplates(source: string, persistence: TemplatePersistence | undefined): TemplateCache | undefined {
-    if (!persistence) return undefined;
-    try {
-      const cache = persistence.load();
-      if (cache.size > 0) this.logger?.info({ source, templates: cache.size }, 'flow templates restored');
-      return cache;
-    } catch (err) {
-      // A damaged file costs the templates until exporters resend them, never the start.
-      this.logger?.warn({ source, err }, 'saved flow templates unreadable; starting without them');
-      return undefined;
-    }
-  }
-
   /** Saves every source's templates (errors are logged; the next save retries). */
   saveTemplates(): void {
     for (const s of this.sources) {
-      if (!s.persistence) continue;
       try {
-        s.persistence.save(s.ingest.decoder.templates);
+        s.save();
       } catch (err) {
         this.rateLog('error', `save:${s.name}`, { source: s.name, err }, 'flow templates could not be saved');
       }
