@@ -25,6 +25,7 @@ import {
 import type { AppEnv } from '../context.js';
 import { paged } from '../envelope.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnavailableError } from '../errors.js';
+import { pageOf, pageParams, parseTimeParam, timeParam } from '../params.js';
 import { createRouter } from '../router.js';
 import { authFailures, failureSchema } from '../schemas.js';
 
@@ -61,22 +62,11 @@ const q = (name: string, max: number, description: string, example?: string) =>
     .optional()
     .openapi({ param: { name, in: 'query' }, description, ...(example ? { example } : {}) });
 
-const pageParams = {
-  page: z
-    .string()
-    .regex(/^\d{1,9}$/, 'must be an integer of at least 1')
-    .optional()
-    .openapi({ param: { name: 'page', in: 'query' }, description: 'Page number, from 1', example: '1' }),
-  perPage: z
-    .string()
-    .regex(/^\d{1,9}$/, 'must be an integer of at least 1')
-    .optional()
-    .openapi({ param: { name: 'perPage', in: 'query' }, description: 'Page size, default 100; larger than the maximum is reduced', example: '100' }),
-};
+const pageQuery = pageParams('Page size, default 100; larger than the maximum is reduced');
 
 const timeParams = {
-  startTime: q('startTime', 40, 'From this time on (inclusive): YYYY-MM-DD, YYYY-MM-DD HH:mm[:ss] in the service zone, or ISO 8601', '2026-03-25'),
-  endTime: q('endTime', 40, 'Up to this time (inclusive), same forms', '2026-03-26'),
+  startTime: timeParam('startTime', 'From this time on (inclusive): YYYY-MM-DD, YYYY-MM-DD HH:mm[:ss] in the service zone, or ISO 8601', '2026-03-25'),
+  endTime: timeParam('endTime', 'Up to this time (inclusive), same forms', '2026-03-26'),
 };
 
 const sessionFilterParams = {
@@ -305,7 +295,7 @@ const historicalRoute = createRoute({
   path: '/historical-sessions',
   tags,
   summary: 'Accounting sessions (radacct), newest first; filters exact, MACs in any notation',
-  request: { query: z.object({ ...sessionFilterParams, ipaddress: q('ipaddress', 45, 'User IP'), ...timeParams, ...pageParams }) },
+  request: { query: z.object({ ...sessionFilterParams, ipaddress: q('ipaddress', 45, 'User IP'), ...timeParams, ...pageQuery }) },
   responses: { 200: json(pagedSchema(historicalRecord, 'HistoricalSessions'), 'Paged sessions'), ...authFailures },
 });
 
@@ -314,7 +304,7 @@ const onlineRoute = createRoute({
   path: '/online-sessions',
   tags,
   summary: 'Sessions without a stop time, newest first',
-  request: { query: z.object({ ...sessionFilterParams, ...timeParams, ...pageParams }) },
+  request: { query: z.object({ ...sessionFilterParams, ...timeParams, ...pageQuery }) },
   responses: { 200: json(pagedSchema(onlineRecord, 'OnlineSessions'), 'Paged online sessions'), ...authFailures },
 });
 
@@ -331,7 +321,7 @@ const attemptsRoute = createRoute({
         .optional()
         .openapi({ param: { name: 'reply', in: 'query' }, description: 'Access-Accept or Access-Reject' }),
       ...timeParams,
-      ...pageParams,
+      ...pageQuery,
     }),
   },
   responses: { 200: json(pagedSchema(attemptRecord, 'LoginAttempts'), 'Paged login attempts'), ...authFailures },
@@ -350,7 +340,7 @@ const quotaRoute = createRoute({
       user_profiles: q('user_profiles', 500, 'Exact profile list'),
       remarks: q('remarks', 1000, 'Substring of the remarks'),
       ...timeParams,
-      ...pageParams,
+      ...pageQuery,
     }),
   },
   responses: { 200: json(pagedSchema(purchaseRecord, 'QuotaPurchases'), 'Paged purchases'), ...authFailures },
@@ -369,7 +359,7 @@ const listUsersRoute = createRoute({
         .optional()
         .openapi({ param: { name: 'id', in: 'query' }, description: 'One user by id' }),
       username: q('username', NAME_MAX, 'Exact user name'),
-      ...pageParams,
+      ...pageQuery,
     }),
   },
   responses: { 200: json(pagedSchema(userSummary, 'HotspotUsers'), 'Paged users'), ...authFailures },
@@ -462,7 +452,7 @@ const profilesRoute = createRoute({
   path: '/profiles',
   tags,
   summary: 'Profiles (FreeRADIUS groups) by name',
-  request: { query: z.object({ ...pageParams }) },
+  request: { query: z.object({ ...pageQuery }) },
   responses: { 200: json(pagedSchema(z.object({ groupname: z.string(), description: z.string() }).openapi('Profile'), 'Profiles'), 'Paged profiles'), ...authFailures },
 });
 
@@ -479,7 +469,7 @@ const profileUsersRoute = createRoute({
         .max(NAME_MAX, `must be at most ${NAME_MAX} characters`)
         .openapi({ param: { name: 'profileName', in: 'path' }, example: 'gold' }),
     }),
-    query: z.object({ ...pageParams }),
+    query: z.object({ ...pageQuery }),
   },
   responses: {
     200: json(
@@ -558,32 +548,12 @@ const detachAccessRoute = createRoute({
 
 // ------------------------------------------------------------------ parsing
 
-/** Epoch ms of a startTime/endTime value; 400 naming the parameter when it is none of the accepted forms. */
-export function parseTimeParam(name: string, text: string, zone: string): number {
-  const s = text.trim();
-  let t: DateTime | undefined;
-  if (/^\d{4}-\d{2}-\d{2}$/.test(s)) t = DateTime.fromISO(s, { zone });
-  else if (/^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?$/.test(s)) t = DateTime.fromISO(s.replace(' ', 'T'), { zone });
-  else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?)$/.test(s)) t = DateTime.fromISO(s, { setZone: true });
-  if (!t || !t.isValid) {
-    throw new BadRequestError(name, `Invalid parameter '${name}': '${text}' is not YYYY-MM-DD, YYYY-MM-DD HH:mm[:ss] or ISO 8601.`);
-  }
-  return t.toMillis();
-}
-
+/** The startTime/endTime of a request as epoch ms (instants, so a range across a DST change compares as time passed). */
 function timeRange(query: { startTime?: string; endTime?: string }, zone: string): { from?: number; to?: number } {
-  const from = query.startTime === undefined ? undefined : parseTimeParam('startTime', query.startTime, zone);
-  const to = query.endTime === undefined ? undefined : parseTimeParam('endTime', query.endTime, zone);
+  const from = query.startTime === undefined ? undefined : parseTimeParam('startTime', query.startTime, zone).toMillis();
+  const to = query.endTime === undefined ? undefined : parseTimeParam('endTime', query.endTime, zone).toMillis();
   if (from !== undefined && to !== undefined && to < from) throw new BadRequestError('endTime', "Invalid parameter 'endTime': it must not be before 'startTime'.");
   return { from, to };
-}
-
-function pageOf(query: { page?: string; perPage?: string }, max: number): { page: number; perPage: number } {
-  const page = query.page === undefined ? 1 : Number(query.page);
-  if (!(page >= 1)) throw new BadRequestError('page', "Invalid parameter 'page': must be an integer of at least 1.");
-  const asked = query.perPage === undefined ? DEFAULT_PER_PAGE : Number(query.perPage);
-  if (!(asked >= 1)) throw new BadRequestError('perPage', "Invalid parameter 'perPage': must be an integer of at least 1.");
-  return { page, perPage: Math.min(asked, max) };
 }
 
 function macParam(name: string, value: string | undefined): string | undefined {
@@ -691,6 +661,7 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
   const router = createRouter();
   const zone = deps.timezone;
   const max = deps.maxPerPage ?? 2000;
+  const pageFor = (query: { page?: string; perPage?: string }) => pageOf(query, DEFAULT_PER_PAGE, max);
   const cat = deps.catalogue;
 
   const storeFor = (c: Context<AppEnv>): RadiusStore => {
@@ -721,7 +692,7 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
 
   router.openapi(historicalRoute, async (c) => {
     const qy = c.req.valid('query');
-    const page = pageOf(qy, max);
+    const page = pageFor(qy);
     const rows = await call(() =>
       storeFor(c).historicalSessions(
         {
@@ -741,7 +712,7 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
 
   router.openapi(onlineRoute, async (c) => {
     const qy = c.req.valid('query');
-    const page = pageOf(qy, max);
+    const page = pageFor(qy);
     const rows = await call(() =>
       storeFor(c).onlineSessions(
         {
@@ -760,14 +731,14 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
 
   router.openapi(attemptsRoute, async (c) => {
     const qy = c.req.valid('query');
-    const page = pageOf(qy, max);
+    const page = pageFor(qy);
     const rows = await call(() => storeFor(c).loginAttempts({ username: qy.username, reply: qy.reply, ...timeRange(qy, zone) }, page));
     return c.json(paged(rows, page.page, page.perPage) as z.infer<ReturnType<typeof pagedSchema<typeof attemptRecord>>>, 200);
   });
 
   router.openapi(quotaRoute, async (c) => {
     const qy = c.req.valid('query');
-    const page = pageOf(qy, max);
+    const page = pageFor(qy);
     if (qy.transaction_time !== undefined) {
       const tt = qy.transaction_time;
       const valid =
@@ -793,7 +764,7 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
 
   router.openapi(listUsersRoute, async (c) => {
     const qy = c.req.valid('query');
-    const page = pageOf(qy, max);
+    const page = pageFor(qy);
     const rows = await call(() => storeFor(c).listUsers({ id: qy.id === undefined ? undefined : Number(qy.id), username: qy.username }, page));
     return c.json(paged(rows, page.page, page.perPage), 200);
   });
@@ -880,13 +851,13 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
   });
 
   router.openapi(profilesRoute, async (c) => {
-    const page = pageOf(c.req.valid('query'), max);
+    const page = pageFor(c.req.valid('query'));
     const rows = await call(() => storeFor(c).listProfiles(page));
     return c.json(paged(rows, page.page, page.perPage), 200);
   });
 
   router.openapi(profileUsersRoute, async (c) => {
-    const page = pageOf(c.req.valid('query'), max);
+    const page = pageFor(c.req.valid('query'));
     const name = c.req.valid('param').profileName;
     const rows = await call(() => storeFor(c).profileUsers(name, page));
     return c.json(paged(rows, page.page, page.perPage), 200);

@@ -6,7 +6,6 @@
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { DateTime } from 'luxon';
 import {
   DEFAULT_PER_PAGE,
   MAX_PER_PAGE,
@@ -19,6 +18,7 @@ import {
 import type { AppEnv } from '../context.js';
 import { paged } from '../envelope.js';
 import { BadRequestError, ForbiddenError, UnavailableError } from '../errors.js';
+import { pageOf, pageParams, parseTimeParam, timeParam } from '../params.js';
 import { createRouter } from '../router.js';
 import { authFailures, failureSchema } from '../schemas.js';
 
@@ -52,20 +52,8 @@ const filterParams = {
     .regex(/^[0-7]$/, 'must be an integer from 0 to 7')
     .optional()
     .openapi({ param: { name: 'priority', in: 'query' }, description: 'Severity: 0 Emergency … 7 Debug', example: '3' }),
-  page: z
-    .string()
-    .regex(/^\d{1,9}$/, 'must be an integer of at least 1')
-    .optional()
-    .openapi({ param: { name: 'page', in: 'query' }, description: 'Page number, from 1', example: '1' }),
-  perPage: z
-    .string()
-    .regex(/^\d{1,9}$/, 'must be an integer of at least 1')
-    .optional()
-    .openapi({ param: { name: 'perPage', in: 'query' }, description: `Page size, default ${DEFAULT_PER_PAGE}; above ${MAX_PER_PAGE} is reduced to ${MAX_PER_PAGE}`, example: '100' }),
+  ...pageParams(`Page size, default ${DEFAULT_PER_PAGE}; above ${MAX_PER_PAGE} is reduced to ${MAX_PER_PAGE}`),
 };
-
-const timeParam = (name: 'startTime' | 'endTime', description: string, example: string) =>
-  z.string().max(40, 'must be at most 40 characters').optional().openapi({ param: { name, in: 'query' }, description, example });
 
 const timeParams = {
   startTime: timeParam(
@@ -130,14 +118,7 @@ const latestRoute = createRoute({
  * Fractions of a second round inward (a start up, an end down), since ReceivedAt has whole seconds.
  */
 export function parseSyslogTime(name: 'startTime' | 'endTime', raw: string, zone: string): string {
-  const s = raw.trim();
-  let t: DateTime | undefined;
-  if (/^\d{4}-\d{2}-\d{2}$/.test(s)) t = DateTime.fromISO(s, { zone });
-  else if (/^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?$/.test(s)) t = DateTime.fromISO(s.replace(' ', 'T'), { zone });
-  else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?)$/.test(s)) t = DateTime.fromISO(s).setZone(zone);
-  if (!t || !t.isValid) {
-    throw new BadRequestError(name, `Invalid parameter '${name}': '${raw}' is not YYYY-MM-DD, YYYY-MM-DD HH:mm[:ss] or ISO 8601.`);
-  }
+  let t = parseTimeParam(name, raw, zone);
   if (t.millisecond > 0) t = name === 'startTime' ? t.plus({ seconds: 1 }).startOf('second') : t.startOf('second');
   return t.toFormat('yyyy-LL-dd HH:mm:ss');
 }
@@ -151,14 +132,6 @@ interface Query {
   perPage?: string;
   startTime?: string;
   endTime?: string;
-}
-
-function pageOf(q: Query): PageRequest {
-  const page = q.page === undefined ? 1 : Number(q.page);
-  if (!(page >= 1)) throw new BadRequestError('page', "Invalid parameter 'page': must be an integer of at least 1.");
-  const asked = q.perPage === undefined ? DEFAULT_PER_PAGE : Number(q.perPage);
-  if (!(asked >= 1)) throw new BadRequestError('perPage', "Invalid parameter 'perPage': must be an integer of at least 1.");
-  return { page, perPage: Math.min(asked, MAX_PER_PAGE) };
 }
 
 /** The store filter of a request; empty text filters count as absent. */
@@ -191,7 +164,7 @@ export function createLogviewerRoutes(deps: LogviewerRouteDeps): OpenAPIHono<App
   const run = async (c: Context<AppEnv>, q: Query, withTime: boolean) => {
     const entity = c.get('principal').entity;
     const filter = filterOf(q, deps.timezone, withTime);
-    const page = pageOf(q);
+    const page: PageRequest = pageOf(q, DEFAULT_PER_PAGE, MAX_PER_PAGE);
     const store = deps.storeOf(entity);
     if (!store) throw new ForbiddenError(`Entity '${entity}' has no syslog database.`);
     let rows: SyslogRecord[];
