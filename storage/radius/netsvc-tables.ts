@@ -6,6 +6,7 @@
  * daloRADIUS's `userinfo` in the same database.
  */
 import type { Dialect } from '../sql/sql-client.js';
+import { QUOTA_FIELD_MAX as Q } from './quota-purchase.js';
 import { INFO_FIELD_MAX, INFO_FIELDS, NAME_MAX } from './radius-store.js';
 
 interface Types {
@@ -67,13 +68,13 @@ ${info},
         `CREATE TABLE netsvc_quota_purchase (
   id ${t.id},
   transaction_time ${t.datetime} NOT NULL,
-  username ${t.text(NAME_MAX)} NOT NULL,
-  plan_name ${t.text(128)} NOT NULL,
-  currency ${t.text(8)} NOT NULL,
+  username ${t.text(Q.username)} NOT NULL,
+  plan_name ${t.text(Q.plan_name)} NOT NULL,
+  currency ${t.text(Q.currency)} NOT NULL,
   amount ${t.decimal} NOT NULL,
-  user_profiles ${t.text(500)} NOT NULL,
-  remarks ${t.text(1000)} NOT NULL,
-  create_by ${t.text(128)} NOT NULL,
+  user_profiles ${t.text(Q.user_profiles)} NOT NULL,
+  remarks ${t.text(Q.remarks)} NOT NULL,
+  create_by ${t.text(Q.create_by)} NOT NULL,
   create_at ${t.datetime} NOT NULL
 )${t.suffix}`,
         'CREATE INDEX netsvc_quota_purchase_time ON netsvc_quota_purchase (transaction_time)',

@@ -284,14 +284,18 @@ export interface QuotaPurchase {
   create_at: string;
 }
 
-/** A purchase to record (by a billing system, or a test). */
+/** A purchase to record (`netsvc quota add`, a billing script); the rules are in quota-purchase.ts. */
 export interface NewQuotaPurchase {
+  /** Wall clock `YYYY-MM-DD HH:MM:SS` in the store's zone. */
   transaction_time: string;
+  /** An existing user: a row in netsvc_userinfo, radcheck, radreply or radusergroup (daloRADIUS bills only known users). */
   username: string;
   plan_name: string;
+  /** ISO 4217 code, e.g. `EUR`. */
   currency: string;
-  /** Decimal with at most two places, e.g. `10.50`. */
+  /** Decimal >= 0 with at most two places, e.g. `10.50`. */
   amount: string;
+  /** Existing profiles the purchase grants, comma-separated; stored joined with `, `. Nothing is attached. */
   user_profiles?: string;
   remarks?: string;
 }
@@ -359,12 +363,16 @@ export interface RadiusUserAccess {
   unsetUserAttributes(id: number, items: Array<{ attribute: string; table: 'check' | 'reply' }>, actor: Actor): Promise<number[]>;
 }
 
-/** Read-only reports over radacct, radpostauth and the quota purchases. */
+/** Reports over radacct, radpostauth and the quota purchases; purchases are the one thing recorded here. */
 export interface RadiusReports {
   historicalSessions(filter: SessionFilter, page: PageRequest): Promise<HistoricalSession[]>;
   onlineSessions(filter: SessionFilter, page: PageRequest): Promise<OnlineSession[]>;
   loginAttempts(filter: LoginAttemptFilter, page: PageRequest): Promise<LoginAttempt[]>;
   quotaPurchases(filter: QuotaPurchaseFilter, page: PageRequest): Promise<QuotaPurchase[]>;
+  /**
+   * Writes one purchase (create_by = `actor.name`, create_at = now) and answers it as the report shows it.
+   * Refuses: malformed fields (`invalid`), an unknown user (`user_not_found`), an unknown profile (`profile_not_found`).
+   */
   recordQuotaPurchase(purchase: NewQuotaPurchase, actor: Actor): Promise<QuotaPurchase>;
 }
 

@@ -46,6 +46,7 @@ import {
   type UserType,
 } from './radius-store.js';
 import { formatDuration, formatTraffic, MASKED_PASS, maskPassword } from './report-format.js';
+import { checkQuotaPurchase, splitProfiles } from './quota-purchase.js';
 import { freeradiusSchemaStatements } from './schema-files.js';
 
 /** Options every RadiusStore takes. */
@@ -237,15 +238,20 @@ export abstract class SqlRadiusStore implements RadiusStore {
 
   /** A name FreeRADIUS already knows (any row of the user tables) belongs to someone, even if netsvc did not make it. */
   private async usernameTaken(db: SqlClient, username: string): Promise<boolean> {
-    const rows = await db.query(
-      `SELECT 1 AS x FROM netsvc_userinfo WHERE username = ?
-       UNION ALL SELECT 1 FROM radcheck WHERE username = ?
-       UNION ALL SELECT 1 FROM radreply WHERE username = ?
-       UNION ALL SELECT 1 FROM radusergroup WHERE username = ?
+    return (await this.storedUsername(db, username)) !== undefined;
+  }
+
+  /** The user's name as stored when any user table has it (compared as the database compares), else undefined. */
+  private async storedUsername(db: SqlClient, username: string): Promise<string | undefined> {
+    const rows = await db.query<{ username: string }>(
+      `SELECT username FROM netsvc_userinfo WHERE username = ?
+       UNION ALL SELECT username FROM radcheck WHERE username = ?
+       UNION ALL SELECT username FROM radreply WHERE username = ?
+       UNION ALL SELECT username FROM radusergroup WHERE username = ?
        LIMIT 1`,
       [username, username, username, username],
     );
-    return rows.length > 0;
+    return rows[0] ? str(rows[0].username) : undefined;
   }
 
   private async ensureRejectGroup(db: SqlClient): Promise<void> {
@@ -902,14 +908,21 @@ export abstract class SqlRadiusStore implements RadiusStore {
     };
   }
 
-  async recordQuotaPurchase(p: NewQuotaPurchase, actor: Actor): Promise<QuotaPurchase> {
-    if (!/^\d{1,12}(\.\d{1,2})?$/.test(p.amount)) throw new RadiusStoreError('invalid', `Invalid amount '${p.amount}': want a decimal with at most two places.`);
+  async recordQuotaPurchase(purchase: NewQuotaPurchase, actor: Actor): Promise<QuotaPurchase> {
+    const p = checkQuotaPurchase(purchase, actor.name, this.timeZone);
+    // Like daloRADIUS, which bills only users it knows. A MAC typed in another notation finds the MAC user.
+    const mac = normaliseMac(p.username);
+    const username =
+      (await this.storedUsername(this.db, p.username)) ?? (mac && mac !== p.username ? await this.storedUsername(this.db, mac) : undefined);
+    if (username === undefined) throw new RadiusStoreError('user_not_found', `User '${p.username}' not found.`);
+    await this.requireProfiles(this.db, splitProfiles(p.user_profiles ?? ''));
     const createAt = this.wall(this.now());
+    // No transaction: a user deleted between the check and the insert keeps its purchase, as history does.
     const id = await this.insertId(
       this.db,
       `INSERT INTO netsvc_quota_purchase (transaction_time, username, plan_name, currency, amount, user_profiles, remarks, create_by, create_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [p.transaction_time, p.username, p.plan_name, p.currency, p.amount, p.user_profiles ?? '', p.remarks ?? '', actor.name, createAt],
+      [p.transaction_time, username, p.plan_name, p.currency, p.amount, p.user_profiles ?? '', p.remarks ?? '', actor.name, createAt],
     );
     const [row] = await this.db.query<Row>(
       `SELECT id, transaction_time, username, plan_name, currency, amount, user_profiles, remarks, create_by, create_at FROM netsvc_quota_purchase WHERE id = ?`,

@@ -399,6 +399,69 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
       expect((await store.quotaPurchases({ transaction_time: '2026-03-25' }, page)).map((p) => p.username)).toEqual(['gina']);
       expect((await store.quotaPurchases({ plan_name: '1GB', from: T0 - 86400_000, to: T0 }, page)).map((p) => p.amount)).toEqual(['5.00']);
     });
+
+    it('records a purchase for a user FreeRADIUS knows, normalised: amount with two places, currency in capitals, profiles joined', async () => {
+      // Made in SQL or by daloRADIUS: only a radcheck row, no netsvc_userinfo.
+      await raw.execute("INSERT INTO radcheck (username, attribute, op, value) VALUES ('dalo-user', 'Cleartext-Password', ':=', 'x')");
+      const rec = await store.recordQuotaPurchase(
+        { transaction_time: '2026-03-25 12:00:00', username: 'dalo-user', plan_name: '10GB', currency: 'usd', amount: '007.5', user_profiles: 'silver,gold, silver' },
+        { name: 'billing-script' },
+      );
+      expect(rec).toEqual({
+        id: expect.any(Number),
+        transaction_time: '2026-03-25 12:00:00',
+        username: 'dalo-user',
+        plan_name: '10GB',
+        currency: 'USD',
+        amount: '7.50',
+        user_profiles: 'silver, gold',
+        remarks: '',
+        create_by: 'billing-script',
+        create_at: new Date(clock).toISOString().slice(0, 19).replace('T', ' '),
+      });
+      const stored = await rows('SELECT amount, user_profiles FROM netsvc_quota_purchase WHERE id = ?', [rec.id]);
+      expect(String(stored[0]!.amount)).toBe('7.50');
+      expect((await store.quotaPurchases({ user_profiles: 'silver, gold' }, page)).map((p) => p.id)).toEqual([rec.id]);
+      // Remarks and plan names are counted in characters, as the varchar columns count them.
+      const wide = await store.recordQuotaPurchase(
+        { transaction_time: '2026-03-25 12:01:00', username: 'dalo-user', plan_name: 'é'.repeat(128), currency: 'EUR', amount: '999999999999.99', remarks: 'ü'.repeat(1000) },
+        actor,
+      );
+      expect(wide).toMatchObject({ plan_name: 'é'.repeat(128), remarks: 'ü'.repeat(1000), amount: '999999999999.99' });
+    });
+
+    it('finds a MAC user from any notation and stores the name as the database has it', async () => {
+      await store.createUser({ username: 'aa:bb:cc:00:00:09', usertype: 'mac' }, actor);
+      const base = { transaction_time: '2026-03-25 13:00:00', plan_name: '1GB', currency: 'EUR', amount: '1' };
+      expect((await store.recordQuotaPurchase({ ...base, username: 'aabb.cc00.0009' }, actor)).username).toBe('AA-BB-CC-00-00-09');
+      // MariaDB compares names case-insensitively (as FreeRADIUS's lookups there do); the others do not.
+      if (dialect === 'mysql') expect((await store.recordQuotaPurchase({ ...base, username: 'HANK' }, actor)).username).toBe('hank');
+      else expect(await codeOf(store.recordQuotaPurchase({ ...base, username: 'HANK' }, actor))).toBe('user_not_found');
+    });
+
+    it('refuses unknown users and profiles and malformed fields, writing nothing', async () => {
+      const count = async () => Number((await rows('SELECT COUNT(*) AS n FROM netsvc_quota_purchase'))[0]!.n);
+      const before = await count();
+      const ok = { transaction_time: '2026-03-25 14:00:00', username: 'hank', plan_name: '1GB', currency: 'EUR', amount: '5' };
+      const refused = (p: Partial<typeof ok> & { user_profiles?: string; remarks?: string }, by = actor) => codeOf(store.recordQuotaPurchase({ ...ok, ...p }, by));
+      expect(await refused({ username: 'nobody' })).toBe('user_not_found');
+      await expect(store.recordQuotaPurchase({ ...ok, username: 'nobody' }, actor)).rejects.toThrow("User 'nobody' not found.");
+      expect(await refused({ user_profiles: 'gold,platinum' })).toBe('profile_not_found');
+      expect(await refused({ user_profiles: 'daloRADIUS-Disabled-Users' })).toBe('profile_not_found');
+      for (const amount of ['1.234', '-1', '1e3', '', '1,50', '5.', '.5', '0x10', ' 5', '1234567890123', 'NaN']) {
+        expect(await refused({ amount }), amount).toBe('invalid');
+      }
+      for (const currency of ['EURO', 'E1R', '€', '']) expect(await refused({ currency }), currency).toBe('invalid');
+      for (const transaction_time of ['2026-02-30 10:00:00', '2026-03-25T10:00:00Z', '2026-03-25', 'yesterday']) {
+        expect(await refused({ transaction_time }), transaction_time).toBe('invalid');
+      }
+      for (const plan_name of ['', '  ', 'x'.repeat(129), 'a\nb']) expect(await refused({ plan_name }), plan_name).toBe('invalid');
+      expect(await refused({ remarks: 'x'.repeat(1001) })).toBe('invalid');
+      expect(await refused({ remarks: 'tab\there' })).toBe('invalid');
+      expect(await refused({}, { name: '' })).toBe('invalid');
+      expect(await refused({}, { name: 'b'.repeat(129) })).toBe('invalid');
+      expect(await count()).toBe(before);
+    });
   });
 
   describe('SQL metacharacters', () => {
