@@ -17,6 +17,7 @@ import { registerDbIndexSyslogCommand } from './commands/db-index-syslog.js';
 import { DumpError, registerDumpCommand } from './commands/dump.js';
 import { registerDbIndexRadiusCommand } from './commands/db-radius.js';
 import { registerProfileCommands } from './commands/profile.js';
+import { registerQuotaCommands } from './commands/quota.js';
 import { registerImportCommand } from './commands/import.js';
 import { registerKpiCommands } from './commands/kpi.js';
 import { registerReplayCommand } from './commands/replay.js';
@@ -38,6 +39,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerDbIndexSyslogCommand(db, ctx);
   registerDbIndexRadiusCommand(db, ctx);
   registerProfileCommands(program, ctx);
+  registerQuotaCommands(program, ctx);
   registerImportCommand(program, ctx);
   registerReplayCommand(program, ctx);
   registerStatusCommand(program, ctx);
