@@ -24,15 +24,12 @@ import { generateCredential, hashSecret } from '../storage/admin/secret-hash.js'
 import { SqliteAdminStore } from '../storage/admin/sqlite-admin-store.js';
 import { defaultCatalogue } from '../storage/radius/attribute-catalogue.js';
 import { createLogger } from '../src/log.js';
-import mysql from 'mysql2/promise';
-import pg from 'pg';
 import { radiusStoreFor } from '../storage/radius/open-radius-store.js';
 import type { RadiusStore, SessionFilter } from '../storage/radius/radius-store.js';
 import { freeradiusSchemaStatements } from '../storage/radius/schema-files.js';
 import { openSqlClient } from '../storage/sql/open-sql-client.js';
 import type { SqlClient } from '../storage/sql/sql-client.js';
-
-type BenchDialect = 'mysql' | 'postgres';
+import { createDatabase, dropDatabase, log, sample, type BenchDialect } from './lib.js';
 
 interface Options {
   rows: number;
@@ -98,37 +95,6 @@ function parseArgs(args: string[]): Options {
     throw new Error('want --rows >= 1000, --open < --rows, 100 <= --users < 16M');
   }
   return opts;
-}
-
-function log(msg: string): void {
-  process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${msg}\n`);
-}
-
-async function createDatabase(dialect: BenchDialect, opts: Options, name: string): Promise<string> {
-  if (dialect === 'mysql') {
-    const conn = await mysql.createConnection({ uri: opts.mysqlUrl });
-    await conn.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci`);
-    await conn.end();
-    return `${opts.mysqlUrl}/${name}`;
-  }
-  const c = new pg.Client({ connectionString: `${opts.postgresUrl}/postgres` });
-  await c.connect();
-  await c.query(`CREATE DATABASE "${name}"`);
-  await c.end();
-  return `${opts.postgresUrl}/${name}`;
-}
-
-async function dropDatabase(dialect: BenchDialect, opts: Options, name: string): Promise<void> {
-  if (dialect === 'mysql') {
-    const conn = await mysql.createConnection({ uri: opts.mysqlUrl });
-    await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
-    await conn.end();
-    return;
-  }
-  const c = new pg.Client({ connectionString: `${opts.postgresUrl}/postgres` });
-  await c.connect();
-  await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await c.end();
 }
 
 /** Start of the data: the newest session starts one step before "now". */
@@ -266,17 +232,7 @@ interface Timing {
 }
 
 async function time(label: string, iterations: number, fn: (i: number) => Promise<unknown[]>): Promise<Timing> {
-  for (let i = 0; i < Math.min(3, iterations); i++) await fn(i + 1000);
-  const ms: number[] = [];
-  let rows = 0;
-  for (let i = 0; i < iterations; i++) {
-    const t = performance.now();
-    rows = (await fn(i)).length;
-    ms.push(performance.now() - t);
-  }
-  ms.sort((a, b) => a - b);
-  const pick = (q: number) => ms[Math.min(ms.length - 1, Math.ceil(q * ms.length) - 1)]!;
-  return { label, p50: pick(0.5), p95: pick(0.95), max: ms[ms.length - 1]!, rows };
+  return { label, ...(await sample(iterations, 3, fn)) };
 }
 
 function userName(opts: Options, i: number): string {

@@ -10,15 +10,12 @@
  * milliseconds and drops the databases unless --keep.
  */
 import { randomBytes } from 'node:crypto';
-import mysql from 'mysql2/promise';
-import pg from 'pg';
 import { openSqlClient } from '../storage/sql/open-sql-client.js';
 import type { SqlClient } from '../storage/sql/sql-client.js';
 import { openSyslogStore } from '../storage/syslog/open-syslog-store.js';
 import { schemaStatements } from '../storage/syslog/schema-files.js';
 import type { PageRequest, SyslogFilter } from '../storage/syslog/syslog-store.js';
-
-type BenchDialect = 'mysql' | 'postgres';
+import { createDatabase, dropDatabase, log, sample, type BenchDialect } from './lib.js';
 
 interface Options {
   rows: number[];
@@ -62,37 +59,6 @@ function parseArgs(args: string[]): Options {
   }
   if (opts.rows.some((n) => !Number.isInteger(n) || n < 1000)) throw new Error('--rows: integers >= 1000');
   return opts;
-}
-
-function log(msg: string): void {
-  process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${msg}\n`);
-}
-
-async function createDatabase(dialect: BenchDialect, opts: Options, name: string): Promise<string> {
-  if (dialect === 'mysql') {
-    const conn = await mysql.createConnection({ uri: opts.mysqlUrl });
-    await conn.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci`);
-    await conn.end();
-    return `${opts.mysqlUrl}/${name}`;
-  }
-  const c = new pg.Client({ connectionString: `${opts.postgresUrl}/postgres` });
-  await c.connect();
-  await c.query(`CREATE DATABASE "${name}"`);
-  await c.end();
-  return `${opts.postgresUrl}/${name}`;
-}
-
-async function dropDatabase(dialect: BenchDialect, opts: Options, name: string): Promise<void> {
-  if (dialect === 'mysql') {
-    const conn = await mysql.createConnection({ uri: opts.mysqlUrl });
-    await conn.query(`DROP DATABASE IF EXISTS \`${name}\``);
-    await conn.end();
-    return;
-  }
-  const c = new pg.Client({ connectionString: `${opts.postgresUrl}/postgres` });
-  await c.connect();
-  await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await c.end();
 }
 
 /** Rows `from..to` (1-based sequence numbers) of a table of `total` rows, generated inside the database. */
@@ -164,11 +130,6 @@ const CASES: Case[] = [
   { name: 'substring, no range', iterations: 3, query: () => ({ filter: { message: 'disk failure' }, page: { page: 1, perPage: 100 } }) },
 ];
 
-function percentile(sorted: number[], p: number): number {
-  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[idx]!;
-}
-
 interface Result {
   dialect: BenchDialect;
   rows: number;
@@ -184,24 +145,12 @@ async function measure(url: string, dialect: BenchDialect, rows: number, indexed
   const out: Result[] = [];
   try {
     for (const c of CASES) {
-      const n = c.iterations ?? iterations;
-      // Warm-up: connection pool, table metadata, first pages into cache.
-      for (let w = 0; w < Math.min(2, n); w++) {
-        const q = c.query(1000 + w);
-        await store.find(q.filter, q.page);
-      }
-      const times: number[] = [];
-      let returned = 0;
-      for (let i = 0; i < n; i++) {
+      const s = await sample(c.iterations ?? iterations, 2, (i) => {
         const q = c.query(i);
-        const t0 = performance.now();
-        const got = await store.find(q.filter, q.page);
-        times.push(performance.now() - t0);
-        returned = got.length;
-      }
-      times.sort((a, b) => a - b);
-      const r = { dialect, rows, indexed, name: c.name, p50: percentile(times, 50), p95: percentile(times, 95), returned };
-      log(`  ${indexed ? 'indexed' : 'pk only'} ${c.name}: p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms (${returned} rows)`);
+        return store.find(q.filter, q.page);
+      });
+      const r = { dialect, rows, indexed, name: c.name, p50: s.p50, p95: s.p95, returned: s.rows };
+      log(`  ${indexed ? 'indexed' : 'pk only'} ${c.name}: p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms (${r.returned} rows)`);
       out.push(r);
     }
   } finally {
