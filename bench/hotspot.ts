@@ -262,21 +262,30 @@ async function queries(store: RadiusStore, opts: Options, phase: string, it: num
   return out;
 }
 
-async function createRate(store: RadiusStore, opts: Options, dialect: string): Promise<string> {
-  const workers = 8;
+/** Concurrent callers of the user-creation benchmarks. */
+const CREATE_WORKERS = 8;
+
+/** Runs `fn(0 … count-1)` on CREATE_WORKERS concurrent callers, each taking the next index when done; answers the seconds it took. */
+async function concurrently(count: number, fn: (i: number) => Promise<void>): Promise<number> {
   let next = 0;
   const started = performance.now();
   await Promise.all(
-    Array.from({ length: workers }, async () => {
+    Array.from({ length: CREATE_WORKERS }, async () => {
       for (;;) {
         const i = next++;
-        if (i >= opts.creates) return;
-        await store.createUser({ username: `bench-new-${i}`, usertype: 'user', password: `pw-${i}`, firstname: 'B', email: 'b@corp.test' }, { name: 'bench' });
+        if (i >= count) return;
+        await fn(i);
       }
     }),
   );
-  const sec = (performance.now() - started) / 1000;
-  return `${dialect}: created ${opts.creates} users with ${workers} concurrent callers in ${sec.toFixed(2)} s = ${Math.round(opts.creates / sec)} users/s`;
+  return (performance.now() - started) / 1000;
+}
+
+async function createRate(store: RadiusStore, opts: Options, dialect: string): Promise<string> {
+  const sec = await concurrently(opts.creates, async (i) => {
+    await store.createUser({ username: `bench-new-${i}`, usertype: 'user', password: `pw-${i}`, firstname: 'B', email: 'b@corp.test' }, { name: 'bench' });
+  });
+  return `${dialect}: created ${opts.creates} users with ${CREATE_WORKERS} concurrent callers in ${sec.toFixed(2)} s = ${Math.round(opts.creates / sec)} users/s`;
 }
 
 /** The same creates through the HTTP app in process (routing, JWT check, validation, envelope), without sockets. */
@@ -299,28 +308,18 @@ async function apiCreateRate(store: RadiusStore, opts: Options, dialect: string)
     body: JSON.stringify({ api_id: cred.apiId, secret: cred.secret }),
   });
   const token = ((await login.json()) as { result: { access_token: string } }).result.access_token;
-  const workers = 8;
-  let next = 0;
   let failed = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: workers }, async () => {
-      for (;;) {
-        const i = next++;
-        if (i >= opts.creates) return;
-        const res = await app.request('/svc/api/hotspot/users', {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-          body: JSON.stringify({ username: `bench-new-api-${i}`, usertype: 'user', password: `pw-${i}`, firstname: 'B', email: 'b@corp.test' }),
-        });
-        if (res.status !== 200) failed++;
-        await res.arrayBuffer();
-      }
-    }),
-  );
-  const sec = (performance.now() - started) / 1000;
+  const sec = await concurrently(opts.creates, async (i) => {
+    const res = await app.request('/svc/api/hotspot/users', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ username: `bench-new-api-${i}`, usertype: 'user', password: `pw-${i}`, firstname: 'B', email: 'b@corp.test' }),
+    });
+    if (res.status !== 200) failed++;
+    await res.arrayBuffer();
+  });
   admin.close();
-  return `${dialect}: POST /hotspot/users ${opts.creates} times with ${workers} concurrent callers in ${sec.toFixed(2)} s = ${Math.round(opts.creates / sec)} users/s (${failed} failed)`;
+  return `${dialect}: POST /hotspot/users ${opts.creates} times with ${CREATE_WORKERS} concurrent callers in ${sec.toFixed(2)} s = ${Math.round(opts.creates / sec)} users/s (${failed} failed)`;
 }
 
 function table(rows: Timing[]): string {
