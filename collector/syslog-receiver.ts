@@ -123,6 +123,16 @@ export class SyslogReceiver {
     this.clock = wallClockFormatter(config.timezone);
   }
 
+  /** Messages received and not yet written (what a database outage holds back, up to maxQueue). */
+  get queueDepth(): number {
+    return this.queue.length;
+  }
+
+  /** TCP connections open now. */
+  get openConnections(): number {
+    return this.connections.size;
+  }
+
   /** Binds the listeners; resolves with the ports actually bound. */
   async start(): Promise<{ udpPort?: number; tcpPort?: number }> {
     const out: { udpPort?: number; tcpPort?: number } = {};

@@ -1,6 +1,7 @@
 /**
  * Prometheus metrics (prom-client) of the service: the flow collector's
- * counters per source and exporter, plus the process's own metrics.
+ * counters per source and exporter, the embedded syslog receiver's
+ * counters, plus the process's own metrics.
  *
  * Counters are not copied on every event: components keep plain numbers
  * (the decoder's per-exporter counters, the listener's queue counters) and
@@ -9,12 +10,20 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { COUNTER_NAMES, type CounterName, type ExporterCounters } from '../collector/collector-counters.js';
+import type { SyslogReceiverCounters } from '../collector/syslog-receiver.js';
 import type { SocketStats, SourceStats } from '../collector/udp-listener.js';
 
 /** What the flow listeners report at scrape time. */
 export interface FlowStatsProvider {
   sourceStats(): SourceStats[];
   socketStats(): SocketStats[];
+}
+
+/** What the embedded syslog receiver reports at scrape time (SyslogReceiver fits). */
+export interface SyslogStatsProvider {
+  readonly counters: Readonly<SyslogReceiverCounters>;
+  readonly queueDepth: number;
+  readonly openConnections: number;
 }
 
 /** The metrics registry of one service instance. */
@@ -24,6 +33,8 @@ export interface Metrics {
   readonly contentType: string;
   /** Adds the counters of a set of flow listeners (or an import run) to every scrape. */
   addFlowStats(provider: FlowStatsProvider): void;
+  /** Adds the embedded syslog receiver's counters (`netsvc_syslog_*`); absent from scrapes until a receiver runs. */
+  addSyslogReceiver(receiver: SyslogStatsProvider): void;
   /** The exposition text, for `GET /metrics`. */
   text(): Promise<string>;
 }
@@ -53,6 +64,20 @@ const HELP: Record<CounterName, string> = {
   pendingExpired: 'Held data sets dropped after waiting too long',
   pendingDropped: 'Held data sets dropped because the buffer was full',
 };
+
+/** Metric name prefix of the syslog receiver's counters. */
+export const SYSLOG_METRIC_PREFIX = 'netsvc_syslog_';
+
+/** The receiver's counters other than the per-transport ones: metric name suffix and help text. */
+const SYSLOG_COUNTERS: ReadonlyArray<readonly [keyof SyslogReceiverCounters, string, string]> = [
+  ['stored', 'stored_total', 'Syslog messages written to SystemEvents'],
+  ['malformed', 'malformed_total', 'Syslog messages stored from a best-effort parse (no or bad PRI, no header, bad timestamp or structured data)'],
+  ['truncated', 'truncated_total', 'Syslog messages cut to fit: longer than maxMessageBytes, or host/tag longer than their SystemEvents column'],
+  ['dropped', 'dropped_total', 'Syslog messages lost: the oldest queued while the database failed past maxQueue, or unwritten at shutdown'],
+  ['writeErrors', 'write_errors_total', 'Batch writes to SystemEvents that failed (the batch stays queued and is retried)'],
+  ['tcpConnections', 'tcp_connections_total', 'Syslog TCP connections accepted'],
+  ['tcpRejected', 'tcp_rejected_total', 'Syslog TCP connections refused: over the connection limit, or while closing'],
+];
 
 /** `templatesAdded` → `netsvc_flow_templates_added_total`. */
 export function flowMetricName(counter: CounterName): string {
@@ -132,11 +157,59 @@ export function createMetrics(): Metrics {
   perSocket(`${FLOW_METRIC_PREFIX}queue_high_water`, 'Most datagrams ever waiting at once', (s) => s.queueHighWater, false);
   perSocket(`${FLOW_METRIC_PREFIX}receive_buffer_bytes`, 'UDP receive buffer the kernel reports for the socket', (s) => s.receiveBufferGranted, false);
 
+  const receivers: SyslogStatsProvider[] = [];
+  const sum = (pick: (r: SyslogStatsProvider) => number): number => receivers.reduce((n, r) => n + pick(r), 0);
+  // Registered with the first receiver, so an instance without one exposes no syslog series at all (rather than zeros).
+  const registerSyslog = (): void => {
+    new Counter({
+      name: `${SYSLOG_METRIC_PREFIX}received_total`,
+      help: 'Syslog messages received, by transport (udp: one per datagram; tcp: one per frame)',
+      labelNames: ['transport'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc({ transport: 'udp' }, sum((r) => r.counters.receivedUdp));
+        this.inc({ transport: 'tcp' }, sum((r) => r.counters.receivedTcp));
+      },
+    });
+    for (const [key, suffix, help] of SYSLOG_COUNTERS) {
+      new Counter({
+        name: `${SYSLOG_METRIC_PREFIX}${suffix}`,
+        help,
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(sum((r) => r.counters[key]));
+        },
+      });
+    }
+    new Gauge({
+      name: `${SYSLOG_METRIC_PREFIX}queue_depth`,
+      help: 'Syslog messages received and not yet written to SystemEvents',
+      registers: [registry],
+      collect() {
+        this.set(sum((r) => r.queueDepth));
+      },
+    });
+    new Gauge({
+      name: `${SYSLOG_METRIC_PREFIX}tcp_open_connections`,
+      help: 'Syslog TCP connections open now',
+      registers: [registry],
+      collect() {
+        this.set(sum((r) => r.openConnections));
+      },
+    });
+  };
+
   return {
     registry,
     contentType: registry.contentType,
     addFlowStats(provider) {
       providers.push(provider);
+    },
+    addSyslogReceiver(receiver) {
+      if (!receivers.length) registerSyslog();
+      receivers.push(receiver);
     },
     text() {
       return registry.metrics();
