@@ -75,6 +75,7 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
   areas.logviewer = logviewer.routes;
   const metrics = createMetrics();
   metrics.addFlowStats(flows.listeners);
+  if (logviewer.receiver) metrics.addSyslogReceiver(logviewer.receiver);
   const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas, metrics: () => metrics.text() });
 
   let server: ServerType;
