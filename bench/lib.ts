@@ -1,7 +1,7 @@
 /**
- * What the database benchmarks (`logviewer`, `hotspot`) share: progress
- * lines, a scratch database per run on MariaDB or PostgreSQL, and timing a
- * query many times for its percentiles.
+ * What the benchmarks share: progress lines, a scratch database per run on
+ * MariaDB or PostgreSQL (`logviewer`, `hotspot`), timing a query many times
+ * for its percentiles, and the median and number format of the storage tables.
  */
 import mysql from 'mysql2/promise';
 import pg from 'pg';
@@ -79,4 +79,15 @@ export async function sample(iterations: number, warmups: number, fn: (i: number
   }
   ms.sort((a, b) => a - b);
   return { p50: percentile(ms, 50), p95: percentile(ms, 95), max: ms[ms.length - 1]!, rows };
+}
+
+/** The median of `xs` (the upper one of an even count). */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+/** `n` with thousands separators and exactly `digits` decimals, as the storage tables print figures. */
+export function fmt(n: number, digits = 1): string {
+  return n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 }

@@ -25,6 +25,7 @@ import type { ReverseDns } from '../storage/dns/reverse-dns.js';
 import { CaptureNetflowQuery } from '../storage/kpi/capture-netflow-query.js';
 import { aggregateFiles, hourEntry } from '../storage/kpi/kpi-builder.js';
 import { SqliteKpiCache } from '../storage/kpi/sqlite-kpi-cache.js';
+import { fmt, median } from './lib.js';
 
 /** One table row. */
 export interface KpiRow {
@@ -46,11 +47,6 @@ export interface NfdumpHour {
 
 const HOUR_MS = 3_600_000;
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
-}
-
 async function timeAsync(runs: number, fn: () => Promise<unknown>): Promise<number> {
   const t: number[] = [];
   for (let i = 0; i < runs; i++) {
@@ -59,10 +55,6 @@ async function timeAsync(runs: number, fn: () => Promise<unknown>): Promise<numb
     t.push(performance.now() - a);
   }
   return median(t);
-}
-
-function fmt(n: number, digits = 1): string {
-  return n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 }
 
 const minute = (ms: number): string => new Date(ms).toISOString().slice(0, 16).replace(/-/g, '/').replace('T', ' ');

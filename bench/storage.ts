@@ -26,6 +26,7 @@ import { aggregateFiles } from '../storage/capture/aggregate.js';
 import { listCaptureFiles, newestFlows, scanFlows } from '../storage/capture/reader.js';
 import { CaptureWriter } from '../storage/capture/writer.js';
 import { expandHour, loadSeedFlows, SEED_FIXTURE, type SeedFlow } from './capture-flows.js';
+import { fmt, median } from './lib.js';
 import { kpiRows } from './storage-kpi.js';
 
 const HOUR = Date.UTC(2026, 2, 25, 9);
@@ -35,15 +36,6 @@ interface Row {
   netsvc: string;
   nfdump: string;
   ratio: string;
-}
-
-function fmt(n: number, digits = 1): string {
-  return n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 function timeIt(runs: number, fn: () => void): number {
