@@ -2,19 +2,11 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { prng } from '../../../bench/capture-flows.js';
 import { ADDRESS_COLUMNS, FlowBatch, NUMERIC_COLUMNS } from '../../../collector/flow-batch.js';
 
-/** Deterministic PRNG (mulberry32). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// The storage benchmark's flow generator has the same deterministic PRNG (mulberry32); one copy serves both.
+export { prng };
 
 export interface FlowOptions {
   /** First received time (ms); rows follow at `stepMs` intervals. */
