@@ -10,8 +10,9 @@ import type { Command } from 'commander';
 import { DateTime } from 'luxon';
 import { checkQuotaPurchase } from '../../storage/radius/quota-purchase.js';
 import { RadiusStoreError, type NewQuotaPurchase, type QuotaPurchase } from '../../storage/radius/radius-store.js';
+import { radiusDatabaseMissing } from '../radius-stores.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
-import { withRadius } from './profile.js';
+import { pickEntity, withRadius } from './profile.js';
 
 const WALL = 'yyyy-LL-dd HH:mm:ss';
 /** Most purchases `list` prints unless `--limit` says otherwise. */
@@ -56,6 +57,15 @@ function checked(purchase: NewQuotaPurchase, by: string, zone: string): NewQuota
   }
 }
 
+/** Refuses an embedded database that does not exist yet, instead of creating an empty file and failing on its missing tables. */
+function requireDatabase(ctx: CliContext, cmd: Command, entity: string | undefined): void {
+  const config = ctx.config(cmd);
+  const [name, url] = pickEntity(config, entity);
+  if (radiusDatabaseMissing(config, url)) {
+    throw new RadiusStoreError('schema_missing', `entity '${name}' has no RADIUS database yet (${url}): run netsvc db migrate, or start netsvc serve once`);
+  }
+}
+
 function positiveInt(text: string): number {
   if (!/^[1-9]\d{0,6}$/.test(text)) throw new UsageError(`--limit '${text}' is not a whole number from 1 to 9999999`);
   return Number(text);
@@ -97,6 +107,7 @@ export function registerQuotaCommands(program: Command, ctx: CliContext): void {
         by,
         config.timezone,
       );
+      requireDatabase(ctx, cmd, opts.entity);
       return withRadius(ctx, cmd, opts.entity, async (store) => {
         const rec = await store.recordQuotaPurchase(purchase, { name: by });
         if (opts.json) ctx.out(JSON.stringify(rec, null, 2));
@@ -111,6 +122,7 @@ export function registerQuotaCommands(program: Command, ctx: CliContext): void {
     .option('--json', 'print JSON')
     .action((opts: { username?: string; limit?: string; entity?: string; json?: boolean }, cmd: Command) => {
       const limit = opts.limit === undefined ? DEFAULT_LIST_LIMIT : positiveInt(opts.limit);
+      requireDatabase(ctx, cmd, opts.entity);
       return withRadius(ctx, cmd, opts.entity, async (store) => {
         const filter = opts.username === undefined ? {} : { username: opts.username };
         const all: QuotaPurchase[] = [];

@@ -1,5 +1,5 @@
 /** `netsvc quota add|list` on a FreeRADIUS database of every backend. */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,6 +25,25 @@ describe('--time', () => {
     expect(transactionTime('2026-03-25 10:00:30', 'Asia/Tokyo')).toBe('2026-03-25 10:00:30');
     expect(() => transactionTime('25/03/2026', 'UTC')).toThrow(/--time/);
     expect(() => transactionTime('2026-02-30T10:00:00Z', 'UTC')).toThrow(/--time/);
+  });
+});
+
+describe('netsvc quota before any database exists', () => {
+  it('says to migrate first and creates no file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netsvc-quota-empty-'));
+    const config = join(dir, 'netsvc.config.json');
+    // The built-in defaults: entity default on sqlite:radius.sqlite in the data directory.
+    writeFileSync(config, JSON.stringify({ dataDir: dir }));
+    try {
+      for (const args of [['quota', 'add', 'alice', '--plan', 'p', '--amount', '1'], ['quota', 'list']]) {
+        const ctx = capture();
+        expect(await runCli([...args, '--config', config], ctx), `${args.join(' ')}: ${ctx.stderr.join('')}`).toBe(1);
+        expect(ctx.stderr.join('')).toMatch(/^netsvc: entity 'default' has no RADIUS database yet .*netsvc db migrate/);
+      }
+      expect(existsSync(join(dir, 'radius.sqlite'))).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
