@@ -10,7 +10,7 @@ import type { FlowListeners } from '../collector/udp-listener.js';
 import type { AppEnv } from '../api/context.js';
 import { createNetflowRoutes } from '../api/routes/netflow.js';
 import { CaptureRetention } from '../storage/capture/retention.js';
-import { CaptureWriter } from '../storage/capture/writer.js';
+import { CaptureWriter, type CaptureWriterOptions } from '../storage/capture/writer.js';
 import { CachedReverseDns } from '../storage/dns/cached-reverse-dns.js';
 import { CaptureNetflowQuery } from '../storage/kpi/capture-netflow-query.js';
 import { KpiBuilder } from '../storage/kpi/kpi-builder.js';
@@ -35,6 +35,22 @@ export function kpiCachePath(config: Config): string {
   return join(config.dataDir, 'kpi.sqlite');
 }
 
+/** The CaptureWriter options the configuration sets (files, zone, `capture.*`); the caller adds clock, timer and log. */
+export function captureWriterOptions(
+  config: Config,
+): Pick<CaptureWriterOptions, 'dataDir' | 'timezone' | 'flushIntervalMs' | 'blockRows' | 'codec' | 'level' | 'fsyncOnFlush'> {
+  const c = config.capture;
+  return {
+    dataDir: config.dataDir,
+    timezone: config.timezone,
+    flushIntervalMs: c.flushIntervalMs,
+    blockRows: c.blockRows,
+    codec: c.codec,
+    level: c.level,
+    fsyncOnFlush: c.fsyncOnFlush,
+  };
+}
+
 /** Builds and starts the flow path; rejects (with everything it opened closed) when a listener cannot bind. */
 export async function startFlowPath(config: Config, runtime: { logger: Logger; now: () => number }): Promise<FlowPath> {
   const { logger, now } = runtime;
@@ -52,17 +68,7 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     log,
     buildElsewhere: worker ? (file) => worker.build(file) : undefined,
   });
-  const writer = new CaptureWriter({
-    dataDir: config.dataDir,
-    timezone: config.timezone,
-    flushIntervalMs: c.flushIntervalMs,
-    blockRows: c.blockRows,
-    codec: c.codec,
-    level: c.level,
-    fsyncOnFlush: c.fsyncOnFlush,
-    now,
-    log,
-  });
+  const writer = new CaptureWriter({ ...captureWriterOptions(config), now, log });
   writer.onHourSealed(async (e) => {
     if (!(await builder.onSealed(e))) log.warn({ path: e.path }, 'sealed hour could not be read back; not cached');
   });

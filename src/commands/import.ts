@@ -10,7 +10,7 @@ import type { Config } from '../config.js';
 import { sourceDir } from '../../storage/capture/format.js';
 import { KpiBuilder } from '../../storage/kpi/kpi-builder.js';
 import { SqliteKpiCache } from '../../storage/kpi/sqlite-kpi-cache.js';
-import { kpiCachePath } from '../flow-path.js';
+import { captureWriterOptions, kpiCachePath } from '../flow-path.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 
 /** The `--json` document of an import: what was read, what was decoded, the totals. */
@@ -90,15 +90,8 @@ export async function runImportToStore(
   opts: Omit<ImportCommandOptions, 'sink'>,
   log: (line: string) => void,
 ): Promise<ImportReport> {
-  const c = config.capture;
   const writer = new CaptureWriter({
-    dataDir: config.dataDir,
-    timezone: config.timezone,
-    flushIntervalMs: c.flushIntervalMs,
-    blockRows: c.blockRows,
-    codec: c.codec,
-    level: c.level,
-    fsyncOnFlush: c.fsyncOnFlush,
+    ...captureWriterOptions(config),
     // Offline: blocks are flushed by size and every hour is sealed at the end, not by the clock.
     timer: false,
     log: {
