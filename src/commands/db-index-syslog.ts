@@ -6,18 +6,11 @@ import { openSyslogStore } from '../../storage/syslog/open-syslog-store.js';
 import { SyslogStoreError } from '../../storage/syslog/syslog-store.js';
 import { resolveSqlitePath } from '../config.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
-
-/** The `db index` group, created by whichever area registers first. */
-function indexGroup(db: Command): Command {
-  return (
-    db.commands.find((c) => c.name() === 'index') ??
-    withGlobalOptions(db.command('index')).description('create indexes that speed up queries on the tables netsvc reads')
-  );
-}
+import { dbIndexGroup } from './db-index-group.js';
 
 /** Registers `db index syslog [--entity NAME] [--drop]` under `db`. */
 export function registerDbIndexSyslogCommand(db: Command, ctx: CliContext): void {
-  withGlobalOptions(indexGroup(db).command('syslog'))
+  withGlobalOptions(dbIndexGroup(db).command('syslog'))
     .description(
       "index SystemEvents on ReceivedAt, FromHost, Priority and SysLogTag (rsyslog's schema has only the primary key); " +
         'safe to run while rsyslog writes (MariaDB: online ALTER, PostgreSQL: CREATE INDEX CONCURRENTLY)',

@@ -5,6 +5,7 @@ import { redactUrl } from '../../storage/sql/sql-client.js';
 import type { Config } from '../config.js';
 import { openEntityRadiusStore, radiusDatabaseMissing, radiusEntities } from '../radius-stores.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
+import { dbIndexGroup } from './db-index-group.js';
 
 /**
  * Creates netsvc's hotspot tables in every entity's RADIUS database. An
@@ -31,17 +32,9 @@ export async function migrateRadiusDatabases(config: Config, out: (line: string)
   }
 }
 
-/** The `db index` group, created by whichever area registers first. */
-function indexGroup(db: Command): Command {
-  return (
-    db.commands.find((c) => c.name() === 'index') ??
-    withGlobalOptions(db.command('index')).description('create indexes that speed up queries on the tables netsvc reads')
-  );
-}
-
 /** Registers `db index radius [--entity NAME]` under `db`. */
 export function registerDbIndexRadiusCommand(db: Command, ctx: CliContext): void {
-  withGlobalOptions(indexGroup(db).command('radius'))
+  withGlobalOptions(dbIndexGroup(db).command('radius'))
     .description(
       'index radacct by each hotspot report filter then start time (username, calling/called station, NAS, framed IP), ' +
         "open sessions by start time, radpostauth by user and date, radusergroup by group; FreeRADIUS's columns are not changed",
