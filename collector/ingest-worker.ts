@@ -1,19 +1,41 @@
 /**
- * Worker-thread side of the threaded flow listeners (see threaded-listener.ts).
+ * Decode thread of the threaded flow listeners (see threaded-listener.ts).
  *
- * Runs the ordinary in-thread listeners (sockets, bounded queue, decoders,
- * template persistence) inside a worker, with a sink that posts each batch's
- * columns to the main thread, where the real sink (the capture writer)
- * runs. Main acknowledges every batch once its sink took it; while more than
- * `maxInFlightRows` rows are unacknowledged the sink holds the drain, so a
- * stalled main thread fills this thread's bounded queue (drops counted)
- * instead of the kernel's receive buffer (drops invisible).
+ *   socket thread (socket-worker.ts)      this thread                     main thread
+ *   recv → claim → copy ──shared ring──▶  decode → batch ──postMessage──▶ sink (capture writer)
+ *                                                        ◀── ack ───────
+ *
+ * The socket thread only copies datagrams into a shared ring, so the kernel
+ * buffer is drained even while this thread decodes or the main thread
+ * writes. Batches go to the main thread as transferred column buffers; each
+ * is acknowledged once the sink took it. While more than `maxInFlightRows`
+ * rows are unacknowledged this thread stops decoding, the ring fills, and
+ * the socket thread counts queue drops: memory stays bounded and every loss
+ * is counted.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parentPort, Worker, workerData } from 'node:worker_threads';
+import { exporterRef, type ExporterRef } from './decoder.js';
 import { ADDRESS_COLUMNS, NUMERIC_COLUMNS, type FlowBatch } from './flow-batch.js';
 import type { FlowSink } from './flow-sink.js';
-import { createFlowListeners, type FlowListenerOptions, type FlowSourceConfig, type ListenerLogger } from './udp-listener.js';
+import { SourceIngest } from './ingest.js';
+import { formatIp } from './pcap.js';
+import { createRingBuffer, RingConsumer, ringCapacityFor, type RingLayout } from './shared-ring.js';
+import type { SocketWorkerInput, SocketWorkerMessage } from './socket-worker.js';
 import type { MainToWorker, WorkerToMain } from './threaded-listener.js';
+import {
+  DEFAULT_LISTENER_OPTIONS,
+  openSourceDecoder,
+  planSockets,
+  type FlowListenerOptions,
+  type FlowSourceConfig,
+  type ListenerLogger,
+  type SocketStats,
+  type SourceStats,
+} from './udp-listener.js';
 
 interface WorkerInput {
   sources: Record<string, FlowSourceConfig>;
@@ -22,16 +44,18 @@ interface WorkerInput {
   statsEveryMs: number;
 }
 
+/** Exporter ids the socket thread can hand out (16 bytes of shared memory each). */
+const MAX_EXPORTERS = 65_536;
+
 const port = parentPort!;
 const input = workerData as WorkerInput;
+const opts: FlowListenerOptions = { ...DEFAULT_LISTENER_OPTIONS, ...input.options };
 const post = (m: WorkerToMain, transfer?: ArrayBuffer[]): void => port.postMessage(m, transfer);
 
 function plain(obj: object): object {
-  // Errors and other class instances are flattened so they survive postMessage.
+  // Errors are flattened so they survive postMessage.
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(obj)) {
-    out[k] = v instanceof Error ? { name: v.name, message: v.message } : v;
-  }
+  for (const [k, v] of Object.entries(obj)) out[k] = v instanceof Error ? { name: v.name, message: v.message } : v;
   return out;
 }
 
@@ -40,10 +64,20 @@ const logger: ListenerLogger = {
   warn: (obj, msg) => post({ t: 'log', level: 'warn', obj: plain(obj), msg: msg ?? '' }),
   error: (obj, msg) => post({ t: 'log', level: 'error', obj: plain(obj), msg: msg ?? '' }),
 };
+const lastLog = new Map<string, number>();
+function rateLog(key: string, obj: object, msg: string): void {
+  const t = Date.now();
+  const last = lastLog.get(key);
+  if (last !== undefined && t - last < opts.logEveryMs) return;
+  if (lastLog.size > 10_000) lastLog.clear();
+  lastLog.set(key, t);
+  logger.warn(obj, msg);
+}
+
+// ------------------------------------------------------- batches to main
 
 let inFlightRows = 0;
 let release: (() => void) | undefined;
-
 const forward: FlowSink = {
   write(source: string, batch: FlowBatch) {
     const n = batch.length;
@@ -56,27 +90,187 @@ const forward: FlowSink = {
   },
 };
 
-function fail(err: Error & { listen?: string }): void {
-  post({ t: 'failed', name: err.name, message: err.message, listen: err.listen ?? '' });
-  port.close();
+// ------------------------------------------------------------------ setup
+
+interface Source {
+  name: string;
+  ingest: SourceIngest;
+  save: () => void;
 }
 
-let built: ReturnType<typeof createFlowListeners> | undefined;
+let plan: ReturnType<typeof planSockets>;
 try {
-  built = createFlowListeners(input.sources, { sink: forward, logger }, input.options);
+  plan = planSockets(input.sources);
 } catch (err) {
-  fail(err as Error);
+  const e = err as Error & { listen?: string };
+  post({ t: 'failed', name: e.name, message: e.message, listen: e.listen ?? '' });
+  port.close();
+  throw err; // ends this thread; main already has the answer
 }
-const listeners = built!;
-const stats = (): { sourceStats: ReturnType<typeof listeners.sourceStats>; socketStats: ReturnType<typeof listeners.socketStats> } => ({
-  sourceStats: listeners.sourceStats(),
-  socketStats: listeners.socketStats(),
-});
 
-let timer: NodeJS.Timeout | undefined;
+const layout: RingLayout = {
+  capacity: ringCapacityFor(opts.queueBytes),
+  sources: plan.names.length,
+  sockets: plan.sockets.length,
+  maxExporters: MAX_EXPORTERS,
+};
+const sab = createRingBuffer(layout);
+const ring = new RingConsumer(sab, layout);
+const sources: Source[] = plan.names.map((name) => {
+  const { decoder, save } = openSourceDecoder(name, input.sources[name]!, opts, Date.now, logger);
+  return { name, save, ingest: new SourceIngest({ source: name, sink: forward, decoder, batchRows: opts.batchRows }) };
+});
+const refs = new Map<number, ExporterRef>();
+let bound: { address: string; port: number; granted: number }[] = [];
+
+function exporter(id: number): ExporterRef {
+  let ref = refs.get(id);
+  if (ref === undefined) {
+    ref = exporterRef(formatIp(ring.exporterAddress(id)));
+    refs.set(id, ref);
+  }
+  return ref;
+}
+
+function sourceStats(): SourceStats[] {
+  return sources.map((s, i) => {
+    const snap = s.ingest.decoder.counters.snapshot();
+    const sock = plan.sockets.findIndex((p) => p.sourceIdx.includes(i));
+    const b = bound[sock];
+    return {
+      source: s.name,
+      listen: b ? hostPort(b.address, b.port) : input.sources[s.name]!.listen,
+      received: ring.stats[ring.sourceStat(i, 'received')]!,
+      queueDrops: ring.stats[ring.sourceStat(i, 'queueDrops')]!,
+      sinkErrors: 0,
+      sinkLostFlows: 0,
+      total: snap.total,
+      exporters: snap.exporters,
+    };
+  });
+}
+
+function socketStats(): SocketStats[] {
+  return plan.sockets.map((p, g) => {
+    const b = bound[g];
+    return {
+      listen: b ? hostPort(b.address, b.port) : p.listen,
+      sources: p.sourceIdx.map((i) => plan.names[i]!),
+      receiveBufferRequested: p.requestedBuffer,
+      receiveBufferGranted: b?.granted ?? 0,
+      unclaimed: ring.stats[ring.socketStat(g, 'unclaimed')]!,
+      queueDepth: ring.stats[ring.socketStat(g, 'produced')]! - ring.stats[ring.socketStat(g, 'consumed')]!,
+      queueHighWater: ring.stats[ring.socketStat(g, 'highWater')]!,
+    };
+  });
+}
+
+const stats = (): { sourceStats: SourceStats[]; socketStats: SocketStats[] } => ({ sourceStats: sourceStats(), socketStats: socketStats() });
+
+function hostPort(address: string, p: number): string {
+  return address.includes(':') ? `[${address}]:${p}` : `${address}:${p}`;
+}
+
+/** The compiled socket thread script, next to this one. */
+function socketWorkerPath(): string {
+  const here = fileURLToPath(import.meta.url);
+  const sibling = join(dirname(here), 'socket-worker.js');
+  if (existsSync(sibling)) return sibling;
+  return fileURLToPath(new URL('../dist/collector/socket-worker.js', import.meta.url));
+}
+
+// ------------------------------------------------------------ decode loop
+
+let closing = false;
+let readerClosed = false;
+const idleWaiters: number[] = [];
+let oldestRowAt = 0;
+let lastExpire = Date.now();
+let lastSave = Date.now();
+
+function hasRows(): boolean {
+  return sources.some((s) => s.ingest.batch.length > 0);
+}
+
+async function flushAll(): Promise<void> {
+  for (const s of sources) {
+    const r = s.ingest.flush();
+    if (r) await r;
+  }
+}
+
+function saveTemplates(): void {
+  for (const s of sources) {
+    try {
+      s.save();
+    } catch (err) {
+      rateLog(`save:${s.name}`, { source: s.name, err }, 'flow templates could not be saved');
+    }
+  }
+}
+
+function maintain(now: number): void {
+  if (now - lastSave >= opts.templateSaveEveryMs) {
+    lastSave = now;
+    saveTemplates();
+  }
+  if (now - lastExpire >= opts.expireEveryMs) {
+    lastExpire = now;
+    for (const s of sources) s.ingest.decoder.expire(now);
+  }
+}
+
+async function decodeLoop(): Promise<void> {
+  const consumed = plan.sockets.map((_, g) => ring.socketStat(g, 'consumed'));
+  for (;;) {
+    let n = 0;
+    for (; n < opts.drainChunk; n++) {
+      const rec = ring.next();
+      if (!rec) break;
+      const s = sources[rec.source];
+      if (s) {
+        const outcome = s.ingest.decode(rec.payload, exporter(rec.exporterId), rec.receivedMs);
+        if (outcome.status !== 'ok') {
+          rateLog(`${outcome.status}:${s.name}:${rec.exporterId}`, { source: s.name, exporter: exporter(rec.exporterId).address, status: outcome.status, version: outcome.version }, 'datagram dropped by the decoder');
+        }
+      }
+      const g = rec.socket;
+      ring.release();
+      ring.stats[consumed[g]!]!++;
+      if (s && oldestRowAt === 0 && s.ingest.batch.length > 0) oldestRowAt = Date.now();
+      if (s?.ingest.full) {
+        const r = s.ingest.flush();
+        if (r) await r;
+        if (!hasRows()) oldestRowAt = 0;
+      }
+    }
+    const now = Date.now();
+    maintain(now);
+    const rows = hasRows();
+    if (rows && (now - oldestRowAt >= opts.flushDelayMs || idleWaiters.length > 0 || closing)) {
+      await flushAll();
+      oldestRowAt = 0;
+    }
+    if (n === opts.drainChunk) {
+      // More is likely waiting; let acks and requests in between chunks.
+      await yieldToLoop();
+      continue;
+    }
+    // The ring was empty.
+    if (closing && readerClosed && ring.usedBytes() === 0) {
+      await flushAll();
+      return;
+    }
+    if (!hasRows() && idleWaiters.length > 0) {
+      const s = stats();
+      for (const id of idleWaiters.splice(0)) post({ t: 'idle', id, ...s });
+    }
+    const wait = hasRows() ? Math.max(1, opts.flushDelayMs - (Date.now() - oldestRowAt)) : 1000;
+    await ring.waitForData(wait);
+  }
+}
 
 port.on('message', (m: MainToWorker) => {
-  if (!built) return;
   if (m.t === 'ack') {
     inFlightRows -= m.rows;
     if (release && inFlightRows <= input.maxInFlightRows) {
@@ -85,20 +279,73 @@ port.on('message', (m: MainToWorker) => {
       r();
     }
   } else if (m.t === 'idle') {
-    void listeners.idle().then(() => post({ t: 'idle', id: m.id, ...stats() }));
+    idleWaiters.push(m.id);
+    ring.wake();
   } else if (m.t === 'close') {
-    if (timer) clearInterval(timer);
-    void listeners.close().then(() => {
-      post({ t: 'closed', ...stats() });
-      port.close();
-    });
+    closing = true;
+    socketWorker.postMessage({ t: 'close' });
   }
 });
 
-if (built) {
-  listeners.start().then(() => {
-    post({ t: 'started', addresses: listeners.addresses(), ...stats() });
-    timer = setInterval(() => post({ t: 'stats', ...stats() }), input.statsEveryMs);
-    timer.unref();
-  }, fail);
-}
+const socketWorker = new Worker(socketWorkerPath(), {
+  workerData: {
+    sab,
+    layout,
+    sourceNames: plan.names,
+    sockets: plan.sockets.map((p) => ({ listen: p.listen, requestedBuffer: p.requestedBuffer, claims: [...p.claims], defaultSource: p.defaultSource })),
+    logEveryMs: opts.logEveryMs,
+    queueDatagrams: opts.queueDatagrams,
+  } satisfies SocketWorkerInput,
+});
+
+let timer: NodeJS.Timeout | undefined;
+socketWorker.on('message', (m: SocketWorkerMessage) => {
+  switch (m.t) {
+    case 'bound': {
+      bound = m.sockets;
+      const addresses: Record<string, { address: string; port: number }> = {};
+      plan.sockets.forEach((p, g) => {
+        for (const i of p.sourceIdx) addresses[plan.names[i]!] = { address: bound[g]!.address, port: bound[g]!.port };
+      });
+      plan.sockets.forEach((p, g) => {
+        const granted = bound[g]!.granted;
+        if (granted < p.requestedBuffer) {
+          logger.warn({ listen: p.listen, requested: p.requestedBuffer, granted }, 'kernel granted a smaller UDP receive buffer than configured (raise net.core.rmem_max)');
+        }
+        logger.info({ sources: p.sourceIdx.map((i) => plan.names[i]), address: bound[g]!.address, port: bound[g]!.port, receiveBuffer: granted }, 'flow listener started');
+      });
+      post({ t: 'started', addresses, ...stats() });
+      timer = setInterval(() => post({ t: 'stats', ...stats() }), input.statsEveryMs);
+      timer.unref();
+      decodeLoop().then(
+        () => {
+          if (timer) clearInterval(timer);
+          saveTemplates();
+          post({ t: 'closed', ...stats() });
+          port.close();
+        },
+        (err: unknown) => {
+          logger.error({ err }, 'flow decode loop failed');
+          port.close();
+        },
+      );
+      break;
+    }
+    case 'failed':
+      post({ t: 'failed', name: m.name, message: m.message, listen: m.listen });
+      port.close();
+      break;
+    case 'log':
+      post({ t: 'log', level: m.level, obj: m.obj, msg: m.msg });
+      break;
+    case 'closed':
+      readerClosed = true;
+      ring.wake();
+      break;
+  }
+});
+socketWorker.on('error', (err) => {
+  logger.error({ err }, 'flow socket thread failed');
+  readerClosed = true;
+  ring.wake();
+});

@@ -109,6 +109,11 @@ class RingBase {
     return this.layout.sources * 2 + socket * 4 + k;
   }
 
+  /** Wakes a consumer waiting in `waitForData` (from either thread). */
+  wake(): void {
+    Atomics.notify(this.ctrl, W);
+  }
+
   /** Bytes waiting to be consumed. */
   usedBytes(): number {
     return (Atomics.load(this.ctrl, W) - Atomics.load(this.ctrl, R)) & POS_MASK;
@@ -163,11 +168,6 @@ export class RingProducer extends RingBase {
     Atomics.store(this.ctrl, W, (w + need) & POS_MASK);
     if (Atomics.load(this.ctrl, SLEEP) === 1) Atomics.notify(this.ctrl, W);
     return true;
-  }
-
-  /** Wakes the consumer (e.g. at close, so it sees that nothing more comes). */
-  wake(): void {
-    Atomics.notify(this.ctrl, W);
   }
 }
 

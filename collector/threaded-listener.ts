@@ -19,6 +19,7 @@ import type { FlowSink } from './flow-sink.js';
 import {
   ListenerBindError,
   ListenerConfigError,
+  planSockets,
   type FlowListenerOptions,
   type FlowListeners,
   type FlowSourceConfig,
@@ -86,6 +87,12 @@ class ThreadedListeners implements FlowListeners {
 
   start(): Promise<void> {
     if (this.worker) return Promise.resolve();
+    // A setup that cannot be served is refused here, before any thread starts.
+    try {
+      planSockets(this.config);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const { maxInFlightRows, statsEveryMs, ...options } = { ...DEFAULT_THREADED_OPTIONS, ...this.opts };
     const worker = new Worker(ingestWorkerPath(), {
       workerData: { sources: this.config, options, maxInFlightRows, statsEveryMs },
