@@ -1,14 +1,18 @@
 /**
- * Flow listeners whose sockets and decoders run in a worker thread, so that
- * nothing the main thread does (the capture writer compressing a block, the
- * API answering a query, a GC pause) keeps the sockets from being read.
+ * Flow listeners that receive and decode off the main thread, so nothing
+ * the main thread does (the capture writer encoding a block, the API
+ * answering a query, a GC pause) keeps the sockets from being read:
+ *
+ *   socket thread (socket-worker.ts): recv, claim, copy into a shared ring
+ *   decode thread (ingest-worker.ts): decode from the ring, post batches
+ *   main thread (this module): hand batches to the sink, acknowledge them
  *
  * Same interface as the in-thread listeners (udp-listener.ts). Decoded
  * batches arrive as transferred column buffers and go to the sink in order;
- * each is acknowledged when the sink has taken it, which is what bounds the
- * memory between the threads (see ingest-worker.ts). Counters are pushed by
- * the worker every `statsEveryMs` and whenever `idle()` or `close()` ask, so
- * `sourceStats()` is at most that old.
+ * each is acknowledged when the sink has taken it, which bounds the memory
+ * between the threads. Counters are pushed every `statsEveryMs` and with
+ * every `idle()`/`close()` answer, so `sourceStats()` is at most that old.
+ * Received times are the wall clock of the socket thread (no injected clock).
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
