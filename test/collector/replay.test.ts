@@ -2,7 +2,7 @@ import { createSocket, type Socket } from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseDestination, replayDatagrams, ReplayOptionError, type ReplayDatagram } from '../../collector/replay.js';
 import { runCli } from '../../src/cli.js';
-import { processContext, type CliContext } from '../../src/commands/context.js';
+import { captureCli } from '../helpers/cli.js';
 import { flowFixtures } from '../helpers/flow-fixtures.js';
 
 const receivers: Socket[] = [];
@@ -94,16 +94,10 @@ describe('replay', () => {
 });
 
 describe('netsvc replay', () => {
-  function capture(): CliContext & { stdout: string[]; stderr: string[] } {
-    const stdout: string[] = [];
-    const stderr: string[] = [];
-    return { ...processContext(), out: (t) => stdout.push(t), err: (t) => stderr.push(t), stdout, stderr };
-  }
-
   it('sends a capture to the named address', async () => {
     const f = flowFixtures().find((x) => x.name === '2/softflowd-v10')!;
     const r = await receiver();
-    const ctx = capture();
+    const ctx = captureCli();
     expect(await runCli(['replay', f.pcap, '--to', `127.0.0.1:${r.port}`, '--rate', '2000', '--loop', '2', '--json'], ctx)).toBe(0);
     const out = JSON.parse(ctx.stdout.join(''));
     const n = f.reference().datagrams_replayed;
@@ -114,7 +108,7 @@ describe('netsvc replay', () => {
   it('refuses a host name, a missing --to and an unknown timing', async () => {
     const f = flowFixtures()[0]!;
     for (const args of [['--to', 'collector.example.com:2055'], [], ['--to', '127.0.0.1:2055', '--timing', 'warp'], ['--to', '127.0.0.1:2055', '--timing', 'fixed']]) {
-      const ctx = capture();
+      const ctx = captureCli();
       const code = await runCli(['replay', f.pcap, ...args], ctx);
       expect(code, args.join(' ')).not.toBe(0);
       expect(ctx.stderr.join(''), args.join(' ')).not.toBe('');

@@ -4,18 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli.js';
-import { processContext, type CliContext } from '../../../src/commands/context.js';
 import type { SqlClient } from '../../../storage/sql/sql-client.js';
+import { captureCli } from '../../helpers/cli.js';
 import { availableDialects, createTestDatabase, type TestDatabase } from '../../helpers/databases.js';
 import { clientFor, createSystemEvents } from '../../storage/syslog/system-events.js';
 
 const dialects = await availableDialects();
-
-function capture(): CliContext & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return { ...processContext(), out: (t) => stdout.push(t), err: (t) => stderr.push(t), stdout, stderr };
-}
 
 /** Index names on SystemEvents, read from each database's catalogue. */
 async function indexNames(client: SqlClient): Promise<string[]> {
@@ -56,7 +50,7 @@ describe('netsvc db index syslog', () => {
   });
 
   it('creates the four indexes on every entity, then finds them there, then drops them', async () => {
-    const ctx = capture();
+    const ctx = captureCli();
     expect(await runCli(['db', 'index', 'syslog', '--config', configFile], ctx)).toBe(0);
     for (const d of dialects) {
       expect(ctx.stdout.join('\n')).toMatch(new RegExp(`site-${d} .*: created netsvc_syslog_received, netsvc_syslog_host, netsvc_syslog_priority, netsvc_syslog_tag`));
@@ -66,22 +60,22 @@ describe('netsvc db index syslog', () => {
       expect(await indexNames(c)).toEqual(['netsvc_syslog_host', 'netsvc_syslog_priority', 'netsvc_syslog_received', 'netsvc_syslog_tag']);
     }
 
-    const again = capture();
+    const again = captureCli();
     expect(await runCli(['db', 'index', 'syslog', '--config', configFile, '--entity', `site-${dialects[0]}`], again)).toBe(0);
     expect(again.stdout).toHaveLength(1);
     expect(again.stdout[0]).toMatch(/created nothing; already there: netsvc_syslog_received/);
 
-    const drop = capture();
+    const drop = captureCli();
     expect(await runCli(['db', 'index', 'syslog', '--drop', '--config', configFile], drop)).toBe(0);
     for (const c of clients) expect(await indexNames(c)).toEqual([]);
   });
 
   it('says which entity failed when the table is missing, and names unknown entities', async () => {
     await clients[0]!.execute('DROP TABLE SystemEvents');
-    const ctx = capture();
+    const ctx = captureCli();
     expect(await runCli(['db', 'index', 'syslog', '--config', configFile, '--entity', `site-${dialects[0]}`], ctx)).toBe(1);
     expect(ctx.stderr.join('')).toMatch(new RegExp(`netsvc: site-${dialects[0]} \\(`));
-    const unknown = capture();
+    const unknown = captureCli();
     expect(await runCli(['db', 'index', 'syslog', '--config', configFile, '--entity', 'nope'], unknown)).toBe(2);
     expect(unknown.stderr.join('')).toContain("entity 'nope' has no syslog database");
   });

@@ -3,29 +3,18 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../../src/cli.js';
-import { processContext, type CliContext } from '../../../src/commands/context.js';
 import { openSqlClient } from '../../../storage/sql/open-sql-client.js';
+import { runCliCaptured } from '../../helpers/cli.js';
 import { availableDialects, createTestDatabase, type TestDatabase } from '../../helpers/databases.js';
 import { freeradiusSchemaStatements } from '../../../storage/radius/schema-files.js';
 
 const dialects = await availableDialects();
 
-function capture(): CliContext & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return { ...processContext(), out: (t) => stdout.push(t), err: (t) => stderr.push(t), stdout, stderr };
-}
-
 describe('netsvc db migrate / db index radius', () => {
   const dbs: TestDatabase[] = [];
   let dir: string;
   let config: string;
-  const cli = async (...args: string[]) => {
-    const ctx = capture();
-    const code = await runCli([...args, '--config', config], ctx);
-    return { code, out: ctx.stdout.join('\n'), err: ctx.stderr.join('\n') };
-  };
+  const cli = (...args: string[]) => runCliCaptured([...args, '--config', config]);
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'netsvc-dbradius-'));

@@ -2,19 +2,13 @@ import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli.js';
-import { processContext, type CliContext } from '../../../src/commands/context.js';
 import { listCaptureFiles } from '../../../storage/capture/reader.js';
 import { CaptureWriter } from '../../../storage/capture/writer.js';
 import { FlowBatch } from '../../../collector/flow-batch.js';
 import { FakeClock, tempDataDir } from '../../storage/capture/flows.js';
+import { captureCli } from '../../helpers/cli.js';
 
 const H9 = Date.UTC(2026, 2, 25, 9);
-
-function capture(): CliContext & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return { ...processContext(), out: (t) => stdout.push(t), err: (t) => stderr.push(t), stdout, stderr };
-}
 
 /** Three known flows: TCP over IPv4, UDP over IPv6, ICMP echo. */
 function knownFlows(): FlowBatch {
@@ -68,7 +62,7 @@ const cfg = (dir: string): string[] => ['--config', join(dir, 'netsvc.config.jso
 describe('netsvc dump', () => {
   it('prints one line per flow like nfdump -r: start, duration, proto, endpoints, flags, packets, bytes', async () => {
     const dir = await dataDirWithHour(true);
-    const ctx = capture();
+    const ctx = captureCli();
     expect(await runCli(['dump', 'netflow', ...cfg(dir)], ctx)).toBe(0);
     const lines = ctx.stdout;
     expect(lines).toHaveLength(5);
@@ -81,12 +75,12 @@ describe('netsvc dump', () => {
   it('selects by received time with --from/--to (minute inclusive) and --limit, as CSV or JSON', async () => {
     const dir = await dataDirWithHour(false);
     const file = listCaptureFiles(dir, 'netflow', 'UTC')[0]!.path;
-    const csv = capture();
+    const csv = captureCli();
     expect(await runCli(['dump', file, '--from', '2026/03/25 09:02', '--to', '2026/03/25 09:03', '--csv', ...cfg(dir)], csv)).toBe(0);
     expect(csv.stdout).toHaveLength(3); // header + the flows received at 09:02:00 and 09:03:00.5
     expect(csv.stdout[0]).toMatch(/^received,start,end,duration,proto,src_ip/);
     expect(csv.stdout[1]).toContain(',UDP,2001:db8::1,5353,2001:db8::2,53,');
-    const json = capture();
+    const json = captureCli();
     expect(await runCli(['dump', file, '--json', '--limit', '1', ...cfg(dir)], json)).toBe(0);
     const records = JSON.parse(json.stdout.join('')) as Array<Record<string, unknown>>;
     expect(records).toHaveLength(1);
@@ -96,7 +90,7 @@ describe('netsvc dump', () => {
   it('prints totals like nfdump -I with --stats, from the footer of a sealed file and by scanning an open one', async () => {
     for (const seal of [true, false]) {
       const dir = await dataDirWithHour(seal);
-      const ctx = capture();
+      const ctx = captureCli();
       expect(await runCli(['dump', 'netflow', '--stats', ...cfg(dir)], ctx)).toBe(0);
       const kv = Object.fromEntries(ctx.stdout.map((l) => l.split(': ')));
       expect(kv).toMatchObject({
@@ -121,11 +115,11 @@ describe('netsvc dump', () => {
     writeSync(fd, Buffer.from('JUNK'), 0, 4, 0);
     closeSync(fd);
     for (const args of [[file], ['netflow', '--stats']]) {
-      const ctx = capture();
+      const ctx = captureCli();
       expect(await runCli(['dump', ...args, ...cfg(dir)], ctx)).toBe(1);
       expect(ctx.stderr.join('\n')).toMatch(/damaged capture file: .*nfcapd\.202603250900: not a netsvc capture file \(bad magic\)/);
     }
-    const missing = capture();
+    const missing = captureCli();
     expect(await runCli(['dump', join(dir, 'nope'), ...cfg(dir)], missing)).toBe(2);
   });
 });

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli.js';
-import { processContext, type CliContext } from '../../../src/commands/context.js';
 import type { ImportReport } from '../../../src/commands/import.js';
 import { scanFlows } from '../../../storage/capture/reader.js';
+import { captureCli } from '../../helpers/cli.js';
 import { flowFixtures } from '../../helpers/flow-fixtures.js';
 
 const made: string[] = [];
@@ -19,14 +19,8 @@ afterAll(() => {
   for (const d of made) rmSync(d, { recursive: true, force: true });
 });
 
-function capture(): CliContext & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return { ...processContext(), out: (t) => stdout.push(t), err: (t) => stderr.push(t), stdout, stderr };
-}
-
 async function importJson(args: string[]): Promise<ImportReport> {
-  const ctx = capture();
+  const ctx = captureCli();
   const dir = mkdtempSync(join(tmpdir(), 'netsvc-import-'));
   const code = await runCli(['import', '--json', '--data-dir', dir, ...args], ctx);
   expect(code, ctx.stderr.join('')).toBe(0);
@@ -110,7 +104,7 @@ describe('netsvc import options', () => {
 
   it('stores the flows in sealed hourly capture files of the source', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'netsvc-import-'));
-    const ctx = capture();
+    const ctx = captureCli();
     expect(await runCli(['import', '--json', '-d', dataDir, '--source', 'lentor', f.pcap], ctx), ctx.stderr.join('')).toBe(0);
     const r = JSON.parse(ctx.stdout.join('')) as ImportReport;
     expect(r.stored).toMatchObject({ dir: join(dataDir, 'flows', 'lentor'), rowsWritten: r.flows, writeErrors: 0 });
@@ -124,12 +118,12 @@ describe('netsvc import options', () => {
     expect({ rows, bytes }).toEqual({ rows: f.reference().totals.flows, bytes: f.reference().totals.bytes });
     // --no-store leaves the data directory alone.
     const bare = mkdtempSync(join(tmpdir(), 'netsvc-import-'));
-    expect(await runCli(['import', '--no-store', '-d', bare, f.pcap], capture())).toBe(0);
+    expect(await runCli(['import', '--no-store', '-d', bare, f.pcap], captureCli())).toBe(0);
     expect(existsSync(join(bare, 'flows'))).toBe(false);
   });
 
   it('prints a readable summary without --json', async () => {
-    const ctx = capture();
+    const ctx = captureCli();
     expect(await runCli(['import', f.pcap, '-d', mkdtempSync(join(tmpdir(), 'netsvc-import-'))], ctx)).toBe(0);
     const text = ctx.stdout.join('\n');
     const t = f.reference().totals;
@@ -138,7 +132,7 @@ describe('netsvc import options', () => {
 
   it('refuses missing files and bad options with exit code 2', async () => {
     for (const args of [['/nonexistent.pcap'], ['--port', '0', f.pcap], ['--source', 'a/b', f.pcap]]) {
-      const ctx = capture();
+      const ctx = captureCli();
       expect(await runCli(['import', ...args], ctx), args.join(' ')).toBe(2);
       expect(ctx.stderr.join('')).toMatch(/^netsvc: /);
     }

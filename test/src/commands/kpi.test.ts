@@ -3,20 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli.js';
-import { processContext, type CliContext } from '../../../src/commands/context.js';
 import { CaptureWriter } from '../../../storage/capture/writer.js';
 import { SqliteKpiCache } from '../../../storage/kpi/sqlite-kpi-cache.js';
+import { captureCli } from '../../helpers/cli.js';
 import { flowFixtures } from '../../helpers/flow-fixtures.js';
 import { nfdumpReference, writeFixture } from '../../helpers/netflow-data.js';
 
 const HOUR = 3_600_000;
 const H1 = Date.parse('2026-03-25T08:00:00Z');
-
-function capture(): CliContext & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return { ...processContext(), out: (t) => stdout.push(t), err: (t) => stderr.push(t), stdout, stderr };
-}
 
 describe('netsvc kpi rebuild', () => {
   let dir: string;
@@ -47,7 +41,7 @@ describe('netsvc kpi rebuild', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('builds every sealed hour from the files, and again after the cache is lost', async () => {
-    const ctx = capture();
+    const ctx = captureCli();
     expect(await runCli(['kpi', 'rebuild', '--config', config, '--json'], ctx)).toBe(0);
     const report = JSON.parse(ctx.stdout.join('')) as Array<{ source: string; built: number; failed: number }>;
     expect(report.find((r) => r.source === 'netflow')).toMatchObject({ built: fixtures.length, failed: 0 });
@@ -56,26 +50,26 @@ describe('netsvc kpi rebuild', () => {
       fixtures.map((f, i) => [H1 + i * HOUR, nfdumpReference(f).totals.flows, nfdumpReference(f).totals.bytes]),
     );
     unlinkSync(join(dir, 'kpi.sqlite'));
-    expect(await runCli(['kpi', 'rebuild', '--config', config], capture())).toBe(0);
+    expect(await runCli(['kpi', 'rebuild', '--config', config], captureCli())).toBe(0);
     expect(cached()).toEqual(first);
   });
 
   it('limits the rebuild to --from … --to and drops hours whose file is gone', async () => {
-    const ctx = capture();
+    const ctx = captureCli();
     expect(await runCli(['kpi', 'rebuild', '--config', config, '--source', 'netflow', '--from', '2026/03/25 09:00', '--to', '2026/03/25 09:30', '--json'], ctx)).toBe(0);
     expect(JSON.parse(ctx.stdout.join(''))).toEqual([{ source: 'netflow', built: 1, upToDate: 0, dropped: 0, failed: 0 }]);
     unlinkSync(join(dir, 'flows', 'netflow', 'nfcapd.202603250800'));
-    const ctx2 = capture();
+    const ctx2 = captureCli();
     expect(await runCli(['kpi', 'rebuild', '--config', config, '--source', 'netflow', '--json'], ctx2)).toBe(0);
     expect(JSON.parse(ctx2.stdout.join(''))[0]).toMatchObject({ dropped: 1, built: fixtures.length - 1 });
     expect(cached().map((h) => h.hour)).not.toContain(H1);
   });
 
   it('refuses an unknown source or a reversed range with a one-line error', async () => {
-    const ctx = capture();
+    const ctx = captureCli();
     expect(await runCli(['kpi', 'rebuild', '--config', config, '--source', 'nope'], ctx)).toBe(2);
     expect(ctx.stderr.join('')).toMatch(/unknown flow source 'nope'/);
-    const ctx2 = capture();
+    const ctx2 = captureCli();
     expect(await runCli(['kpi', 'rebuild', '--config', config, '--from', '2026/03/25 09:00', '--to', '2026/03/25 08:00'], ctx2)).toBe(2);
   });
 });

@@ -3,28 +3,17 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../../src/cli.js';
-import { processContext, type CliContext } from '../../../src/commands/context.js';
+import { runCliCaptured } from '../../helpers/cli.js';
 import { availableDialects } from '../../helpers/databases.js';
 import { createRadiusDatabase, type RadiusTestDatabase } from '../../helpers/radius.js';
 
 const dialects = await availableDialects();
 
-function capture(): CliContext & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return { ...processContext(), out: (t) => stdout.push(t), err: (t) => stderr.push(t), stdout, stderr };
-}
-
 describe.each(dialects)('netsvc profile on %s', (dialect) => {
   let t: RadiusTestDatabase;
   let dir: string;
   let config: string;
-  const cli = async (...args: string[]) => {
-    const ctx = capture();
-    const code = await runCli([...args, '--config', config], ctx);
-    return { code, out: ctx.stdout.join('\n'), err: ctx.stderr.join('\n') };
-  };
+  const cli = (...args: string[]) => runCliCaptured([...args, '--config', config]);
 
   beforeAll(async () => {
     t = await createRadiusDatabase(dialect);

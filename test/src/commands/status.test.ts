@@ -4,18 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SummarySink } from '../../../collector/flow-sink.js';
 import { createFlowListeners, type FlowListeners } from '../../../collector/udp-listener.js';
 import { runCli } from '../../../src/cli.js';
-import { processContext, type CliContext } from '../../../src/commands/context.js';
 import { metricsUrl } from '../../../src/commands/status.js';
 import { loadConfig } from '../../../src/config.js';
 import { createMetrics } from '../../../src/metrics.js';
+import { captureCli } from '../../helpers/cli.js';
 import { flowFixtures } from '../../helpers/flow-fixtures.js';
 import { createSocket } from 'node:dgram';
-
-function capture(): CliContext & { stdout: string[]; stderr: string[] } {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  return { ...processContext(), out: (t) => stdout.push(t), err: (t) => stderr.push(t), stdout, stderr };
-}
 
 const fixture = flowFixtures().find((f) => f.name === '1/pmacct-v9')!;
 let server: Server;
@@ -47,7 +41,7 @@ afterAll(async () => {
 
 describe('netsvc status', () => {
   it('--json gives the counters of the running instance', async () => {
-    const ctx = capture();
+    const ctx = captureCli();
     expect(await runCli(['status', '--url', url, '--json'], ctx)).toBe(0);
     const report = JSON.parse(ctx.stdout.join(''));
     const ref = fixture.reference();
@@ -57,7 +51,7 @@ describe('netsvc status', () => {
   });
 
   it('prints a table with a row per source and per exporter', async () => {
-    const ctx = capture();
+    const ctx = captureCli();
     expect(await runCli(['status', '--url', url], ctx)).toBe(0);
     const lines = ctx.stdout.join('\n').split('\n');
     expect(lines[0]).toMatch(/^source\s+exporter\s+datagrams\s+flows\s+bytes/);
@@ -71,7 +65,7 @@ describe('netsvc status', () => {
     await new Promise<void>((r) => dead.listen(0, '127.0.0.1', () => r()));
     const port = (dead.address() as AddressInfo).port;
     await new Promise<void>((r) => dead.close(() => r()));
-    const ctx = capture();
+    const ctx = captureCli();
     expect(await runCli(['status', '--url', `http://127.0.0.1:${port}/metrics`], ctx)).toBe(1);
     expect(ctx.stderr.join('')).toMatch(/cannot reach netsvc at http:\/\/127\.0\.0\.1:\d+\/metrics/);
   });
