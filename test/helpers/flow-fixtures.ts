@@ -62,6 +62,13 @@ export function flowFixtures(): FlowFixture[] {
   return out;
 }
 
+/** The fixture named `name` (e.g. "1/softflowd-v9"); throws when there is none. */
+export function flowFixture(name: string): FlowFixture {
+  const f = flowFixtures().find((x) => x.name === name);
+  if (!f) throw new Error(`no fixture ${name}`);
+  return f;
+}
+
 /** A UDP port that was free a moment ago on 127.0.0.1 (for tests that need a fixed port). */
 export async function freeUdpPort(): Promise<number> {
   const s = createSocket('udp4');

@@ -1,92 +1,52 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../../api/app.js';
 import { AuthService } from '../../../api/auth.js';
 import { createNetflowRoutes } from '../../../api/routes/netflow.js';
 import { generateCredential, hashSecret } from '../../../storage/admin/secret-hash.js';
 import { SqliteAdminStore } from '../../../storage/admin/sqlite-admin-store.js';
-import { CaptureWriter } from '../../../storage/capture/writer.js';
 import { CachedReverseDns } from '../../../storage/dns/cached-reverse-dns.js';
-import { CaptureNetflowQuery } from '../../../storage/kpi/capture-netflow-query.js';
-import { KpiBuilder } from '../../../storage/kpi/kpi-builder.js';
-import { SqliteKpiCache } from '../../../storage/kpi/sqlite-kpi-cache.js';
 import { createLogger } from '../../../src/log.js';
 import { startDnsServer, type TestDnsServer } from '../../helpers/dns-server.js';
-import { flowFixtures, type FlowFixture } from '../../helpers/flow-fixtures.js';
+import { flowFixture } from '../../helpers/flow-fixtures.js';
 import { getJson, postJson, serveOnLoopback, type TestServer } from '../../helpers/http.js';
-import { nfdumpFlows, nfdumpReference, writeFixture } from '../../helpers/netflow-data.js';
-
-const HOUR = 3_600_000;
-const H1 = Date.parse('2026-03-25T08:00:00Z');
-const H2 = H1 + HOUR;
-const H3 = H2 + HOUR;
-
-function fixture(name: string): FlowFixture {
-  const f = flowFixtures().find((x) => x.name === name);
-  if (!f) throw new Error(`no fixture ${name}`);
-  return f;
-}
+import { nfdumpFlows, nfdumpReference, threeHourCapture, type ThreeHourCapture } from '../../helpers/netflow-data.js';
 
 describe('netflow routes over a loopback server', () => {
-  let dir: string;
-  let clock: number;
-  let writer: CaptureWriter;
-  let cache: SqliteKpiCache;
+  let hours: ThreeHourCapture;
   let admin: SqliteAdminStore;
   let dnsServer: TestDnsServer;
   let dns: CachedReverseDns;
   let server: TestServer;
   let token: string;
   let otherToken: string;
-  const a = fixture('1/softflowd-v9');
-  const b = fixture('2/softflowd-v9');
-  const c = fixture('1/pmacct-v10');
+  const a = flowFixture('1/softflowd-v9');
+  const b = flowFixture('2/softflowd-v9');
+  const c = flowFixture('1/pmacct-v10');
   const dstOfA = nfdumpFlows(a).sort((x, y) => y.start - x.start)[0]!.dstIp;
 
   const get = (path: string, t = token) => getJson(`${server.url}/svc/api/netflow${path}`, t);
   const q = (params: Record<string, string>) => `?${new URLSearchParams(params).toString()}`;
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'netsvc-netflow-'));
-    clock = H1;
-    writer = new CaptureWriter({ dataDir: dir, timezone: 'UTC', timer: false, now: () => clock, flushIntervalMs: 1000, blockRows: 256 });
-    cache = new SqliteKpiCache(join(dir, 'kpi.sqlite'));
-    const builder = new KpiBuilder({ cache, dataDir: dir, timezone: 'UTC' });
-    writer.onHourSealed((e) => builder.onSealed(e).then(() => undefined));
-    await writer.start();
-    writeFixture(writer, 'netflow', a, H1 + 10 * 60_000);
-    writeFixture(writer, 'netflow', b, H2 + 10 * 60_000);
-    writeFixture(writer, 'netflow', c, H3 + 5 * 60_000);
-    clock = H3 + 30 * 60_000;
-    await writer.tick();
-    writer.flush();
+    // 08:00 and 09:00 sealed and cached, 10:00 open, the clock at 10:30.
+    hours = await threeHourCapture('netsvc-netflow-', [a, b, c]);
 
     dnsServer = await startDnsServer({ '192.0.2.10': 'web.example.net', '2001:db8::53': 'ns1.example.net', [dstOfA]: 'dst.example.org' }, ['203.0.113.99']);
-    dns = new CachedReverseDns({ servers: [dnsServer.address], timeoutMs: 5000, positiveTtlSec: 3600, negativeTtlSec: 60, maxEntries: 1000, now: () => clock });
+    dns = new CachedReverseDns({ servers: [dnsServer.address], timeoutMs: 5000, positiveTtlSec: 3600, negativeTtlSec: 60, maxEntries: 1000, now: hours.now });
 
     admin = new SqliteAdminStore(':memory:');
     admin.addEntity('acme', { netflow: true, logviewer: false, hotspot: false });
     admin.addUser('acme', 'alice', { netflow: true });
     admin.addEntity('beta', { netflow: true, logviewer: false, hotspot: false });
     admin.addUser('beta', 'bob', { netflow: true });
-    const auth = new AuthService(admin, { key: randomBytes(32), tokenTtlSec: 3600, maxFailures: 10, failureWindowSec: 300, now: () => clock });
-    const query = new CaptureNetflowQuery({
-      dataDir: dir,
-      timezone: 'UTC',
-      sources: ['netflow', 'lentor'],
-      cache,
-      openHour: (s, h) => writer.aggregatesFor(s, h),
-      now: () => clock,
-    });
+    const auth = new AuthService(admin, { key: randomBytes(32), tokenTtlSec: 3600, maxFailures: 10, failureWindowSec: 300, now: hours.now });
     const owned: Record<string, string[]> = { acme: ['netflow'], beta: ['lentor'] };
     const app = createApp({
       auth,
       logger: createLogger('silent'),
       bodyLimitBytes: 1024 * 1024,
-      areas: { netflow: createNetflowRoutes({ query, dns, timezone: 'UTC', sourcesOf: (e) => owned[e] ?? [] }) },
+      areas: { netflow: createNetflowRoutes({ query: hours.query, dns, timezone: 'UTC', sourcesOf: (e) => owned[e] ?? [] }) },
     });
     server = await serveOnLoopback(app.fetch);
     const login = async (entity: string, user: string) => {
@@ -103,10 +63,8 @@ describe('netflow routes over a loopback server', () => {
     await server.close();
     dns.close();
     await dnsServer.close();
-    await writer.close();
-    cache.close();
     admin.close();
-    rmSync(dir, { recursive: true, force: true });
+    await hours.close();
   });
 
   it('latest names the open hour and the span of all files', async () => {

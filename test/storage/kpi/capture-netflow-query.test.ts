@@ -1,26 +1,16 @@
-import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync, copyFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, truncateSync, writeFileSync, copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FlowBatch } from '../../../collector/flow-batch.js';
-import { CaptureWriter } from '../../../storage/capture/writer.js';
+import type { CaptureWriter } from '../../../storage/capture/writer.js';
 import { CaptureFile } from '../../../storage/capture/reader.js';
 import { CaptureNetflowQuery } from '../../../storage/kpi/capture-netflow-query.js';
-import { KpiBuilder } from '../../../storage/kpi/kpi-builder.js';
-import { SqliteKpiCache } from '../../../storage/kpi/sqlite-kpi-cache.js';
-import { flowFixtures, type FlowFixture } from '../../helpers/flow-fixtures.js';
-import { nfdumpFlows, nfdumpReference, writeFixture, type NfdumpFlow } from '../../helpers/netflow-data.js';
+import type { KpiBuilder } from '../../../storage/kpi/kpi-builder.js';
+import type { SqliteKpiCache } from '../../../storage/kpi/sqlite-kpi-cache.js';
+import { flowFixture } from '../../helpers/flow-fixtures.js';
+import { H1, H2, H3, nfdumpFlows, nfdumpReference, threeHourCapture, type NfdumpFlow, type ThreeHourCapture } from '../../helpers/netflow-data.js';
 
 const HOUR = 3_600_000;
-const H1 = Date.parse('2026-03-25T08:00:00Z');
-const H2 = H1 + HOUR;
-const H3 = H2 + HOUR;
-
-function fixture(name: string): FlowFixture {
-  const f = flowFixtures().find((x) => x.name === name);
-  if (!f) throw new Error(`no fixture ${name}`);
-  return f;
-}
 
 /** Top lists recounted from nfdump's own flow records (what `nfdump -s` prints over them). */
 function recount(flows: NfdumpFlow[]) {
@@ -54,44 +44,24 @@ function recount(flows: NfdumpFlow[]) {
 }
 
 describe('CaptureNetflowQuery over real capture files', () => {
+  let hours: ThreeHourCapture;
   let dir: string;
-  let clock: number;
   let writer: CaptureWriter;
   let cache: SqliteKpiCache;
   let builder: KpiBuilder;
   let query: CaptureNetflowQuery;
-  const a = fixture('1/softflowd-v9');
-  const b = fixture('2/softflowd-v9');
-  const c = fixture('1/softflowd-v10');
+  const a = flowFixture('1/softflowd-v9');
+  const b = flowFixture('2/softflowd-v9');
+  const c = flowFixture('1/softflowd-v10');
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'netsvc-query-'));
-    clock = H1;
-    writer = new CaptureWriter({ dataDir: dir, timezone: 'UTC', timer: false, now: () => clock, flushIntervalMs: 1000, blockRows: 256 });
-    cache = new SqliteKpiCache(join(dir, 'kpi.sqlite'));
-    builder = new KpiBuilder({ cache, dataDir: dir, timezone: 'UTC' });
-    writer.onHourSealed((e) => builder.onSealed(e).then(() => undefined));
-    await writer.start();
-    writeFixture(writer, 'netflow', a, H1 + 10 * 60_000);
-    writeFixture(writer, 'netflow', b, H2 + 10 * 60_000);
-    writeFixture(writer, 'netflow', c, H3 + 5 * 60_000);
-    clock = H3 + 30 * 60_000;
-    await writer.tick(); // seals 08:00 and 09:00; the KPI cache is built by the hourSealed listener
-    writer.flush();
-    query = new CaptureNetflowQuery({
-      dataDir: dir,
-      timezone: 'UTC',
-      sources: ['netflow', 'lentor'],
-      cache,
-      openHour: (s, h) => writer.aggregatesFor(s, h),
-      now: () => clock,
-    });
+    // 08:00 and 09:00 sealed and cached, 10:00 open, the clock at 10:30.
+    hours = await threeHourCapture('netsvc-query-', [a, b, c]);
+    ({ dir, writer, cache, builder, query } = hours);
   });
 
   afterAll(async () => {
-    await writer.close();
-    cache.close();
-    rmSync(dir, { recursive: true, force: true });
+    await hours?.close();
   });
 
   it('serves a sealed hour from the cache with the figures nfdump gives for the same datagrams', async () => {
@@ -207,7 +177,7 @@ describe('CaptureNetflowQuery over real capture files', () => {
     });
     writer.write('rsttest', batch);
     writer.flush();
-    const q = new CaptureNetflowQuery({ dataDir: dir, timezone: 'UTC', sources: ['rsttest'], cache, openHour: (s, h) => writer.aggregatesFor(s, h), now: () => clock });
+    const q = new CaptureNetflowQuery({ dataDir: dir, timezone: 'UTC', sources: ['rsttest'], cache, openHour: (s, h) => writer.aggregatesFor(s, h), now: hours.now });
     const live = await q.kpi('rsttest', H3, H3 + HOUR);
     const scanned = await q.kpi('rsttest', H3, H3 + HOUR - 60_000);
     expect([live.rstFlows, scanned.rstFlows]).toEqual([2, 2]);
