@@ -17,6 +17,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Dialect } from '../../storage/sql/sql-client.js';
+import { availableDialects, requireAll } from './databases.js';
 
 const run = promisify(execFile);
 const ETC = process.env.FREERADIUS_ETC ?? '/etc/freeradius/3.0';
@@ -26,6 +27,13 @@ const SECRET = 'testing123';
 /** True when freeradius, radclient and radtest are installed. */
 export function freeradiusInstalled(): boolean {
   return ['freeradius', 'radclient', 'radtest'].every((bin) => spawnSync('sh', ['-c', `command -v ${bin}`]).status === 0) && existsSync(ETC);
+}
+
+/** The databases to run FreeRADIUS tests on: none when FreeRADIUS is not installed, an error then under NETSVC_REQUIRE_ALL=1. */
+export async function freeradiusDialects(): Promise<Dialect[]> {
+  const installed = freeradiusInstalled();
+  if (!installed && requireAll) throw new Error('freeradius, radclient and radtest are required (NETSVC_REQUIRE_ALL=1)');
+  return installed ? await availableDialects() : [];
 }
 
 /** Where the sql module finds the database. */

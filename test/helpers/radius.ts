@@ -5,10 +5,11 @@
  * 3.2 does on that backend (MariaDB datetime wall clock, PostgreSQL
  * timestamptz, SQLite epoch integers).
  */
+import { defaultCatalogue } from '../../storage/radius/attribute-catalogue.js';
 import { openSqlClient } from '../../storage/sql/open-sql-client.js';
 import type { Dialect, SqlClient } from '../../storage/sql/sql-client.js';
 import { radiusStoreFor } from '../../storage/radius/open-radius-store.js';
-import type { RadiusStore } from '../../storage/radius/radius-store.js';
+import type { AttributeWrite, RadiusStore } from '../../storage/radius/radius-store.js';
 import { freeradiusSchemaStatements } from '../../storage/radius/schema-files.js';
 import type { RadiusStoreOptions } from '../../storage/radius/sql-radius-store.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
@@ -111,4 +112,24 @@ export async function insertPostAuth(client: SqlClient, username: string, pass: 
     reply,
     d === 'postgres' ? new Date(ms).toISOString() : wall,
   ]);
+}
+
+const catalogue = defaultCatalogue();
+
+/** Catalogue attribute `name` at `value` in the client's unit, as a write on a user or a profile (each with the catalogue's operator). */
+function attributeWrite(on: 'user' | 'profile', name: string, value: string | number): AttributeWrite {
+  const def = catalogue.get(name)!;
+  const stored = catalogue.toStored(def, value);
+  if (!stored.ok) throw new Error(stored.error);
+  return on === 'user' ? catalogue.userWrite(def, stored.value) : catalogue.profileWrite(def, stored.value);
+}
+
+/** A user attribute write: `value` in the client's unit, converted by the default catalogue (throws when it refuses it). */
+export function userAttribute(name: string, value: string | number): AttributeWrite {
+  return attributeWrite('user', name, value);
+}
+
+/** A profile (group) attribute write: `value` in the client's unit, converted by the default catalogue (throws when it refuses it). */
+export function profileAttribute(name: string, value: string | number): AttributeWrite {
+  return attributeWrite('profile', name, value);
 }

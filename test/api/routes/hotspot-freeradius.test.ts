@@ -5,17 +5,12 @@
  * and radtest, read back through the API's reports.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultCatalogue } from '../../../storage/radius/attribute-catalogue.js';
-import { availableDialects, requireAll } from '../../helpers/databases.js';
-import { freeradiusInstalled, sqlTargetOf, startFreeradius, type FreeradiusInstance } from '../../helpers/freeradius.js';
+import { freeradiusDialects, sqlTargetOf, startFreeradius, type FreeradiusInstance } from '../../helpers/freeradius.js';
 import { startHotspotApi, type HotspotApi } from '../../helpers/hotspot-api.js';
-import { createRadiusDatabase, type RadiusTestDatabase } from '../../helpers/radius.js';
+import { createRadiusDatabase, profileAttribute, type RadiusTestDatabase } from '../../helpers/radius.js';
 
-const installed = freeradiusInstalled();
-if (!installed && requireAll) throw new Error('freeradius, radclient and radtest are required (NETSVC_REQUIRE_ALL=1)');
-const dialects = installed ? await availableDialects() : [];
+const dialects = await freeradiusDialects();
 const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
-const cat = defaultCatalogue();
 
 describe.skipIf(!dialects.length)('hotspot API with a real FreeRADIUS', () => {
   describe.each(dialects)('on %s', (dialect) => {
@@ -33,10 +28,7 @@ describe.skipIf(!dialects.length)('hotspot API with a real FreeRADIUS', () => {
       expect(res.body.details.errors).toEqual([]);
     };
     const profileAttr = async (profile: string, name: string, value: number) => {
-      const def = cat.get(name)!;
-      const stored = cat.toStored(def, value);
-      if (!stored.ok) throw new Error(stored.error);
-      await t.store.setProfileAttribute(profile, cat.profileWrite(def, stored.value));
+      await t.store.setProfileAttribute(profile, profileAttribute(name, value));
     };
 
     beforeAll(async () => {

@@ -5,32 +5,14 @@
  * FreeRADIUS itself writes for accounting and post-auth.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultCatalogue } from '../../../storage/radius/attribute-catalogue.js';
 import type { RadiusStore } from '../../../storage/radius/radius-store.js';
-import { availableDialects, requireAll } from '../../helpers/databases.js';
-import { freeradiusInstalled, sqlTargetOf, startFreeradius, type FreeradiusInstance } from '../../helpers/freeradius.js';
-import { createRadiusDatabase, type RadiusTestDatabase } from '../../helpers/radius.js';
+import { freeradiusDialects, sqlTargetOf, startFreeradius, type FreeradiusInstance } from '../../helpers/freeradius.js';
+import { createRadiusDatabase, profileAttribute, userAttribute, type RadiusTestDatabase } from '../../helpers/radius.js';
 
-const installed = freeradiusInstalled();
-if (!installed && requireAll) throw new Error('freeradius, radclient and radtest are required (NETSVC_REQUIRE_ALL=1)');
-const dialects = installed ? await availableDialects() : [];
-const cat = defaultCatalogue();
+const dialects = await freeradiusDialects();
 const actor = { name: 'e2e' };
 const page = { page: 1, perPage: 100 };
 const zone = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
-
-function userValue(name: string, value: string | number) {
-  const def = cat.get(name)!;
-  const stored = cat.toStored(def, value);
-  if (!stored.ok) throw new Error(stored.error);
-  return cat.userWrite(def, stored.value);
-}
-function profileValue(name: string, value: string | number) {
-  const def = cat.get(name)!;
-  const stored = cat.toStored(def, value);
-  if (!stored.ok) throw new Error(stored.error);
-  return cat.profileWrite(def, stored.value);
-}
 
 describe.skipIf(!dialects.length)('FreeRADIUS 3.2 acts on what the store writes', () => {
   describe.each(dialects)('on %s', (dialect) => {
@@ -83,16 +65,16 @@ describe.skipIf(!dialects.length)('FreeRADIUS 3.2 acts on what the store writes'
 
     it("sends every attached profile's reply attributes, and a user's own value beats the profile's", async () => {
       await store.saveProfile('gold', 'gold plan');
-      await store.setProfileAttribute('gold', profileValue('Session-Timeout', 7200));
-      await store.setProfileAttribute('gold', profileValue('Idle-Timeout', 600));
+      await store.setProfileAttribute('gold', profileAttribute('Session-Timeout', 7200));
+      await store.setProfileAttribute('gold', profileAttribute('Idle-Timeout', 600));
       await store.saveProfile('extras', 'second profile');
-      await store.setProfileAttribute('extras', profileValue('Acct-Interim-Interval', 300));
-      await store.setProfileAttribute('extras', profileValue('Idle-Timeout', 900));
+      await store.setProfileAttribute('extras', profileAttribute('Acct-Interim-Interval', 300));
+      await store.setProfileAttribute('extras', profileAttribute('Idle-Timeout', 900));
       const id = await create('carol', { profiles: ['gold', 'extras'] });
       let reply = await radius.radtest('carol', 'carol-pw');
       expect(reply.code).toBe('Access-Accept');
       expect(reply.attributes).toMatchObject({ 'Session-Timeout': ['7200'], 'Idle-Timeout': ['600'], 'Acct-Interim-Interval': ['300'] });
-      await store.setUserAttributes(id, [userValue('Session-Timeout', 3600), userValue('Acct-Interim-Interval', 60)], actor);
+      await store.setUserAttributes(id, [userAttribute('Session-Timeout', 3600), userAttribute('Acct-Interim-Interval', 60)], actor);
       reply = await radius.radtest('carol', 'carol-pw');
       expect(reply.attributes).toMatchObject({ 'Session-Timeout': ['3600'], 'Idle-Timeout': ['600'], 'Acct-Interim-Interval': ['60'] });
       expect(reply.attributes['Fall-Through']).toBeUndefined();
@@ -100,7 +82,7 @@ describe.skipIf(!dialects.length)('FreeRADIUS 3.2 acts on what the store writes'
 
     it('Simultaneous-Use 1 rejects a second login while accounting shows a session open', async () => {
       const id = await create('dave');
-      await store.setUserAttributes(id, [userValue('Simultaneous-Use', 1)], actor);
+      await store.setUserAttributes(id, [userAttribute('Simultaneous-Use', 1)], actor);
       expect((await radius.radtest('dave', 'dave-pw')).code).toBe('Access-Accept');
       const session = { 'User-Name': 'dave', 'Acct-Session-Id': 'dave-1', 'NAS-IP-Address': '127.0.0.1', 'NAS-Port': 9 };
       expect((await radius.radclient('acct', { 'Acct-Status-Type': 'Start', ...session })).code).toBe('Accounting-Response');
@@ -113,9 +95,9 @@ describe.skipIf(!dialects.length)('FreeRADIUS 3.2 acts on what the store writes'
 
     it("a profile's Simultaneous-Use applies to its users, and a user's own value beats it", async () => {
       await store.saveProfile('single', 'one device');
-      await store.setProfileAttribute('single', profileValue('Simultaneous-Use', 1));
+      await store.setProfileAttribute('single', profileAttribute('Simultaneous-Use', 1));
       const idOwn = await create('erin', { profiles: ['single'] });
-      await store.setUserAttributes(idOwn, [userValue('Simultaneous-Use', 2)], actor);
+      await store.setUserAttributes(idOwn, [userAttribute('Simultaneous-Use', 2)], actor);
       await create('fay', { profiles: ['single'] });
       for (const u of ['erin', 'fay']) {
         await radius.radclient('acct', { 'Acct-Status-Type': 'Start', 'User-Name': u, 'Acct-Session-Id': `${u}-1`, 'NAS-IP-Address': '127.0.0.1', 'NAS-Port': 3 });
@@ -126,12 +108,12 @@ describe.skipIf(!dialects.length)('FreeRADIUS 3.2 acts on what the store writes'
 
     it('a data quota stops a user whose accounting exceeds it; a user quota beats the profile quota', async () => {
       await store.saveProfile('tiny', '10 MB a day');
-      await store.setProfileAttribute('tiny', profileValue('Max-Daily-Octets', 10));
+      await store.setProfileAttribute('tiny', profileAttribute('Max-Daily-Octets', 10));
       await create('gus', { profiles: ['tiny'] });
       const hal = await create('hal', { profiles: ['tiny'] });
-      await store.setUserAttributes(hal, [userValue('Max-Daily-Octets', 100)], actor);
+      await store.setUserAttributes(hal, [userAttribute('Max-Daily-Octets', 100)], actor);
       const ivy = await create('ivy');
-      await store.setUserAttributes(ivy, [userValue('Max-Total-Octets', 5000)], actor);
+      await store.setUserAttributes(ivy, [userAttribute('Max-Total-Octets', 5000)], actor);
       for (const u of ['gus', 'hal', 'ivy']) expect((await radius.radtest(u, `${u}-pw`)).code).toBe('Access-Accept');
       for (const u of ['gus', 'hal']) {
         const s = { 'User-Name': u, 'Acct-Session-Id': `${u}-q`, 'NAS-IP-Address': '127.0.0.1', 'NAS-Port': 4 };
