@@ -109,19 +109,18 @@ export function encodeBlock(batch: FlowBatch, from: number, n: number, codec: By
   return { block: frameBlock(BLOCK.data, n, [meta, ...streams], meta), index };
 }
 
-/** Decodes the `wanted` columns (and those they are stored relative to) of a data block payload into `out` at row `at`. */
-export function decodeBlockColumns(
+/**
+ * What both decoders need from a data block payload: its directory by column id, a
+ * `bad-block` error for this block, and a column's stream checked (bounds, checksum,
+ * codec) and decompressed.
+ */
+function columnStreams(
   payload: Buffer,
   columns: ColumnEntry[],
-  rows: number,
-  wanted: ReadonlySet<ColumnName>,
   codecs: CodecSet,
-  out: FlowBatch,
-  at: number,
-  path?: string,
-  offset?: number,
-): void {
-  wanted = withDependencies([...wanted]);
+  path: string | undefined,
+  offset: number | undefined,
+): { byId: Map<number, ColumnEntry>; fail: (msg: string, cause?: unknown) => never; stream: (e: ColumnEntry) => Uint8Array } {
   const byId = new Map<number, ColumnEntry>();
   for (const e of columns) byId.set(e.id, e);
   const fail = (msg: string, cause?: unknown): never => {
@@ -139,6 +138,23 @@ export function decodeBlockColumns(
       throw err;
     }
   };
+  return { byId, fail, stream };
+}
+
+/** Decodes the `wanted` columns (and those they are stored relative to) of a data block payload into `out` at row `at`. */
+export function decodeBlockColumns(
+  payload: Buffer,
+  columns: ColumnEntry[],
+  rows: number,
+  wanted: ReadonlySet<ColumnName>,
+  codecs: CodecSet,
+  out: FlowBatch,
+  at: number,
+  path?: string,
+  offset?: number,
+): void {
+  wanted = withDependencies([...wanted]);
+  const { byId, fail, stream } = columnStreams(payload, columns, codecs, path, offset);
   const cols = out.cols;
   // Order matters: received before start before end (relative columns).
   for (const name of ALL_COLUMNS) {
@@ -192,23 +208,7 @@ export function decodeBlockRows(
   const m = idx.length;
   out.reserve(at + m - out.length);
   if (out.length < at + m) out.length = at + m;
-  const byId = new Map<number, ColumnEntry>();
-  for (const e of columns) byId.set(e.id, e);
-  const fail = (msg: string, cause?: unknown): never => {
-    throw new CaptureFileError('bad-block', msg, path, offset, { cause });
-  };
-  const stream = (e: ColumnEntry): Uint8Array => {
-    if (e.offset + e.storedLen > payload.length) fail(`column ${e.id} runs past the block`);
-    const stored = payload.subarray(e.offset, e.offset + e.storedLen);
-    if (checksum(stored) !== e.crc) throw new CaptureFileError('bad-checksum', `column ${e.id} checksum mismatch`, path, offset);
-    const codec = codecs.get(e.codec) ?? fail(`column ${e.id} uses unknown codec ${e.codec}`);
-    try {
-      return codec.decompress(stored, e.rawLen);
-    } catch (err) {
-      if (err instanceof CodecError) return fail(`column ${e.id}: ${err.message}`, err);
-      throw err;
-    }
-  };
+  const { byId, fail, stream } = columnStreams(payload, columns, codecs, path, offset);
   const cols = out.cols;
   for (const name of ALL_COLUMNS) {
     if (!wanted.has(name)) continue;
