@@ -24,6 +24,8 @@ import { registerReplayCommand } from './commands/replay.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand, StatusError } from './commands/status.js';
 import { ConfigError } from './config.js';
+import { ListenError } from './main.js';
+import { ListenerBindError, ListenerConfigError } from '../collector/udp-listener.js';
 
 /** Builds the command tree; tests drive it with their own context. */
 export function buildProgram(ctx: CliContext): Command {
@@ -57,6 +59,9 @@ const USER_ERRORS: ReadonlyArray<readonly [abstract new (...args: never[]) => Er
   [ConfigError, 2],
   [UsageError, 2],
   [DatabaseUrlError, 2],
+  [ListenError, 2],
+  [ListenerBindError, 2],
+  [ListenerConfigError, 2],
   [AdminStoreError, 1],
   [StatusError, 1],
   [DumpError, 1],
@@ -76,7 +81,8 @@ export async function runCli(argv: string[], ctx: CliContext = processContext())
     await program.parseAsync(argv, { from: 'user' });
     return 0;
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode;
+    // Help and version exit 0; every other commander error is a usage mistake.
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
     const user = userMessage(err);
     if (user) {
       ctx.err(`netsvc: ${user.message}`);
@@ -95,6 +101,11 @@ const invokedDirectly = (() => {
 })();
 
 if (invokedDirectly) {
+  // `netsvc dump … | head` closes the pipe early: that ends the output, it is not an error.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(0);
+    throw err;
+  });
   runCli(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;

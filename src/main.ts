@@ -48,6 +48,21 @@ export function loadTokenKey(config: Config): Uint8Array {
   return new TextEncoder().encode(readFileSync(file, 'utf8').trim());
 }
 
+/** A listening socket that could not be opened (port in use, no permission); the user's to fix. */
+export class ListenError extends Error {
+  override readonly name = 'ListenError';
+}
+
+function listenHttp(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
+  return new Promise((resolve, reject) => {
+    const s = serve({ fetch, hostname, port }, () => resolve(s));
+    s.once('error', (err: NodeJS.ErrnoException) => {
+      const why = err.code === 'EADDRINUSE' ? 'address already in use' : err.code === 'EACCES' ? 'permission denied' : (err.code ?? err.message);
+      reject(new ListenError(`cannot listen for HTTP on ${hostname}:${port}: ${why} (set http.port or --port)`, { cause: err }));
+    });
+  });
+}
+
 /** Starts HTTP (and, as they are wired, the collectors and receivers); resolves once listening. */
 export async function startService(config: Config, runtime: Runtime): Promise<ServiceHandle> {
   const { logger } = runtime;
@@ -63,31 +78,30 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
   // Each area's routes: a router from api/routes/<area>.ts, built from the stores of its entities.
   // Add one entry per area, e.g. `netflow: createNetflowRoutes({...})`; closers go into `toClose`.
   const toClose: Array<() => Promise<void> | void> = [];
-  const areas: AppDeps['areas'] = {};
-  const flows = await startFlowPath(config, runtime);
-  toClose.push(() => flows.close());
-  areas.netflow = flows.routes;
-  const hotspot = await startHotspot(config, runtime);
-  toClose.push(() => hotspot.close());
-  areas.hotspot = hotspot.routes;
-  const logviewer = await startLogviewer(config, runtime);
-  toClose.push(() => logviewer.close());
-  areas.logviewer = logviewer.routes;
-  const metrics = createMetrics();
-  metrics.addFlowStats(flows.listeners);
-  if (logviewer.receiver) metrics.addSyslogReceiver(logviewer.receiver);
-  const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas, metrics: () => metrics.text() });
-
+  const closeStarted = async () => {
+    for (const close of toClose.splice(0).reverse()) await close();
+    admin.close();
+  };
   let server: ServerType;
   try {
-    server = await new Promise((resolve, reject) => {
-      const s = serve({ fetch: app.fetch, hostname: config.http.host, port: config.http.port }, () => resolve(s));
-      s.once('error', reject);
-    });
+    const areas: AppDeps['areas'] = {};
+    const flows = await startFlowPath(config, runtime);
+    toClose.push(() => flows.close());
+    areas.netflow = flows.routes;
+    const hotspot = await startHotspot(config, runtime);
+    toClose.push(() => hotspot.close());
+    areas.hotspot = hotspot.routes;
+    const logviewer = await startLogviewer(config, runtime);
+    toClose.push(() => logviewer.close());
+    areas.logviewer = logviewer.routes;
+    const metrics = createMetrics();
+    metrics.addFlowStats(flows.listeners);
+    if (logviewer.receiver) metrics.addSyslogReceiver(logviewer.receiver);
+    const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas, metrics: () => metrics.text() });
+    server = await listenHttp(app.fetch, config.http.host, config.http.port);
   } catch (err) {
-    // Nothing may keep running when the service does not start (the flow listeners are already bound).
-    for (const close of toClose.reverse()) await close();
-    admin.close();
+    // Nothing may keep running when the service does not start (listeners may already be bound).
+    await closeStarted();
     throw err;
   }
   const address = server.address() as AddressInfo;
@@ -105,8 +119,7 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
           // Keep-alive connections would hold close() open; end them.
           (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
         });
-        for (const close of toClose.reverse()) await close();
-        admin.close();
+        await closeStarted();
         logger.info('netsvc stopped');
       })();
       return closing;

@@ -84,6 +84,32 @@ describe('netsvc CLI', () => {
     expect(res.stderr).not.toMatch(/\n\s+at /);
   });
 
+  it('says in one line, exit 2, when the HTTP port is taken, and leaves nothing bound', async () => {
+    const { createServer } = await import('node:net');
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
+    const port = (blocker.address() as import('node:net').AddressInfo).port;
+    try {
+      const dir = tmp();
+      const res = spawnSync(process.execPath, [CLI, 'serve', '--port', String(port), '--data-dir', dir], {
+        cwd: dir,
+        env: { ...process.env, ...LOOPBACK_LISTENERS },
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      expect(res.status).toBe(2);
+      expect(res.stderr.trim()).toBe(`netsvc: cannot listen for HTTP on 127.0.0.1:${port}: address already in use (set http.port or --port)`);
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('exits 2 with usage for an unknown option', async () => {
+    const ctx = capture();
+    expect(await runCli(['serve', '--prot', '8081'], ctx)).toBe(2);
+    expect(ctx.stderr.join('')).toMatch(/unknown option '--prot'/);
+  });
+
   it('serves the OpenAPI document on its defaults and shuts down cleanly on SIGTERM', async () => {
     const dir = tmp();
     // No config file in cwd: the embedded defaults, except that every listener is moved to an
