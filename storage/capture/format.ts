@@ -165,6 +165,21 @@ export interface BlockLocation extends Omit<BlockIndex, 'bytesSum' | 'packetsSum
   size: number;
 }
 
+/** The directory entry of the data block at `offset`, `size` bytes with its header, from the block's index. */
+export function blockLocation(offset: number, size: number, ix: BlockIndex): BlockLocation {
+  return {
+    offset,
+    size,
+    rows: ix.rows,
+    receivedMin: ix.receivedMin,
+    receivedMax: ix.receivedMax,
+    startMin: ix.startMin,
+    startMax: ix.startMax,
+    endMin: ix.endMin,
+    endMax: ix.endMax,
+  };
+}
+
 /** Flow, byte and packet counts of one protocol class. */
 export interface Counts {
   flows: number;

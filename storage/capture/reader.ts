@@ -16,6 +16,7 @@ import {
   ALL_COLUMNS,
   BLOCK,
   BLOCK_HEADER_SIZE,
+  blockLocation,
   CaptureFileError,
   checksum,
   decodeBlockHeader,
@@ -304,18 +305,7 @@ function walkBlocks(
         }
         throw err;
       }
-      const ix = meta.index;
-      blocks.push({
-        offset: pos,
-        size: end - pos,
-        rows: ix.rows,
-        receivedMin: ix.receivedMin,
-        receivedMax: ix.receivedMax,
-        startMin: ix.startMin,
-        startMax: ix.startMax,
-        endMin: ix.endMin,
-        endMax: ix.endMax,
-      });
+      blocks.push(blockLocation(pos, end - pos, meta.index));
     }
     pos = end;
   }

@@ -26,6 +26,7 @@ import { CodecSet, createCodec, type ByteCodec, type CodecName } from './codec.j
 import {
   BLOCK,
   BLOCK_HEADER_SIZE,
+  blockLocation,
   CaptureFileError,
   checksum,
   currentName,
@@ -479,17 +480,7 @@ export class CaptureWriter implements FlowSink {
         );
         continue;
       }
-      h.blocks.push({
-        offset: h.offset,
-        size: block.length,
-        rows,
-        receivedMin: index.receivedMin,
-        receivedMax: index.receivedMax,
-        startMin: index.startMin,
-        startMax: index.startMax,
-        endMin: index.endMin,
-        endMax: index.endMax,
-      });
+      h.blocks.push(blockLocation(h.offset, block.length, index));
       h.offset += block.length;
       accumulateTotals(h.totals, h.pending, from, rows);
       if (this.opts.aggregates !== false) {
@@ -621,7 +612,7 @@ export class CaptureWriter implements FlowSink {
         }
         const { block, index } = encodeBlock(batch, 0, batch.length, this.codec);
         this.writeAll(fd, block, pos);
-        blocks.push({ offset: pos, size: block.length, rows: batch.length, ...pickRange(index) });
+        blocks.push(blockLocation(pos, block.length, index));
         accumulateTotals(totals, batch);
         pos += block.length;
         await yieldToLoop();
@@ -807,27 +798,9 @@ export class CaptureWriter implements FlowSink {
       if (checksum(payload.subarray(0, meta.metaSize)) !== h.crc || meta.index.rows !== h.aux) break;
       if (meta.columns.some((c) => checksum(payload.subarray(c.offset, c.offset + c.storedLen)) !== c.crc)) break;
       const ix = meta.index;
-      out.push({ offset: pos, size: end - pos, rows: ix.rows, ...pickRange(ix) });
+      out.push(blockLocation(pos, end - pos, ix));
       pos = end;
     }
     return out;
   }
-}
-
-function pickRange(ix: {
-  receivedMin: number;
-  receivedMax: number;
-  startMin: number;
-  startMax: number;
-  endMin: number;
-  endMax: number;
-}): Pick<BlockLocation, 'receivedMin' | 'receivedMax' | 'startMin' | 'startMax' | 'endMin' | 'endMax'> {
-  return {
-    receivedMin: ix.receivedMin,
-    receivedMax: ix.receivedMax,
-    startMin: ix.startMin,
-    startMax: ix.startMax,
-    endMin: ix.endMin,
-    endMax: ix.endMax,
-  };
 }
