@@ -380,6 +380,17 @@ export class CaptureWriter implements FlowSink {
     return h;
   }
 
+  /** The file header of hour `h`, created now (the open file's and, at compaction, the sealed file's). */
+  private headerOf(h: OpenHour): Buffer {
+    return encodeHeader({
+      hourStart: h.hourStart,
+      intervalSec: INTERVAL_SEC,
+      codec: this.codec.id,
+      source: h.source,
+      createdAt: this.now(),
+    });
+  }
+
   private createFile(h: OpenHour): void {
     try {
       this.cfs.mkdirSync(this.dir(h.source), { recursive: true });
@@ -388,13 +399,7 @@ export class CaptureWriter implements FlowSink {
         this.recoverFile(h.source, h.path, h);
         return;
       }
-      const header = encodeHeader({
-        hourStart: h.hourStart,
-        intervalSec: INTERVAL_SEC,
-        codec: this.codec.id,
-        source: h.source,
-        createdAt: this.now(),
-      });
+      const header = this.headerOf(h);
       const fd = this.cfs.openSync(h.path, 'w+');
       h.fd = fd;
       this.writeAll(fd, header, 0);
@@ -589,13 +594,7 @@ export class CaptureWriter implements FlowSink {
     let fd = -1;
     try {
       fd = this.cfs.openSync(tmpPath, 'w+');
-      const header = encodeHeader({
-        hourStart: h.hourStart,
-        intervalSec: INTERVAL_SEC,
-        codec: this.codec.id,
-        source: h.source,
-        createdAt: this.now(),
-      });
+      const header = this.headerOf(h);
       let pos = 0;
       this.writeAll(fd, header, pos);
       pos += header.length;
