@@ -16,9 +16,19 @@ import { openSyslogStore } from '../../../storage/syslog/open-syslog-store.js';
 import type { SqlSyslogStore } from '../../../storage/syslog/sql-syslog-store.js';
 import type { SyslogFilter, SyslogStoreError } from '../../../storage/syslog/syslog-store.js';
 import { createLogger } from '../../../src/log.js';
-import { availableDialects, createTestDatabase, type TestDatabase } from '../../helpers/databases.js';
+import { availableDialects } from '../../helpers/databases.js';
 import { getJson, postJson, serveOnLoopback, type TestServer } from '../../helpers/http.js';
-import { clientFor, countRows, createSystemEvents, DIALECT_LABEL, modelMatches, modelOrder, seed, type SeedRow, type StoredRow } from '../../storage/syslog/system-events.js';
+import {
+  countRows,
+  createSystemEventsDatabase,
+  DIALECT_LABEL,
+  modelMatches,
+  modelOrder,
+  seed,
+  type SeedRow,
+  type StoredRow,
+  type SystemEventsDatabase,
+} from '../../storage/syslog/system-events.js';
 
 const dialects = await availableDialects();
 
@@ -44,7 +54,7 @@ function dataset(): SeedRow[] {
 }
 
 describe.each(dialects)('logviewer API on %s', (dialect) => {
-  let db: TestDatabase;
+  let events: SystemEventsDatabase;
   let client: SqlClient;
   let store: SqlSyslogStore;
   let admin: SqliteAdminStore;
@@ -56,11 +66,10 @@ describe.each(dialects)('logviewer API on %s', (dialect) => {
   const storeErrors: SyslogStoreError[] = [];
 
   beforeAll(async () => {
-    db = await createTestDatabase(dialect, 'netsvc_logviewer_api');
-    client = clientFor(db.url);
-    await createSystemEvents(client);
+    events = await createSystemEventsDatabase(dialect, 'netsvc_logviewer_api');
+    client = events.client;
     rows = await seed(client, dataset());
-    store = openSyslogStore(db.url, '/');
+    store = openSyslogStore(events.db.url, '/');
 
     admin = new SqliteAdminStore(':memory:');
     admin.addEntity('acme', { netflow: true, logviewer: true, hotspot: false });
@@ -98,8 +107,7 @@ describe.each(dialects)('logviewer API on %s', (dialect) => {
     await server?.close();
     admin?.close();
     await store?.close();
-    await client?.close();
-    await db?.drop();
+    await events?.close();
   });
 
   const get = (path: string, params: Record<string, string> = {}, t: string = token) =>

@@ -10,17 +10,17 @@ import type { SqlClient } from '../../../storage/sql/sql-client.js';
 import { openSyslogStore } from '../../../storage/syslog/open-syslog-store.js';
 import type { SqlSyslogStore, SyslogStoreOptions } from '../../../storage/syslog/sql-syslog-store.js';
 import type { SyslogFilter } from '../../../storage/syslog/syslog-store.js';
-import { availableDialects, createTestDatabase, type TestDatabase } from '../../helpers/databases.js';
+import { availableDialects } from '../../helpers/databases.js';
 import {
-  clientFor,
   countRows,
-  createSystemEvents,
+  createSystemEventsDatabase,
   DIALECT_LABEL,
   modelMatches,
   modelPage,
   seed,
   type SeedRow,
   type StoredRow,
+  type SystemEventsDatabase,
 } from './system-events.js';
 
 const dialects = await availableDialects();
@@ -95,17 +95,16 @@ const MODES: Array<{ name: string; options: SyslogStoreOptions; indexed: boolean
 const cases = dialects.flatMap((d) => MODES.map((m) => [`${DIALECT_LABEL[d]}, ${m.name}`, d, m] as const));
 
 describe.each(cases)('SyslogStore on %s', (_label, dialect, mode) => {
-  let db: TestDatabase;
+  let events: SystemEventsDatabase;
   let client: SqlClient;
   let store: SqlSyslogStore;
   let rows: StoredRow[];
 
   beforeAll(async () => {
-    db = await createTestDatabase(dialect, 'netsvc_syslog');
-    client = clientFor(db.url);
-    await createSystemEvents(client);
+    events = await createSystemEventsDatabase(dialect, 'netsvc_syslog');
+    client = events.client;
     rows = await seed(client, dataset());
-    store = openSyslogStore(db.url, '/', mode.options);
+    store = openSyslogStore(events.db.url, '/', mode.options);
     if (mode.indexed) {
       const report = await store.createIndexes();
       expect(report.created).toHaveLength(4);
@@ -114,8 +113,7 @@ describe.each(cases)('SyslogStore on %s', (_label, dialect, mode) => {
 
   afterAll(async () => {
     await store?.close();
-    await client?.close();
-    await db?.drop();
+    await events?.close();
   });
 
   it('returns every page of every filter exactly as the rules say, newest first', async () => {
@@ -216,14 +214,13 @@ describe.each(cases)('SyslogStore on %s', (_label, dialect, mode) => {
 });
 
 describe.each(dialects)('SyslogStore with a ProcessID column (LogAnalyzer schema) on %s', (dialect) => {
-  let db: TestDatabase;
+  let events: SystemEventsDatabase;
   let client: SqlClient;
   let store: SqlSyslogStore;
 
   beforeAll(async () => {
-    db = await createTestDatabase(dialect, 'netsvc_syslog');
-    client = clientFor(db.url);
-    await createSystemEvents(client, { processIdColumn: true });
+    events = await createSystemEventsDatabase(dialect, 'netsvc_syslog', { processIdColumn: true });
+    client = events.client;
     const base = { deviceReportedTime: '2025-07-05 10:00:00', host: 'h', priority: 6, facility: 1, message: 'm' };
     await seed(
       client,
@@ -234,13 +231,12 @@ describe.each(dialects)('SyslogStore with a ProcessID column (LogAnalyzer schema
       ],
       { processIdColumn: true },
     );
-    store = openSyslogStore(db.url, '/');
+    store = openSyslogStore(events.db.url, '/');
   });
 
   afterAll(async () => {
     await store?.close();
-    await client?.close();
-    await db?.drop();
+    await events?.close();
   });
 
   it('takes processid from the column, else from the tag, else ""', async () => {
@@ -250,21 +246,19 @@ describe.each(dialects)('SyslogStore with a ProcessID column (LogAnalyzer schema
 });
 
 describe.each(dialects)('SyslogStore indexes and inserts on %s', (dialect) => {
-  let db: TestDatabase;
+  let events: SystemEventsDatabase;
   let client: SqlClient;
   let store: SqlSyslogStore;
 
   beforeAll(async () => {
-    db = await createTestDatabase(dialect, 'netsvc_syslog');
-    client = clientFor(db.url);
-    await createSystemEvents(client);
-    store = openSyslogStore(db.url, '/');
+    events = await createSystemEventsDatabase(dialect, 'netsvc_syslog');
+    client = events.client;
+    store = openSyslogStore(events.db.url, '/');
   });
 
   afterAll(async () => {
     await store?.close();
-    await client?.close();
-    await db?.drop();
+    await events?.close();
   });
 
   it('creates the four indexes once, reports them as existing the second time, and drops them', async () => {
@@ -303,15 +297,14 @@ describe.each(dialects)('SyslogStore indexes and inserts on %s', (dialect) => {
 });
 
 describe.each(dialects)('SyslogStore primary-key walk over deleted ID ranges on %s', (dialect) => {
-  let db: TestDatabase;
+  let events: SystemEventsDatabase;
   let client: SqlClient;
   let store: SqlSyslogStore;
   let rows: StoredRow[];
 
   beforeAll(async () => {
-    db = await createTestDatabase(dialect, 'netsvc_syslog');
-    client = clientFor(db.url);
-    await createSystemEvents(client);
+    events = await createSystemEventsDatabase(dialect, 'netsvc_syslog');
+    client = events.client;
     const base = Date.UTC(2025, 6, 1);
     const seedRows: SeedRow[] = [];
     for (let i = 0; i < 3000; i++) {
@@ -327,7 +320,7 @@ describe.each(dialects)('SyslogStore primary-key walk over deleted ID ranges on 
         message: `m${i}`,
       });
     }
-    const loader = openSyslogStore(db.url, '/');
+    const loader = openSyslogStore(events.db.url, '/');
     await loader.insertEvents(
       seedRows.map((r) => ({ deviceReportedTime: r.deviceReportedTime, receivedAt: r.receivedAt!, fromHost: r.host, sysLogTag: r.tag, priority: r.priority, facility: r.facility, message: r.message })),
     );
@@ -338,13 +331,12 @@ describe.each(dialects)('SyslogStore primary-key walk over deleted ID ranges on 
     const [from, to] = [rows[1000]!.id, rows[2200]!.id];
     await client.execute('DELETE FROM SystemEvents WHERE ID BETWEEN ? AND ?', [from, to]);
     rows = rows.filter((r) => r.id < from || r.id > to);
-    store = openSyslogStore(db.url, '/', { reorderWindow: 5, maxChunkRows: 200 });
+    store = openSyslogStore(events.db.url, '/', { reorderWindow: 5, maxChunkRows: 200 });
   });
 
   afterAll(async () => {
     await store?.close();
-    await client?.close();
-    await db?.drop();
+    await events?.close();
   });
 
   it('finds time ranges on both sides of and across the hole, page by page', async () => {

@@ -8,6 +8,7 @@ import { openSqlClient } from '../../../storage/sql/open-sql-client.js';
 import type { Dialect, SqlClient } from '../../../storage/sql/sql-client.js';
 import { schemaStatements } from '../../../storage/syslog/schema-files.js';
 import type { SyslogFilter } from '../../../storage/syslog/syslog-store.js';
+import { createTestDatabase, type TestDatabase } from '../../helpers/databases.js';
 
 /** A row as a test inserts it. */
 export interface SeedRow {
@@ -38,6 +39,35 @@ export async function createSystemEvents(client: SqlClient, options: { processId
 /** Opens a client on a test database URL. */
 export function clientFor(url: string): SqlClient {
   return openSqlClient(url, '/');
+}
+
+/** A per-run test database holding an empty SystemEvents table, and a client on it. */
+export interface SystemEventsDatabase {
+  db: TestDatabase;
+  client: SqlClient;
+  /** Closes the client and drops the database. */
+  close(): Promise<void>;
+}
+
+/** Creates a test database (`prefix…`) on the dialect with SystemEvents from its schema file; drops it again if that fails. */
+export async function createSystemEventsDatabase(
+  dialect: Dialect,
+  prefix: string,
+  options: { processIdColumn?: boolean } = {},
+): Promise<SystemEventsDatabase> {
+  const db = await createTestDatabase(dialect, prefix);
+  const client = clientFor(db.url);
+  const close = async () => {
+    await client.close();
+    await db.drop();
+  };
+  try {
+    await createSystemEvents(client, options);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { db, client, close };
 }
 
 /** Inserts rows in order (IDs grow with the array index) and returns them with their IDs. */
