@@ -29,7 +29,7 @@ import type { RadiusStore, SessionFilter } from '../storage/radius/radius-store.
 import { freeradiusSchemaStatements } from '../storage/radius/schema-files.js';
 import { openSqlClient } from '../storage/sql/open-sql-client.js';
 import type { SqlClient } from '../storage/sql/sql-client.js';
-import { createDatabase, dropDatabase, log, sample, type BenchDialect } from './lib.js';
+import { createDatabase, dropDatabase, LOCAL_SERVERS, log, sample, type BenchDialect } from './lib.js';
 
 interface Options {
   rows: number;
@@ -60,8 +60,7 @@ function parseArgs(args: string[]): Options {
     stockIterations: 5,
     creates: 2000,
     reuse: {},
-    mysqlUrl: 'mysql://root@127.0.0.1:3306',
-    postgresUrl: 'postgres://postgres@127.0.0.1:5432',
+    ...LOCAL_SERVERS,
     keep: false,
   };
   for (let i = 0; i < args.length; i++) {

@@ -15,6 +15,12 @@ export interface BenchServers {
   postgresUrl: string;
 }
 
+/** The servers on this machine that the benchmarks load unless `--mysql`/`--postgres` name others. */
+export const LOCAL_SERVERS: BenchServers = {
+  mysqlUrl: 'mysql://root@127.0.0.1:3306',
+  postgresUrl: 'postgres://postgres@127.0.0.1:5432',
+};
+
 /** A progress line on stderr, so stdout holds only the table. */
 export function log(msg: string): void {
   process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${msg}\n`);

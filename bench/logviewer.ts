@@ -15,7 +15,7 @@ import type { SqlClient } from '../storage/sql/sql-client.js';
 import { openSyslogStore } from '../storage/syslog/open-syslog-store.js';
 import { schemaStatements } from '../storage/syslog/schema-files.js';
 import type { PageRequest, SyslogFilter } from '../storage/syslog/syslog-store.js';
-import { createDatabase, dropDatabase, log, sample, type BenchDialect } from './lib.js';
+import { createDatabase, dropDatabase, LOCAL_SERVERS, log, sample, type BenchDialect } from './lib.js';
 
 interface Options {
   rows: number[];
@@ -38,8 +38,7 @@ function parseArgs(args: string[]): Options {
     rows: [1_000_000, 10_000_000],
     dialects: ['mysql', 'postgres'],
     iterations: 20,
-    mysqlUrl: 'mysql://root@127.0.0.1:3306',
-    postgresUrl: 'postgres://postgres@127.0.0.1:5432',
+    ...LOCAL_SERVERS,
     keep: false,
   };
   for (let i = 0; i < args.length; i++) {
