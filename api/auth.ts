@@ -32,11 +32,13 @@ export interface AuthOptions {
 
 /**
  * Counts failed auth attempts per client address in a fixed window. No
- * library counts only failures, so this small map does it; it forgets an
- * address when its window ends and never holds more than `maxKeys` entries.
+ * library counts only failures, so this small map does it. Attempts still
+ * being checked count against the limit too: the scrypt check is async, and
+ * parallel requests must not all slip through before the first failure lands.
+ * An address is forgotten when its window ends; at most `maxKeys` are held.
  */
 export class FailureLimiter {
-  private readonly hits = new Map<string, { count: number; resetAt: number }>();
+  private readonly hits = new Map<string, { failures: number; inFlight: number; resetAt: number }>();
   constructor(
     private readonly max: number,
     private readonly windowMs: number,
@@ -44,25 +46,38 @@ export class FailureLimiter {
     private readonly maxKeys = 100_000,
   ) {}
 
-  /** Seconds until the address may try again, or 0 when it may now. */
-  blockedFor(address: string): number {
-    const entry = this.hits.get(address);
-    if (!entry) return 0;
+  private entry(address: string) {
     const t = this.now();
-    if (t >= entry.resetAt) {
+    let entry = this.hits.get(address);
+    if (entry && t >= entry.resetAt && entry.inFlight === 0) {
       this.hits.delete(address);
-      return 0;
+      entry = undefined;
     }
-    return entry.count >= this.max ? Math.ceil((entry.resetAt - t) / 1000) : 0;
+    if (!entry) {
+      if (this.hits.size >= this.maxKeys) this.hits.delete(this.hits.keys().next().value as string);
+      entry = { failures: 0, inFlight: 0, resetAt: t + this.windowMs };
+      this.hits.set(address, entry);
+    }
+    return entry;
   }
 
-  fail(address: string): void {
-    const t = this.now();
+  /**
+   * Starts an attempt: returns 0 and reserves a place, or the seconds to wait
+   * when failures plus attempts under way have reached the limit.
+   */
+  begin(address: string): number {
+    const entry = this.entry(address);
+    if (entry.failures + entry.inFlight >= this.max) return Math.max(1, Math.ceil((entry.resetAt - this.now()) / 1000));
+    entry.inFlight++;
+    return 0;
+  }
+
+  /** Ends an attempt that `begin` let through, counting it as a failure or not. */
+  end(address: string, failed: boolean): void {
     const entry = this.hits.get(address);
-    if (!entry || t >= entry.resetAt) {
-      if (this.hits.size >= this.maxKeys) this.hits.delete(this.hits.keys().next().value as string);
-      this.hits.set(address, { count: 1, resetAt: t + this.windowMs });
-    } else entry.count++;
+    if (!entry) return;
+    entry.inFlight = Math.max(0, entry.inFlight - 1);
+    if (failed) entry.failures++;
   }
 }
 
@@ -87,14 +102,18 @@ export class AuthService {
 
   /** Trades credentials for a token; every failure is the same UnauthorizedError. */
   async login(area: Area, apiId: string, secret: string, client: string): Promise<{ token: string; expiresIn: number }> {
-    const wait = this.limiter.blockedFor(client);
+    const wait = this.limiter.begin(client);
     if (wait > 0) throw new RateLimitedError(`Too many failed authentication attempts. Try again in ${wait} s.`, wait);
-    const cred = this.store.findCredential(apiId);
-    const good = await verifySecret(secret, cred?.secretHash ?? DUMMY_HASH);
-    if (!cred || !good || !this.allowed(cred.entity, cred.user, area)) {
-      this.limiter.fail(client);
-      throw new UnauthorizedError(AUTH_FAILED);
+    let failed = true;
+    let cred;
+    try {
+      cred = this.store.findCredential(apiId);
+      const good = await verifySecret(secret, cred?.secretHash ?? DUMMY_HASH);
+      failed = !cred || !good || !this.allowed(cred.entity, cred.user, area);
+    } finally {
+      this.limiter.end(client, failed);
     }
+    if (failed || !cred) throw new UnauthorizedError(AUTH_FAILED);
     const nowSec = Math.floor(this.opts.now() / 1000);
     const token = await new SignJWT({ ent: cred.entity, area, cv: cred.credentialVersion })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })

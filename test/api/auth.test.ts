@@ -142,6 +142,14 @@ describe('per-area auth', () => {
     expect((await login('netflow', cred.apiId, cred.secret)).status).toBe(200);
   });
 
+  it('holds the limit when the wrong secrets arrive all at once', async () => {
+    const cred = await issue('acme', 'alice');
+    const all = await Promise.all(Array.from({ length: 40 }, (_, i) => login('netflow', cred.apiId, `wrong-${i}`)));
+    const statuses = all.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(30);
+  });
+
   it('never writes a secret or token to the log', async () => {
     const cred = await issue('acme', 'alice');
     const token = (await login('netflow', cred.apiId, cred.secret)).body.result.access_token;
