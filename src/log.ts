@@ -14,6 +14,9 @@ const REDACT = [
   '*.access_token',
   '*.authorization',
   'req.headers.authorization',
+  // Driver errors may carry statement text with bound values in it.
+  'err.sql',
+  '*.sql',
 ];
 
 /** Builds the service logger; tests pass a destination to read what was logged. */

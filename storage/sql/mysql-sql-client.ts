@@ -3,16 +3,33 @@ import { runTransaction, type ExecResult, type SqlClient } from './sql-client.js
 
 type Queryable = Pick<mysql.Pool, 'query'>;
 
+/**
+ * mysql2 binds `?` values into the statement text on the client and keeps
+ * that text in `err.sql`; a failed INSERT of a password would carry it into
+ * the logs. Errors leave this client without it.
+ */
+function withoutValues(err: unknown): unknown {
+  if (err && typeof err === 'object' && 'sql' in err) delete (err as { sql?: unknown }).sql;
+  return err;
+}
+
+async function run(conn: Queryable, sql: string, params: readonly unknown[]): Promise<unknown> {
+  try {
+    const [res] = await conn.query(sql, params as unknown[]);
+    return res;
+  } catch (err) {
+    throw withoutValues(err);
+  }
+}
+
 function wrap(conn: Queryable): Omit<SqlClient, 'transaction' | 'close'> {
   return {
     dialect: 'mysql',
     async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
-      const [rows] = await conn.query(sql, params as unknown[]);
-      return rows as T[];
+      return (await run(conn, sql, params)) as T[];
     },
     async execute(sql: string, params: readonly unknown[] = []): Promise<ExecResult> {
-      const [res] = await conn.query(sql, params as unknown[]);
-      const header = res as mysql.ResultSetHeader;
+      const header = (await run(conn, sql, params)) as mysql.ResultSetHeader;
       return { affectedRows: header.affectedRows ?? 0, insertId: header.insertId };
     },
   };

@@ -38,6 +38,18 @@ describe.each(dialects)('SqlClient on %s', (dialect) => {
     expect(rows.map((r) => Number(r.id))).toEqual([1]);
   });
 
+  it('keeps bound values out of the errors it throws', async () => {
+    const secret = 'TOPSECRET-PW-4711';
+    let err: unknown;
+    try {
+      await client.execute('INSERT INTO t (id, name) VALUES (?, ?)', [1, secret]);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(Error);
+    expect(JSON.stringify(err, Object.getOwnPropertyNames(err))).not.toContain(secret);
+  });
+
   it('commits a transaction that succeeds', async () => {
     await client.transaction(async (tx) => {
       await tx.execute('INSERT INTO t (id, name) VALUES (?, ?)', [3, 'b']);
