@@ -310,12 +310,18 @@ function readConfigFile(path: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
+/** The process environment, for the few that pass it on (the CLI context); nothing else reads it. */
+export function processEnvironment(): NodeJS.ProcessEnv {
+  return process.env;
+}
+
 /** Builds the configuration from defaults, file, environment and flags; throws ConfigError naming the bad key. */
 export function loadConfig(sources: ConfigSources = {}): Config {
   const env = sources.env ?? process.env;
   const cwd = sources.cwd ?? process.cwd();
   const implicit = resolve(cwd, 'netsvc.config.json');
-  const file = sources.file ? resolve(cwd, sources.file) : existsSync(implicit) ? implicit : undefined;
+  const explicit = sources.file ?? env.NETSVC_CONFIG;
+  const file = explicit ? resolve(cwd, explicit) : existsSync(implicit) ? implicit : undefined;
   const raw: Record<string, unknown> = file ? readConfigFile(file) : {};
 
   for (const [name, value] of Object.entries(env)) {

@@ -1,6 +1,6 @@
 /** What every CLI command gets: configuration from the global flags, and output. */
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, processEnvironment, type Config } from '../config.js';
 
 /** Output channels and configuration loading, injected so tests can drive commands. */
 export interface CliContext {
@@ -21,11 +21,11 @@ export function processContext(): CliContext {
   return {
     config(cmd, overrides) {
       const opts = cmd.optsWithGlobals<{ config?: string; dataDir?: string }>();
-      return loadConfig({ file: opts.config ?? process.env.NETSVC_CONFIG, dataDir: opts.dataDir, overrides });
+      return loadConfig({ file: opts.config, dataDir: opts.dataDir, overrides });
     },
     out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
     err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
-    env: process.env,
+    env: processEnvironment(),
   };
 }
 

@@ -30,8 +30,14 @@ describe('loadConfig', () => {
   });
 
   it('leaves the config path and the test suites\' switch out of the configuration', () => {
-    const cfg = loadConfig({ cwd: tempDir(), env: { NETSVC_REQUIRE_ALL: '1', NETSVC_CONFIG: '/nonexistent.json' } });
+    const cfg = loadConfig({ cwd: tempDir(), env: { NETSVC_REQUIRE_ALL: '1' } });
     expect(cfg.http.port).toBe(8080);
+  });
+
+  it('takes the file named by NETSVC_CONFIG when no --config is given', () => {
+    const cwd = tempDir();
+    writeFileSync(join(cwd, 'elsewhere.json'), JSON.stringify({ http: { port: 9200 } }));
+    expect(loadConfig({ cwd, env: { NETSVC_CONFIG: 'elsewhere.json' } }).http.port).toBe(9200);
   });
 
   it('lets --data-dir beat file and environment', () => {
