@@ -18,6 +18,10 @@
  *    evenly spaced IDs under the same assumption (widened by
  *    `reorderWindow`); the exact ReceivedAt condition is still applied to
  *    every row.
+ *  - The walk keeps every row up to the end of the page in memory, so it only
+ *    serves pages that end within `maxWalkRows` rows; a deeper page is the
+ *    plain `ORDER BY … LIMIT … OFFSET …` again, the database sorting (slow
+ *    without indexes, but in the database's bounded sort memory, not ours).
  */
 import type { Dialect, SqlClient } from '../sql/sql-client.js';
 import {
@@ -39,6 +43,11 @@ export interface SyslogStoreOptions {
   maxChunkRows?: number;
   /** How far out of ReceivedAt order (in IDs) a row may be and still sort right (default 2 000). */
   reorderWindow?: number;
+  /**
+   * Deepest page end (offset + perPage + 1 rows) the primary-key walk serves (default 50 000);
+   * deeper pages are sorted by the database. The walk holds at most twice this many (ID, ReceivedAt) pairs.
+   */
+  maxWalkRows?: number;
   /** How long what was learnt about the table (indexes, columns) is trusted, ms (default 60 000). */
   introspectTtlMs?: number;
   now?: () => number;
@@ -112,6 +121,7 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
   abstract readonly dialect: Dialect;
   protected readonly maxChunkRows: number;
   protected readonly reorderWindow: number;
+  protected readonly maxWalkRows: number;
   private readonly introspectTtlMs: number;
   private readonly now: () => number;
   private info: { value: TableInfo; at: number } | undefined;
@@ -122,6 +132,7 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
   ) {
     this.maxChunkRows = Math.max(1, options.maxChunkRows ?? 1_000_000);
     this.reorderWindow = Math.max(0, options.reorderWindow ?? 2_000);
+    this.maxWalkRows = Math.max(1, options.maxWalkRows ?? 50_000);
     this.introspectTtlMs = options.introspectTtlMs ?? 60_000;
     this.now = options.now ?? Date.now;
   }
@@ -240,6 +251,9 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
     // where the primary-key walk below reads rows in order (measured: 5x faster on MariaDB).
     const substringOnly = !!filter.message && filter.host === undefined && filter.priority === undefined && filter.tag === undefined;
     if (info.hasTimeIndex && !substringOnly) return this.exact(cols, where, limit, offset);
+    // The walk holds every row up to the page's end in memory, and `page` has no upper bound
+    // (api.md): a deep page is left to the database's sort, whose memory the database bounds.
+    if (need > this.maxWalkRows) return this.exact(cols, where, limit, offset);
 
     const bounds = await this.idBounds();
     if (!bounds) return [];
@@ -375,8 +389,9 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
     while (top >= lo) {
       const bottom = Math.max(lo, top - chunk + 1);
       const got = await this.client.query<KeyRow>(sql, [bottom, top, ...where.params, need]);
+      // Rows past the first `need` can never enter the page: keep at most `need` between steps.
       rows = rows.concat(got);
-      if (rows.length > need * 2) rows = rows.sort(compareRows).slice(0, need);
+      if (rows.length > need) rows = rows.sort(compareRows).slice(0, need);
       top = bottom - 1;
       const safe = bottom + this.reorderWindow;
       let settled = 0;

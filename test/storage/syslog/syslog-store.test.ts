@@ -6,12 +6,16 @@
  * ORDER BY the `db index` indexes serve.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SqlClient } from '../../../storage/sql/sql-client.js';
+import type { Dialect, SqlClient } from '../../../storage/sql/sql-client.js';
+import { MysqlSyslogStore } from '../../../storage/syslog/mysql-syslog-store.js';
 import { openSyslogStore } from '../../../storage/syslog/open-syslog-store.js';
+import { PostgresSyslogStore } from '../../../storage/syslog/postgres-syslog-store.js';
 import type { SqlSyslogStore, SyslogStoreOptions } from '../../../storage/syslog/sql-syslog-store.js';
+import { SqliteSyslogStore } from '../../../storage/syslog/sqlite-syslog-store.js';
 import type { SyslogFilter } from '../../../storage/syslog/syslog-store.js';
 import { availableDialects } from '../../helpers/databases.js';
 import {
+  clientFor,
   countRows,
   createSystemEventsDatabase,
   DIALECT_LABEL,
@@ -359,6 +363,99 @@ describe.each(dialects)('SyslogStore primary-key walk over deleted ID ranges on 
       ] as const) {
         const got = (await store.find(filter, { page, perPage })).map((r) => r.ID);
         expect(got, `${JSON.stringify(filter)} page ${page}/${perPage}`).toEqual(modelPage(rows, filter, page, perPage));
+      }
+    }
+  });
+});
+
+/** A client that records how many rows each query hands back: what a store can be holding at once. */
+function countingClient(inner: SqlClient, counts: number[]): SqlClient {
+  return {
+    dialect: inner.dialect,
+    async query<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+      const rows = await inner.query<T>(sql, params);
+      counts.push(rows.length);
+      return rows;
+    },
+    execute: (sql, params) => inner.execute(sql, params),
+    transaction: (fn) => inner.transaction(fn),
+    close: () => inner.close(),
+  };
+}
+
+const STORES: Record<Dialect, new (client: SqlClient, options?: SyslogStoreOptions) => SqlSyslogStore> = {
+  sqlite: SqliteSyslogStore,
+  mysql: MysqlSyslogStore,
+  postgres: PostgresSyslogStore,
+};
+
+describe.each(dialects)('SyslogStore deep pages on a table without indexes on %s', (dialect) => {
+  // The walk serves pages ending within 400 rows here; the table holds 3 000.
+  const maxWalkRows = 400;
+  let events: SystemEventsDatabase;
+  let store: SqlSyslogStore;
+  let rows: StoredRow[];
+  const counts: number[] = [];
+
+  beforeAll(async () => {
+    events = await createSystemEventsDatabase(dialect, 'netsvc_syslog');
+    const base = Date.UTC(2025, 6, 1);
+    const seedRows: SeedRow[] = [];
+    for (let i = 0; i < 3000; i++) {
+      // One row a minute, a few neighbours swapped and a few sharing a second.
+      const minute = i % 11 === 1 ? i - 1 : i % 11 === 0 && i > 0 ? i + 1 : i % 13 === 7 ? i - 1 : i;
+      seedRows.push({
+        receivedAt: fmt(base + minute * 60_000),
+        deviceReportedTime: fmt(base + minute * 60_000),
+        host: `h${i % 7}`,
+        tag: `p${i % 3}[${i}]:`,
+        priority: i % 8,
+        facility: 1,
+        message: `m${i}`,
+      });
+    }
+    const loader = openSyslogStore(events.db.url, '/');
+    await loader.insertEvents(
+      seedRows.map((r) => ({ deviceReportedTime: r.deviceReportedTime, receivedAt: r.receivedAt!, fromHost: r.host, sysLogTag: r.tag, priority: r.priority, facility: r.facility, message: r.message })),
+    );
+    await loader.close();
+    const ids = await events.client.query<{ id: number }>('SELECT ID AS id FROM SystemEvents ORDER BY ID');
+    rows = seedRows.map((r, i) => ({ ...r, id: Number(ids[i]!.id) }));
+    const options = { maxWalkRows, reorderWindow: 5, maxChunkRows: 200, introspectTtlMs: 3_600_000 };
+    store = new STORES[dialect](countingClient(clientFor(events.db.url), counts), options);
+    await store.find({}, { page: 1, perPage: 1 }); // reads the table facts once, before the counting starts
+  });
+
+  afterAll(async () => {
+    await store?.close();
+    await events?.close();
+  });
+
+  it('returns exactly the rows of any page, however deep, never holding more than the bound', async () => {
+    const t = (minute: number): string => fmt(Date.UTC(2025, 6, 1) + minute * 60_000);
+    const cases: Array<[SyslogFilter, number, number]> = [
+      [{}, 3, 100], // ends at row 301: walked
+      [{}, 4, 100], // ends at row 401: one past the bound
+      [{}, 20, 100],
+      [{}, 30, 100], // the last page
+      [{}, 31, 100], // past the end
+      [{}, 2, 2000],
+      [{}, 2999, 1],
+      [{ host: 'h3' }, 4, 100],
+      [{ priority: 5, tag: 'p2' }, 2, 100],
+      [{ message: 'M1' }, 6, 100],
+      [{ startTime: t(500), endTime: t(2500) }, 15, 100],
+      [{ startTime: t(2000) }, 2, 500],
+    ];
+    for (const [filter, page, perPage] of cases) {
+      counts.length = 0;
+      const got = (await store.find(filter, { page, perPage })).map((r) => r.ID);
+      const label = `${JSON.stringify(filter)} page ${page}/${perPage}`;
+      expect(got, label).toEqual(modelPage(rows, filter, page, perPage));
+      expect(Math.max(...counts), `${label}: rows of one query`).toBeLessThanOrEqual(Math.max(maxWalkRows, perPage + 1));
+      if (page * perPage + 1 > maxWalkRows) {
+        // The database sorts deep pages: what comes back is the page, nothing more.
+        expect(counts.reduce((a, b) => a + b, 0), `${label}: rows read in all`).toBeLessThanOrEqual(perPage + 1);
       }
     }
   });
