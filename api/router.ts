@@ -1,7 +1,13 @@
 /** Router factory every area uses, so request validation fails the same way everywhere. */
-import { OpenAPIHono } from '@hono/zod-openapi';
+import { OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from './context.js';
 import { BadRequestError } from './errors.js';
+
+/** Message zod gives a value that is absent, set below so a missing parameter is told apart without parsing zod's wording. */
+export const REQUIRED = 'is required';
+
+// Global on purpose: every schema of the service (routes and config) reports absence the same way.
+z.config({ customError: (issue) => (issue.input === undefined ? REQUIRED : undefined) });
 
 interface ValidationIssue {
   path: PropertyKey[];
@@ -14,7 +20,7 @@ export function describeIssue(issue: ValidationIssue | undefined, target: string
   if (!issue) return { param: undefined, message: `Invalid ${target}.` };
   const param = issue.path.length ? issue.path.map(String).join('.') : undefined;
   if (!param) return { param, message: `Invalid ${target}: ${issue.message}.` };
-  const missing = issue.code === 'invalid_type' && /received undefined/.test(issue.message);
+  const missing = issue.message === REQUIRED;
   return { param, message: missing ? `Missing required parameter '${param}'.` : `Invalid parameter '${param}': ${issue.message}.` };
 }
 
