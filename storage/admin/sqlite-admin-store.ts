@@ -1,6 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { prepareSqliteFile } from '../sql/sqlite-file.js';
 import { AdminStoreError, AREAS, type AdminStore, type Area, type AreaSwitches, type CredentialRecord, type EntityRecord, type PrincipalState, type UserRecord } from './admin-store.js';
 
 const NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
@@ -67,7 +66,7 @@ export class SqliteAdminStore implements AdminStore {
     path: string,
     private readonly now: () => Date = () => new Date(),
   ) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    prepareSqliteFile(path, 0o600);
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('foreign_keys = ON');

@@ -1,7 +1,6 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type { ExecResult, SqlClient } from './sql-client.js';
+import { prepareSqliteFile } from './sqlite-file.js';
 
 type Sqlite = Database.Database;
 
@@ -21,7 +20,8 @@ export class SqliteSqlClient implements SqlClient {
   private tail: Promise<unknown> = Promise.resolve();
 
   constructor(path: string, options: { busyTimeoutMs?: number } = {}) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    // Group-readable, not world-readable: RADIUS databases hold cleartext passwords (radcheck, radpostauth).
+    prepareSqliteFile(path, 0o640);
     this.db = new Database(path);
     this.db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
     this.db.pragma('journal_mode = WAL');

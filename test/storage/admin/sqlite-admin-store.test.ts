@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -30,6 +30,7 @@ describe('SqliteAdminStore', () => {
     const { apiId, secret } = generateCredential();
     store.replaceCredential('acme', 'alice', apiId, await hashSecret(secret));
     store.close();
+    expect(statSync(path).mode & 0o777).toBe(0o600);
 
     const raw = readdirSync(dir).map((f) => readFileSync(join(dir, f)).toString('latin1')).join('');
     expect(raw).toContain(apiId);

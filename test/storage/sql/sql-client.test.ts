@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqlClient } from '../../../storage/sql/open-sql-client.js';
 import type { SqlClient } from '../../../storage/sql/sql-client.js';
@@ -48,6 +49,10 @@ describe.each(dialects)('SqlClient on %s', (dialect) => {
     }
     expect(err).toBeInstanceOf(Error);
     expect(JSON.stringify(err, Object.getOwnPropertyNames(err))).not.toContain(secret);
+  });
+
+  it.runIf(dialect === 'sqlite')('creates a new SQLite file readable by owner and group only', () => {
+    expect(statSync(db.name).mode & 0o777).toBe(0o640);
   });
 
   it('commits a transaction that succeeds', async () => {
