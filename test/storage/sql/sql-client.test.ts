@@ -51,10 +51,6 @@ describe.each(dialects)('SqlClient on %s', (dialect) => {
     expect(JSON.stringify(err, Object.getOwnPropertyNames(err))).not.toContain(secret);
   });
 
-  it.runIf(dialect === 'sqlite')('creates a new SQLite file readable by owner and group only', () => {
-    expect(statSync(db.name).mode & 0o777).toBe(0o640);
-  });
-
   it('commits a transaction that succeeds', async () => {
     await client.transaction(async (tx) => {
       await tx.execute('INSERT INTO t (id, name) VALUES (?, ?)', [3, 'b']);
@@ -62,5 +58,16 @@ describe.each(dialects)('SqlClient on %s', (dialect) => {
     });
     const rows = await client.query<{ name: string }>('SELECT name FROM t WHERE id = ?', [3]);
     expect(rows).toEqual([{ name: 'c' }]);
+  });
+});
+
+describe('SqliteSqlClient file', () => {
+  it('creates a new SQLite file readable by owner and group only', async () => {
+    const db = await createTestDatabase('sqlite');
+    const client = openSqlClient(db.url, '/');
+    await client.execute('CREATE TABLE t (id INTEGER)');
+    expect(statSync(db.name).mode & 0o777).toBe(0o640);
+    await client.close();
+    await db.drop();
   });
 });
