@@ -60,6 +60,34 @@ describe('netsvc CLI', () => {
     expect(JSON.parse(other.stdout.join(''))).toEqual([]);
   });
 
+  it('switches areas of entities and users on and off, and lists them as JSON', async () => {
+    const dir = tmp();
+    await runCli(['admin', 'entity', 'add', 'acme', '--areas', 'netflow', '-d', dir], capture());
+    await runCli(['admin', 'user', 'add', 'acme', 'alice', '-d', dir], capture());
+    expect(await runCli(['admin', 'entity', 'enable', 'acme', 'logviewer', 'hotspot', '-d', dir], capture())).toBe(0);
+    expect(await runCli(['admin', 'entity', 'disable', 'acme', 'netflow', '-d', dir], capture())).toBe(0);
+    expect(await runCli(['admin', 'user', 'enable', 'acme', 'alice', 'hotspot', '-d', dir], capture())).toBe(0);
+    const entities = capture();
+    await runCli(['admin', 'entity', 'list', '--json', '-d', dir], entities);
+    expect(JSON.parse(entities.stdout.join(''))).toMatchObject([{ entity: 'acme', areas: { netflow: false, logviewer: true, hotspot: true } }]);
+    const users = capture();
+    await runCli(['admin', 'user', 'list', 'acme', '--json', '-d', dir], users);
+    expect(JSON.parse(users.stdout.join(''))).toMatchObject([{ user: 'alice', areas: { netflow: false, logviewer: false, hotspot: true } }]);
+    const missing = capture();
+    expect(await runCli(['admin', 'user', 'enable', 'acme', 'bob', 'hotspot', '-d', dir], missing)).toBe(1);
+    expect(missing.stderr.join('')).toBe("netsvc: user 'bob' of entity 'acme' does not exist");
+  });
+
+  it('accepts --config before or after the subcommand', async () => {
+    const dir = tmp();
+    const file = join(dir, 'other.json');
+    writeFileSync(file, JSON.stringify({ dataDir: join(dir, 'from-config') }));
+    await runCli(['--config', file, 'admin', 'entity', 'add', 'acme'], capture());
+    const after = capture();
+    await runCli(['admin', 'entity', 'list', '--json', '--config', file], after);
+    expect(JSON.parse(after.stdout.join(''))).toMatchObject([{ entity: 'acme' }]);
+  });
+
   it('issues credentials as JSON once, and names mistakes without a stack trace', async () => {
     const dir = tmp();
     await runCli(['admin', 'entity', 'add', 'acme', '-d', dir], capture());

@@ -1,0 +1,58 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { loadTokenKey, openAdminStore, startService } from '../../src/main.js';
+import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
+import { getJson, postJson } from '../helpers/http.js';
+import { LOOPBACK_LISTENERS } from '../helpers/service.js';
+
+function config(dataDir: string, env: Record<string, string> = {}) {
+  return loadConfig({ cwd: dataDir, dataDir, env: { ...LOOPBACK_LISTENERS, NETSVC_HTTP__PORT: '0', ...env } });
+}
+
+describe('token key', () => {
+  it('is generated once, kept 0600 in the data dir, and read back the same', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netsvc-key-'));
+    const cfg = config(dir);
+    const first = loadTokenKey(cfg);
+    expect(first.length).toBeGreaterThanOrEqual(32);
+    expect(statSync(join(dir, 'jwt.key')).mode & 0o777).toBe(0o600);
+    expect(Buffer.from(loadTokenKey(cfg)).equals(Buffer.from(first))).toBe(true);
+    expect(readFileSync(join(dir, 'jwt.key'), 'utf8').trim()).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('comes from auth.jwtSecret when set, and then no key file is written', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netsvc-key-'));
+    const secret = 'x'.repeat(40);
+    const key = loadTokenKey(config(dir, { NETSVC_AUTH__JWT_SECRET: JSON.stringify(secret) }));
+    expect(Buffer.from(key).toString()).toBe(secret);
+    expect(() => statSync(join(dir, 'jwt.key'))).toThrow();
+  });
+
+  it('keeps tokens valid across a restart of the service', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netsvc-restart-'));
+    const cfg = config(dir);
+    const admin = openAdminStore(cfg);
+    admin.addEntity('default', { netflow: true });
+    admin.addUser('default', 'alice', { netflow: true });
+    const cred = generateCredential();
+    admin.replaceCredential('default', 'alice', cred.apiId, await hashSecret(cred.secret));
+    admin.close();
+
+    const runtime = { logger: createLogger('silent'), now: Date.now };
+    const first = await startService(cfg, runtime);
+    const token = (await postJson(`${first.url}/svc/api/netflow/auth`, { api_id: cred.apiId, secret: cred.secret })).body.result.access_token;
+    await first.close();
+    const second = await startService(cfg, runtime);
+    try {
+      const res = await getJson(`${second.url}/svc/api/netflow/latest`, token);
+      expect(res.status).toBe(200);
+      expect(res.body.status).toBe(true);
+    } finally {
+      await second.close();
+    }
+  });
+});
