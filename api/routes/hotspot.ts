@@ -639,10 +639,8 @@ function apiError(err: unknown): unknown {
       return new ConflictError(err.message);
     case 'profile_attached':
       return new ConflictError(err.message, { result: [] });
-    case 'invalid': {
-      const param = /'([A-Za-z_]+)'/.exec(err.message)?.[1];
-      return new BadRequestError(param, err.message);
-    }
+    case 'invalid':
+      return new BadRequestError(err.param, err.message);
     case 'schema_missing':
       return new UnavailableError(err.message);
   }

@@ -42,14 +42,14 @@ export function splitProfiles(list: string): string[] {
   return out;
 }
 
-function invalid(message: string): never {
-  throw new RadiusStoreError('invalid', message);
+function invalid(field: string, message: string): never {
+  throw new RadiusStoreError('invalid', message, { param: field });
 }
 
 function text(field: keyof typeof QUOTA_FIELD_MAX, value: string, required: boolean): void {
-  if (required && !value.trim()) invalid(`${field} is required.`);
-  if (length(value) > QUOTA_FIELD_MAX[field]) invalid(`${field} is longer than ${QUOTA_FIELD_MAX[field]} characters.`);
-  if (CONTROL.test(value)) invalid(`${field} contains a control character.`);
+  if (required && !value.trim()) invalid(field, `${field} is required.`);
+  if (length(value) > QUOTA_FIELD_MAX[field]) invalid(field, `${field} is longer than ${QUOTA_FIELD_MAX[field]} characters.`);
+  if (CONTROL.test(value)) invalid(field, `${field} contains a control character.`);
 }
 
 /**
@@ -64,10 +64,10 @@ export function checkQuotaPurchase(p: NewQuotaPurchase, createBy: string, timeZo
   text('remarks', p.remarks ?? '', false);
   text('create_by', createBy, true);
   const currency = p.currency.toUpperCase();
-  if (!CURRENCY.test(currency)) invalid(`currency '${p.currency}' is not an ISO 4217 code of three letters (EUR, USD, …).`);
-  if (!AMOUNT.test(p.amount)) invalid(`amount '${p.amount}' is not a decimal >= 0 with at most two places (5, 5.5, 20.50).`);
+  if (!CURRENCY.test(currency)) invalid('currency', `currency '${p.currency}' is not an ISO 4217 code of three letters (EUR, USD, …).`);
+  if (!AMOUNT.test(p.amount)) invalid('amount', `amount '${p.amount}' is not a decimal >= 0 with at most two places (5, 5.5, 20.50).`);
   if (!/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(p.transaction_time) || !DateTime.fromFormat(p.transaction_time, WALL, { zone: timeZone }).isValid) {
-    invalid(`transaction_time '${p.transaction_time}' is not a time YYYY-MM-DD HH:MM:SS.`);
+    invalid('transaction_time', `transaction_time '${p.transaction_time}' is not a time YYYY-MM-DD HH:MM:SS.`);
   }
   const profiles = splitProfiles(p.user_profiles ?? '').join(', ');
   text('user_profiles', profiles, false);

@@ -316,14 +316,21 @@ export interface IndexReport {
   created: boolean;
 }
 
-/** Why a store operation was refused; the API maps `code` to a status. */
+/** What kind of refusal a RadiusStoreError is; the API maps it to a status. */
+export type RadiusStoreErrorCode = 'user_not_found' | 'username_taken' | 'profile_not_found' | 'profile_attached' | 'invalid' | 'schema_missing';
+
+/** Why a store operation was refused; the API maps `code` to a status and `param` to the parameter it names. */
 export class RadiusStoreError extends Error {
   override readonly name = 'RadiusStoreError';
+  /** The input field an `invalid` refusal is about (`username`, `password`, `currency`, …), when there is one. */
+  readonly param: string | undefined;
   constructor(
-    readonly code: 'user_not_found' | 'username_taken' | 'profile_not_found' | 'profile_attached' | 'invalid' | 'schema_missing',
+    readonly code: RadiusStoreErrorCode,
     message: string,
+    options: { param?: string; cause?: unknown } = {},
   ) {
-    super(message);
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.param = options.param;
   }
 }
 

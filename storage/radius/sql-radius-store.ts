@@ -427,8 +427,8 @@ export abstract class SqlRadiusStore implements RadiusStore {
 
   async createUser(user: NewUser, actor: Actor): Promise<UserStamp> {
     const username = user.usertype === 'mac' ? normaliseMac(user.username) : user.username;
-    if (!username) throw new RadiusStoreError('invalid', `Invalid parameter 'username': '${user.username}' is not a MAC address.`);
-    if (user.usertype === 'user' && !user.password) throw new RadiusStoreError('invalid', "Missing required parameter 'password'.");
+    if (!username) throw new RadiusStoreError('invalid', `Invalid parameter 'username': '${user.username}' is not a MAC address.`, { param: 'username' });
+    if (user.usertype === 'user' && !user.password) throw new RadiusStoreError('invalid', "Missing required parameter 'password'.", { param: 'password' });
     const taken = (): RadiusStoreError => new RadiusStoreError('username_taken', `Username '${username}' already exists.`);
     const created = this.wall(this.now());
     try {
@@ -470,7 +470,9 @@ export abstract class SqlRadiusStore implements RadiusStore {
         const type = (row.usertype ?? 'user') as UserType;
         if (changes.username !== undefined && changes.username !== row.username) {
           const wanted = type === 'mac' ? normaliseMac(changes.username) : changes.username;
-          if (!wanted) throw new RadiusStoreError('invalid', `Invalid parameter 'username': '${changes.username}' is not a MAC address.`);
+          if (!wanted) {
+            throw new RadiusStoreError('invalid', `Invalid parameter 'username': '${changes.username}' is not a MAC address.`, { param: 'username' });
+          }
           if (wanted !== row.username) {
             if (this.nameKey(wanted) !== this.nameKey(row.username) && (await this.usernameTaken(db, wanted))) {
               throw new RadiusStoreError('username_taken', `Username '${wanted}' already exists.`);
@@ -484,7 +486,9 @@ export abstract class SqlRadiusStore implements RadiusStore {
         }
         if (changes.password !== undefined) {
           if (type !== 'user') {
-            throw new RadiusStoreError('invalid', `Invalid parameter 'password': a '${type}' user has no password (it authenticates by Auth-Type := Accept).`);
+            throw new RadiusStoreError('invalid', `Invalid parameter 'password': a '${type}' user has no password (it authenticates by Auth-Type := Accept).`, {
+              param: 'password',
+            });
           }
           const res = await db.execute(`UPDATE radcheck SET value = ?, op = ':=' WHERE username = ? AND attribute = 'Cleartext-Password'`, [
             changes.password,
@@ -596,7 +600,7 @@ export abstract class SqlRadiusStore implements RadiusStore {
   }
 
   async saveProfile(name: string, description: string | undefined): Promise<ProfileRecord> {
-    if (this.isDisabledGroup(name)) throw new RadiusStoreError('invalid', `Profile name '${name}' is reserved for disabled users.`);
+    if (this.isDisabledGroup(name)) throw new RadiusStoreError('invalid', `Profile name '${name}' is reserved for disabled users.`, { param: 'name' });
     return this.tx(async (db) => {
       const now = this.wall(this.now());
       const rows = await db.query<{ description: string }>(`SELECT description FROM netsvc_profile WHERE groupname = ?${this.lockClause}`, [name]);
@@ -697,7 +701,9 @@ export abstract class SqlRadiusStore implements RadiusStore {
       const row = await this.lockUser(db, id);
       const actions: AttributeAction[] = [];
       for (const w of writes) {
-        if (isAuthAttribute(w.attribute)) throw new RadiusStoreError('invalid', `Attribute '${w.attribute}' is managed by the user record.`);
+        if (isAuthAttribute(w.attribute)) {
+          throw new RadiusStoreError('invalid', `Attribute '${w.attribute}' is managed by the user record.`, { param: 'attribute' });
+        }
         actions.push(await this.writeAttribute(db, w.table === 'check' ? 'radcheck' : 'radreply', 'username', row.username, w));
       }
       if (actions.some((a) => a !== 'unchanged')) await this.touch(db, id, actor);

@@ -20,6 +20,17 @@ async function codeOf(p: Promise<unknown>): Promise<string> {
   }
 }
 
+/** The RadiusStoreError a call is refused with. */
+async function refusalOf(p: Promise<unknown>): Promise<RadiusStoreError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof RadiusStoreError) return err;
+    throw err;
+  }
+  throw new Error('expected a RadiusStoreError, the call succeeded');
+}
+
 describe.each(dialects)('RadiusStore on %s', (dialect) => {
   let t: RadiusTestDatabase;
   let store: RadiusStore;
@@ -160,6 +171,18 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
       expect(await codeOf(store.updateUser(mac!.id, { username: 'not-a-mac' }, actor))).toBe('invalid');
       const renamed = await store.updateUser(mac!.id, { username: 'aa-bb-cc-dd-ee-02' }, actor);
       expect(renamed.username).toBe('AA-BB-CC-DD-EE-02');
+    });
+
+    it('names the refused parameter in a typed field, not only in the message', async () => {
+      expect(await refusalOf(store.createUser({ username: 'not-a-mac', usertype: 'mac' }, actor))).toMatchObject({ code: 'invalid', param: 'username' });
+      expect(await refusalOf(store.createUser({ username: 'nopass', usertype: 'user' }, actor))).toMatchObject({ code: 'invalid', param: 'password' });
+      const [pin] = await store.listUsers({ username: '007007' }, page);
+      expect(await refusalOf(store.updateUser(pin!.id, { password: 'x' }, actor))).toMatchObject({ code: 'invalid', param: 'password' });
+      const auth = { attribute: 'Auth-Type', table: 'check' as const, op: ':=', value: 'Reject', multiple: false };
+      expect(await refusalOf(store.setUserAttributes(pin!.id, [auth], actor))).toMatchObject({ code: 'invalid', param: 'attribute' });
+      const purchase = { transaction_time: '2026-03-25 10:00:00', username: '007007', plan_name: '1 day', currency: 'euro', amount: '3' };
+      expect(await refusalOf(store.recordQuotaPurchase(purchase, actor))).toMatchObject({ code: 'invalid', param: 'currency' });
+      expect(await refusalOf(store.recordQuotaPurchase({ ...purchase, currency: 'EUR', plan_name: '' }, actor))).toMatchObject({ param: 'plan_name' });
     });
 
     it('renames in every FreeRADIUS table at once and keeps accounting history under the old name', async () => {
