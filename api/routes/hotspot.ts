@@ -11,6 +11,7 @@ import ipaddr from 'ipaddr.js';
 import { DateTime } from 'luxon';
 import { freeradiusWouldUnquote, type AttributeCatalogue } from '../../storage/radius/attribute-catalogue.js';
 import { normaliseMac } from '../../storage/radius/mac.js';
+import { usernameFor } from '../../storage/radius/username.js';
 import {
   INFO_FIELD_MAX,
   INFO_FIELDS,
@@ -21,6 +22,7 @@ import {
   type InfoField,
   type RadiusStore,
   type UserInfo,
+  type UserType,
 } from '../../storage/radius/radius-store.js';
 import type { AppEnv } from '../context.js';
 import { paged } from '../envelope.js';
@@ -43,8 +45,6 @@ export interface HotspotRouteDeps {
 const DEFAULT_PER_PAGE = 100;
 /** Items one attach-access/detach-access request may carry. */
 export const MAX_BULK_ITEMS = 100;
-/** FreeRADIUS's safe_characters minus space: names outside it are MIME-escaped by the stock queries and never match. */
-const USERNAME = /^[A-Za-z0-9@._:/-]+$/;
 const PROFILE = /^[A-Za-z0-9_-]+$/;
 const EMAIL = /^[^\s@'"<>()\\,;:]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/;
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -590,16 +590,13 @@ export function parseProfiles(text: string): string[] {
   return out;
 }
 
-function checkUsername(name: string, usertype: 'user' | 'mac' | 'pin' | undefined): string {
-  if (usertype === 'mac') {
-    const mac = normaliseMac(name);
-    if (!mac) throw new BadRequestError('username', `Invalid parameter 'username': '${name}' is not a MAC address.`);
-    return mac;
+/** The name a new user is stored under (username.ts), checked before the store is asked. */
+function checkUsername(name: string, usertype: UserType): string {
+  try {
+    return usernameFor(usertype, name);
+  } catch (err) {
+    throw apiError(err);
   }
-  if (!USERNAME.test(name)) {
-    throw new BadRequestError('username', "Invalid parameter 'username': use letters, digits and @ . _ : / - only.");
-  }
-  return name;
 }
 
 function checkPassword(password: string): string {
@@ -800,7 +797,7 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
   router.openapi(updateUserRoute, async (c) => {
     const id = userIdOf(c.req.valid('param').userId);
     const b = c.req.valid('json');
-    if (b.username !== undefined && !normaliseMac(b.username)) checkUsername(b.username, undefined);
+    // The username is checked by the store against the user's stored type (a MAC only for a mac user).
     const user = await call(() =>
       storeFor(c).updateUser(
         id,

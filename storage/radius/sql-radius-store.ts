@@ -48,6 +48,7 @@ import {
 import { formatDuration, formatTraffic, MASKED_PASS, maskPassword } from './report-format.js';
 import { checkQuotaPurchase, splitProfiles } from './quota-purchase.js';
 import { freeradiusSchemaStatements } from './schema-files.js';
+import { usernameFor } from './username.js';
 
 /** Options every RadiusStore takes. */
 export interface RadiusStoreOptions {
@@ -426,8 +427,7 @@ export abstract class SqlRadiusStore implements RadiusStore {
   }
 
   async createUser(user: NewUser, actor: Actor): Promise<UserStamp> {
-    const username = user.usertype === 'mac' ? normaliseMac(user.username) : user.username;
-    if (!username) throw new RadiusStoreError('invalid', `Invalid parameter 'username': '${user.username}' is not a MAC address.`, { param: 'username' });
+    const username = usernameFor(user.usertype, user.username);
     if (user.usertype === 'user' && !user.password) throw new RadiusStoreError('invalid', "Missing required parameter 'password'.", { param: 'password' });
     const taken = (): RadiusStoreError => new RadiusStoreError('username_taken', `Username '${username}' already exists.`);
     const created = this.wall(this.now());
@@ -469,10 +469,8 @@ export abstract class SqlRadiusStore implements RadiusStore {
         let username = row.username;
         const type = (row.usertype ?? 'user') as UserType;
         if (changes.username !== undefined && changes.username !== row.username) {
-          const wanted = type === 'mac' ? normaliseMac(changes.username) : changes.username;
-          if (!wanted) {
-            throw new RadiusStoreError('invalid', `Invalid parameter 'username': '${changes.username}' is not a MAC address.`, { param: 'username' });
-          }
+          // Checked against the type stored for this user: a MAC only for a mac user, the name rule as given for the others.
+          const wanted = usernameFor(type, changes.username);
           if (wanted !== row.username) {
             if (this.nameKey(wanted) !== this.nameKey(row.username) && (await this.usernameTaken(db, wanted))) {
               throw new RadiusStoreError('username_taken', `Username '${wanted}' already exists.`);

@@ -118,6 +118,31 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
       expect(await call('POST', '/users/999999', { email: 'x@corp.test' })).toEqual({ status: 404, body: { status: false, errorMessage: 'User with ID: 999999 not found.' } });
     });
 
+    it("checks a new username against the user's own type: the name rule as given for user and pin, a MAC only for mac", async () => {
+      const spaced = ' \n\taabbccddeeff \n';
+      for (const name of ['alice', 'pin1234']) {
+        const id = await idOf(name);
+        const res = await call('POST', `/users/${id}`, { username: spaced });
+        expect(res.status, name).toBe(400);
+        expect(res.body.errorMessage).toContain("'username'");
+        expect((await call('GET', `/users/${id}`)).body.result[0].username).toBe(name);
+        // A bare MAC-like name is a valid name for them, stored exactly as given.
+        expect((await call('POST', `/users/${id}`, { username: 'aabbccddee0f' })).body.result[0].username).toBe('aabbccddee0f');
+        expect((await call('POST', `/users/${id}`, { username: name })).status).toBe(200);
+      }
+      const macId = await idOf('AA-BB-CC-DD-EE-FF');
+      expect((await call('POST', `/users/${macId}`, { username: spaced })).body.result[0].username).toBe('AA-BB-CC-DD-EE-FF');
+      expect((await call('POST', `/users/${macId}`, { username: 'aa:bb:cc:dd:ee:0e' })).body.result[0].username).toBe('AA-BB-CC-DD-EE-0E');
+      const notMac = await call('POST', `/users/${macId}`, { username: 'alice9' });
+      expect(notMac.status).toBe(400);
+      expect(notMac.body.errorMessage).toContain("'username'");
+      expect((await call('POST', `/users/${macId}`, { username: 'AA-BB-CC-DD-EE-FF' })).status).toBe(200);
+      const stored = await t.raw.query<{ username: string }>(
+        `SELECT username FROM radcheck UNION ALL SELECT username FROM netsvc_userinfo UNION ALL SELECT username FROM radusergroup`,
+      );
+      expect(stored.filter((r) => /\s/.test(r.username))).toEqual([]);
+    });
+
     it('lists users in the paged envelope, one extra row deciding isLastPage', async () => {
       const first = await call('GET', '/users?perPage=2');
       expect(first.body).toMatchObject({

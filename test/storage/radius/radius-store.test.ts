@@ -173,6 +173,20 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
       expect(renamed.username).toBe('AA-BB-CC-DD-EE-02');
     });
 
+    it("checks a rename against the user's stored type, never trimming a name it stores as given", async () => {
+      const [alice] = await store.listUsers({ username: 'alice' }, page);
+      const [pin] = await store.listUsers({ username: '007007' }, page);
+      for (const u of [alice!, pin!]) {
+        expect(await refusalOf(store.updateUser(u.id, { username: ' aabbccddeeff\n' }, actor))).toMatchObject({ code: 'invalid', param: 'username' });
+        expect(await refusalOf(store.updateUser(u.id, { username: 'x'.repeat(65) }, actor))).toMatchObject({ code: 'invalid', param: 'username' });
+        expect((await store.getUser(u.id))?.username).toBe(u.username);
+      }
+      const [mac] = await store.listUsers({ username: 'AA-BB-CC-DD-EE-02' }, page);
+      expect((await store.updateUser(mac!.id, { username: ' aabb.ccdd.ee03\n' }, actor)).username).toBe('AA-BB-CC-DD-EE-03');
+      expect(await checkRows('AA-BB-CC-DD-EE-03')).toEqual(['Auth-Type := Accept']);
+      await store.updateUser(mac!.id, { username: 'AA-BB-CC-DD-EE-02' }, actor);
+    });
+
     it('names the refused parameter in a typed field, not only in the message', async () => {
       expect(await refusalOf(store.createUser({ username: 'not-a-mac', usertype: 'mac' }, actor))).toMatchObject({ code: 'invalid', param: 'username' });
       expect(await refusalOf(store.createUser({ username: 'nopass', usertype: 'user' }, actor))).toMatchObject({ code: 'invalid', param: 'password' });
