@@ -463,6 +463,8 @@ export abstract class SqlRadiusStore implements RadiusStore {
   }
 
   async updateUser(id: number, changes: UserChanges, actor: Actor): Promise<UserDetail> {
+    // The new name as it would be stored (a MAC normalised), for the conflict message when another writer takes it first.
+    let renameTo: string | undefined;
     try {
       return await this.tx(async (db) => {
         const row = await this.lockUser(db, id);
@@ -471,6 +473,7 @@ export abstract class SqlRadiusStore implements RadiusStore {
         if (changes.username !== undefined && changes.username !== row.username) {
           // Checked against the type stored for this user: a MAC only for a mac user, the name rule as given for the others.
           const wanted = usernameFor(type, changes.username);
+          renameTo = wanted;
           if (wanted !== row.username) {
             if (this.nameKey(wanted) !== this.nameKey(row.username) && (await this.usernameTaken(db, wanted))) {
               throw new RadiusStoreError('username_taken', `Username '${wanted}' already exists.`);
@@ -515,7 +518,7 @@ export abstract class SqlRadiusStore implements RadiusStore {
         return (await this.readDetail(db, id))!;
       });
     } catch (err) {
-      if (this.isUniqueViolation(err)) throw new RadiusStoreError('username_taken', `Username '${changes.username}' already exists.`);
+      if (this.isUniqueViolation(err)) throw new RadiusStoreError('username_taken', `Username '${renameTo ?? changes.username}' already exists.`);
       throw err;
     }
   }

@@ -133,3 +133,25 @@ export function userAttribute(name: string, value: string | number): AttributeWr
 export function profileAttribute(name: string, value: string | number): AttributeWrite {
   return attributeWrite('profile', name, value);
 }
+
+/**
+ * `inner` with `before(sql, client)` run ahead of every statement, on the same
+ * connection and inside the same transaction: how a test makes a write meet
+ * another writer's row, or fail, part-way through.
+ */
+export function interceptedClient(inner: SqlClient, before: (sql: string, client: SqlClient) => Promise<void>): SqlClient {
+  const wrap = (c: SqlClient): SqlClient => ({
+    dialect: c.dialect,
+    async query<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+      await before(sql, c);
+      return c.query<T>(sql, params);
+    },
+    async execute(sql: string, params?: readonly unknown[]) {
+      await before(sql, c);
+      return c.execute(sql, params);
+    },
+    transaction: (fn) => c.transaction((tx) => fn(wrap(tx))),
+    close: () => c.close(),
+  });
+  return wrap(inner);
+}

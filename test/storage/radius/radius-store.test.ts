@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { radiusStoreFor } from '../../../storage/radius/open-radius-store.js';
 import { RadiusStoreError, type RadiusStore } from '../../../storage/radius/radius-store.js';
+import { openSqlClient } from '../../../storage/sql/open-sql-client.js';
 import type { SqlClient } from '../../../storage/sql/sql-client.js';
 import { availableDialects } from '../../helpers/databases.js';
-import { createRadiusDatabase, insertAcct, insertPostAuth, type RadiusTestDatabase } from '../../helpers/radius.js';
+import { createRadiusDatabase, insertAcct, insertPostAuth, interceptedClient, type RadiusTestDatabase } from '../../helpers/radius.js';
 
 const dialects = await availableDialects();
 const actor = { name: 'api-alice' };
@@ -212,6 +214,32 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
       expect((await rows("SELECT COUNT(*) AS n FROM radreply WHERE username = 'erin2'"))[0]!.n).toEqual(expect.anything());
       expect(Number((await rows("SELECT COUNT(*) AS n FROM radreply WHERE username = 'erin2'"))[0]!.n)).toBe(1);
       expect(Number((await rows("SELECT COUNT(*) AS n FROM radacct WHERE username = 'erin'"))[0]!.n)).toBe(1);
+    });
+
+    it('a rename that loses the name to another writer is a conflict naming the normalised name, and changes nothing', async () => {
+      const stamp = await store.createUser({ username: 'aa:bb:cc:dd:ee:21', usertype: 'mac' }, actor);
+      // Another writer creates the wanted name after the store checked it was free, just before the store's own write.
+      let armed = true;
+      const racing = radiusStoreFor(
+        interceptedClient(openSqlClient(t.db.url, '/'), async (sql, db) => {
+          if (!armed || !sql.startsWith('UPDATE netsvc_userinfo SET username')) return;
+          armed = false;
+          await db.execute(`INSERT INTO netsvc_userinfo (username, usertype, createddate, createdby) VALUES ('AA-BB-CC-DD-EE-22', 'mac', ?, 'other')`, [
+            '2026-03-25 09:00:00',
+          ]);
+        }),
+        { timeZone: 'UTC' },
+      );
+      try {
+        const err = await refusalOf(racing.updateUser(Number(stamp.id), { username: 'aa:bb:cc:dd:ee:22' }, actor));
+        expect(err).toMatchObject({ code: 'username_taken', message: "Username 'AA-BB-CC-DD-EE-22' already exists." });
+      } finally {
+        await racing.close();
+      }
+      expect(armed).toBe(false);
+      expect(await checkRows('AA-BB-CC-DD-EE-21')).toEqual(['Auth-Type := Accept']);
+      expect(await checkRows('AA-BB-CC-DD-EE-22')).toEqual([]);
+      expect((await store.getUser(Number(stamp.id)))?.username).toBe('AA-BB-CC-DD-EE-21');
     });
 
     it('deletes radcheck, radreply, radusergroup and info rows, keeping radacct and radpostauth', async () => {
