@@ -40,6 +40,8 @@ export interface HotspotRouteDeps {
   timezone: string;
   /** Largest perPage; larger values are reduced (default 2000). */
   maxPerPage?: number;
+  /** Told about every RADIUS database that cannot be used (answered 503), with the driver's reason in `cause`, for the log. */
+  onStoreError?: (entity: string, err: RadiusStoreError) => void;
 }
 
 const DEFAULT_PER_PAGE = 100;
@@ -54,6 +56,7 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 const failure = (description: string) => json(failureSchema, description);
 const notFound = { 404: failure('Unknown user or profile') };
+const unavailable = { 503: failure('The entity\u2019s RADIUS database cannot be reached, or has no tables yet') };
 
 const q = (name: string, max: number, description: string, example?: string) =>
   z
@@ -296,7 +299,7 @@ const historicalRoute = createRoute({
   tags,
   summary: 'Accounting sessions (radacct), newest first; filters exact, MACs in any notation',
   request: { query: z.object({ ...sessionFilterParams, ipaddress: q('ipaddress', 45, 'User IP'), ...timeParams, ...pageQuery }) },
-  responses: { 200: json(pagedSchema(historicalRecord, 'HistoricalSessions'), 'Paged sessions'), ...authFailures },
+  responses: { 200: json(pagedSchema(historicalRecord, 'HistoricalSessions'), 'Paged sessions'), ...authFailures, ...unavailable },
 });
 
 const onlineRoute = createRoute({
@@ -305,7 +308,7 @@ const onlineRoute = createRoute({
   tags,
   summary: 'Sessions without a stop time, newest first',
   request: { query: z.object({ ...sessionFilterParams, ...timeParams, ...pageQuery }) },
-  responses: { 200: json(pagedSchema(onlineRecord, 'OnlineSessions'), 'Paged online sessions'), ...authFailures },
+  responses: { 200: json(pagedSchema(onlineRecord, 'OnlineSessions'), 'Paged online sessions'), ...authFailures, ...unavailable },
 });
 
 const attemptsRoute = createRoute({
@@ -324,7 +327,7 @@ const attemptsRoute = createRoute({
       ...pageQuery,
     }),
   },
-  responses: { 200: json(pagedSchema(attemptRecord, 'LoginAttempts'), 'Paged login attempts'), ...authFailures },
+  responses: { 200: json(pagedSchema(attemptRecord, 'LoginAttempts'), 'Paged login attempts'), ...authFailures, ...unavailable },
 });
 
 const quotaRoute = createRoute({
@@ -343,7 +346,7 @@ const quotaRoute = createRoute({
       ...pageQuery,
     }),
   },
-  responses: { 200: json(pagedSchema(purchaseRecord, 'QuotaPurchases'), 'Paged purchases'), ...authFailures },
+  responses: { 200: json(pagedSchema(purchaseRecord, 'QuotaPurchases'), 'Paged purchases'), ...authFailures, ...unavailable },
 });
 
 const listUsersRoute = createRoute({
@@ -362,7 +365,7 @@ const listUsersRoute = createRoute({
       ...pageQuery,
     }),
   },
-  responses: { 200: json(pagedSchema(userSummary, 'HotspotUsers'), 'Paged users'), ...authFailures },
+  responses: { 200: json(pagedSchema(userSummary, 'HotspotUsers'), 'Paged users'), ...authFailures, ...unavailable },
 });
 
 const getUserRoute = createRoute({
@@ -371,7 +374,7 @@ const getUserRoute = createRoute({
   tags,
   summary: 'One user, detail form (password masked)',
   request: { params: userIdParam },
-  responses: { 200: json(messageResult(z.array(userDetail), 'HotspotUserResult'), 'The user'), ...authFailures, ...notFound },
+  responses: { 200: json(messageResult(z.array(userDetail), 'HotspotUserResult'), 'The user'), ...authFailures, ...unavailable, ...notFound },
 });
 
 const createUserRoute = createRoute({
@@ -383,6 +386,7 @@ const createUserRoute = createRoute({
   responses: {
     200: json(messageResult(stampSchema, 'HotspotUserCreated'), 'Created'),
     ...authFailures,
+    ...unavailable,
     ...notFound,
     409: failure('Username already exists'),
   },
@@ -397,6 +401,7 @@ const updateUserRoute = createRoute({
   responses: {
     200: json(messageResult(z.array(userDetail), 'HotspotUserUpdated'), 'Updated'),
     ...authFailures,
+    ...unavailable,
     ...notFound,
     409: failure('Username already exists'),
   },
@@ -408,7 +413,12 @@ const deleteUserRoute = createRoute({
   tags,
   summary: 'Delete a user (radcheck, radreply, radusergroup, info); history stays',
   request: { params: userIdParam },
-  responses: { 200: json(messageResult(z.object({ id: z.string(), username: z.string() }), 'HotspotUserDeleted'), 'Deleted'), ...authFailures, ...notFound },
+  responses: {
+    200: json(messageResult(z.object({ id: z.string(), username: z.string() }), 'HotspotUserDeleted'), 'Deleted'),
+    ...authFailures,
+    ...unavailable,
+    ...notFound,
+  },
 });
 
 const attachProfileRoute = createRoute({
@@ -420,6 +430,7 @@ const attachProfileRoute = createRoute({
   responses: {
     200: json(messageResult(z.object({ username: z.string(), attached: z.string(), profile: z.string() }), 'ProfileAttached'), 'Attached'),
     ...authFailures,
+    ...unavailable,
     ...notFound,
     409: json(conflictSchema, 'The user already has the profile'),
   },
@@ -443,6 +454,7 @@ const detachProfileRoute = createRoute({
       'Detached, or nothing to detach',
     ),
     ...authFailures,
+    ...unavailable,
     ...notFound,
   },
 });
@@ -453,7 +465,11 @@ const profilesRoute = createRoute({
   tags,
   summary: 'Profiles (FreeRADIUS groups) by name',
   request: { query: z.object({ ...pageQuery }) },
-  responses: { 200: json(pagedSchema(z.object({ groupname: z.string(), description: z.string() }).openapi('Profile'), 'Profiles'), 'Paged profiles'), ...authFailures },
+  responses: {
+    200: json(pagedSchema(z.object({ groupname: z.string(), description: z.string() }).openapi('Profile'), 'Profiles'), 'Paged profiles'),
+    ...authFailures,
+    ...unavailable,
+  },
 });
 
 const profileUsersRoute = createRoute({
@@ -482,6 +498,7 @@ const profileUsersRoute = createRoute({
       'Paged profile users',
     ),
     ...authFailures,
+    ...unavailable,
     ...notFound,
   },
 });
@@ -512,6 +529,7 @@ const userAccessRoute = createRoute({
       'The user’s attributes',
     ),
     ...authFailures,
+    ...unavailable,
     ...notFound,
   },
 });
@@ -527,6 +545,7 @@ const attachAccessRoute = createRoute({
     400: json(attachAccessResponse, 'Every item failed, or the body is malformed'),
     401: authFailures[401],
     403: authFailures[403],
+    ...unavailable,
     ...notFound,
   },
 });
@@ -542,6 +561,7 @@ const detachAccessRoute = createRoute({
     400: json(detachAccessResponse, 'Every item failed, or the body is malformed'),
     401: authFailures[401],
     403: authFailures[403],
+    ...unavailable,
     ...notFound,
   },
 });
@@ -638,16 +658,11 @@ function apiError(err: unknown): unknown {
       return new ConflictError(err.message, { result: [] });
     case 'invalid':
       return new BadRequestError(err.param, err.message);
+    // Fixed texts: the store's message names tables and the driver's reason, which are for the operator's log, not the client.
     case 'schema_missing':
-      return new UnavailableError(err.message);
-  }
-}
-
-async function call<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (err) {
-    throw apiError(err);
+      return new UnavailableError('The RADIUS database is not ready: its tables are missing (netsvc db migrate).', {}, { cause: err });
+    case 'unavailable':
+      return new UnavailableError('The RADIUS database cannot be reached right now.', {}, { cause: err });
   }
 }
 
@@ -666,6 +681,18 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
     return store;
   };
   const actor = (c: Context<AppEnv>) => ({ name: c.get('principal').user });
+
+  /** Runs a store call of the request, its refusals turned into the API's errors. */
+  const call = async <T>(c: Context<AppEnv>, fn: () => Promise<T>): Promise<T> => {
+    try {
+      return await fn();
+    } catch (err) {
+      if (err instanceof RadiusStoreError && (err.code === 'unavailable' || err.code === 'schema_missing')) {
+        deps.onStoreError?.(c.get('principal').entity, err);
+      }
+      throw apiError(err);
+    }
+  };
 
   /** The user_access map: attribute name → id, format and value in the client's unit. */
   const accessMap = (rows: AttributeRow[]) => {
@@ -688,7 +715,7 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
   router.openapi(historicalRoute, async (c) => {
     const qy = c.req.valid('query');
     const page = pageFor(qy);
-    const rows = await call(() =>
+    const rows = await call(c, () =>
       storeFor(c).historicalSessions(
         {
           username: qy.username,
@@ -708,7 +735,7 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
   router.openapi(onlineRoute, async (c) => {
     const qy = c.req.valid('query');
     const page = pageFor(qy);
-    const rows = await call(() =>
+    const rows = await call(c, () =>
       storeFor(c).onlineSessions(
         {
           username: qy.username,
@@ -727,7 +754,7 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
   router.openapi(attemptsRoute, async (c) => {
     const qy = c.req.valid('query');
     const page = pageFor(qy);
-    const rows = await call(() => storeFor(c).loginAttempts({ username: qy.username, reply: qy.reply, ...timeRange(qy, zone) }, page));
+    const rows = await call(c, () => storeFor(c).loginAttempts({ username: qy.username, reply: qy.reply, ...timeRange(qy, zone) }, page));
     return c.json(paged(rows, page.page, page.perPage) as z.infer<ReturnType<typeof pagedSchema<typeof attemptRecord>>>, 200);
   });
 
@@ -741,7 +768,7 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
         (/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(tt) && DateTime.fromFormat(tt, 'yyyy-LL-dd HH:mm:ss').isValid);
       if (!valid) throw new BadRequestError('transaction_time', `Invalid parameter 'transaction_time': '${tt}' is not YYYY-MM-DD or YYYY-MM-DD HH:mm:ss.`);
     }
-    const rows = await call(() =>
+    const rows = await call(c, () =>
       storeFor(c).quotaPurchases(
         {
           transaction_time: qy.transaction_time,
@@ -760,13 +787,13 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
   router.openapi(listUsersRoute, async (c) => {
     const qy = c.req.valid('query');
     const page = pageFor(qy);
-    const rows = await call(() => storeFor(c).listUsers({ id: qy.id === undefined ? undefined : Number(qy.id), username: qy.username }, page));
+    const rows = await call(c, () => storeFor(c).listUsers({ id: qy.id === undefined ? undefined : Number(qy.id), username: qy.username }, page));
     return c.json(paged(rows, page.page, page.perPage), 200);
   });
 
   router.openapi(getUserRoute, async (c) => {
     const id = userIdOf(c.req.valid('param').userId);
-    const user = await call(() => storeFor(c).getUser(id));
+    const user = await call(c, () => storeFor(c).getUser(id));
     if (!user) throw new NotFoundError(`User with ID: ${id} not found.`);
     return c.json({ status: true as const, message: 'User retrieved successfully.', result: [user] }, 200);
   });
@@ -778,7 +805,7 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
     if (b.usertype !== 'user' && b.password !== undefined) {
       throw new BadRequestError('password', `Invalid parameter 'password': a '${b.usertype}' user has no password (it authenticates by Auth-Type := Accept).`);
     }
-    const stamp = await call(() =>
+    const stamp = await call(c, () =>
       storeFor(c).createUser(
         {
           username,
@@ -798,7 +825,7 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
     const id = userIdOf(c.req.valid('param').userId);
     const b = c.req.valid('json');
     // The username is checked by the store against the user's stored type (a MAC only for a mac user).
-    const user = await call(() =>
+    const user = await call(c, () =>
       storeFor(c).updateUser(
         id,
         {
@@ -816,7 +843,7 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
 
   router.openapi(deleteUserRoute, async (c) => {
     const id = userIdOf(c.req.valid('param').userId);
-    const gone = await call(() => storeFor(c).deleteUser(id));
+    const gone = await call(c, () => storeFor(c).deleteUser(id));
     return c.json({ status: true as const, message: `User '${gone.username}' deleted successfully.`, result: gone }, 200);
   });
 
@@ -824,7 +851,7 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
     const id = userIdOf(c.req.valid('param').userId);
     const profile = c.req.valid('json').profileName.trim();
     if (!PROFILE.test(profile)) throw new BadRequestError('profileName', "Invalid parameter 'profileName': use letters, digits, - and _ only.");
-    const m = await call(() => storeFor(c).attachProfile(id, profile, actor(c)));
+    const m = await call(c, () => storeFor(c).attachProfile(id, profile, actor(c)));
     return c.json(
       { status: true as const, message: `Profile '${profile}' attached to user '${m.username}'.`, result: { username: m.username, attached: profile, profile: m.profile } },
       200,
@@ -835,7 +862,7 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
     const id = userIdOf(c.req.valid('param').userId);
     const profile = c.req.valid('json').profileName.trim();
     if (!PROFILE.test(profile)) throw new BadRequestError('profileName', "Invalid parameter 'profileName': use letters, digits, - and _ only.");
-    const m = await call(() => storeFor(c).detachProfile(id, profile, actor(c)));
+    const m = await call(c, () => storeFor(c).detachProfile(id, profile, actor(c)));
     if (!m.changed) {
       return c.json({ status: true as const, message: `User '${m.username}' is not attached to profile '${profile}'; no action needed.`, result: [] as string[] }, 200);
     }
@@ -847,14 +874,14 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
 
   router.openapi(profilesRoute, async (c) => {
     const page = pageFor(c.req.valid('query'));
-    const rows = await call(() => storeFor(c).listProfiles(page));
+    const rows = await call(c, () => storeFor(c).listProfiles(page));
     return c.json(paged(rows, page.page, page.perPage), 200);
   });
 
   router.openapi(profileUsersRoute, async (c) => {
     const page = pageFor(c.req.valid('query'));
     const name = c.req.valid('param').profileName;
-    const rows = await call(() => storeFor(c).profileUsers(name, page));
+    const rows = await call(c, () => storeFor(c).profileUsers(name, page));
     return c.json(paged(rows, page.page, page.perPage), 200);
   });
 
@@ -865,7 +892,7 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
 
   router.openapi(userAccessRoute, async (c) => {
     const id = userIdOf(c.req.valid('param').userId);
-    const u = await call(() => storeFor(c).userAttributes(id));
+    const u = await call(c, () => storeFor(c).userAttributes(id));
     const attributes = u.attributes.map((r) => {
       const def = cat.get(r.attribute);
       return { [r.attribute]: { id: String(r.id), format: def?.format ?? 'String', value: cat.fromStored(def, r.value) } };
@@ -903,8 +930,8 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
       }
       accepted.push({ attribute: def.name, value: cat.fromStored(def, stored.value), write: cat.userWrite(def, stored.value) });
     }
-    const actions = accepted.length ? await call(() => store.setUserAttributes(id, accepted.map((a) => a.write), actor(c))) : [];
-    const u = await call(() => store.userAttributes(id));
+    const actions = accepted.length ? await call(c, () => store.setUserAttributes(id, accepted.map((a) => a.write), actor(c))) : [];
+    const u = await call(c, () => store.userAttributes(id));
     const success = accepted.map((a, i) => ({ attribute: a.attribute, value: a.value, action: actions[i]! }));
     const body = {
       status: success.length > 0,
@@ -933,8 +960,8 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
       if (!def) errors.push(`Unknown attribute '${item.attribute}'.`);
       else known.push({ attribute: def.name, table: def.table });
     }
-    const counts = known.length ? await call(() => store.unsetUserAttributes(id, known, actor(c))) : [];
-    const u = await call(() => store.userAttributes(id));
+    const counts = known.length ? await call(c, () => store.unsetUserAttributes(id, known, actor(c))) : [];
+    const u = await call(c, () => store.userAttributes(id));
     const success: Array<{ attribute: string; action: 'detached'; message: string }> = [];
     const skipped: Array<{ attribute: string; message: string }> = [];
     known.forEach((k, i) => {

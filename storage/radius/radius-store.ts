@@ -317,7 +317,16 @@ export interface IndexReport {
 }
 
 /** What kind of refusal a RadiusStoreError is; the API maps it to a status. */
-export type RadiusStoreErrorCode = 'user_not_found' | 'username_taken' | 'profile_not_found' | 'profile_attached' | 'invalid' | 'schema_missing';
+export type RadiusStoreErrorCode =
+  | 'user_not_found'
+  | 'username_taken'
+  | 'profile_not_found'
+  | 'profile_attached'
+  | 'invalid'
+  /** The database lacks FreeRADIUS's or netsvc's tables (never migrated). */
+  | 'schema_missing'
+  /** The database cannot be reached (server down, unknown database, refused login). */
+  | 'unavailable';
 
 /** Why a store operation was refused; the API maps `code` to a status and `param` to the parameter it names. */
 export class RadiusStoreError extends Error {

@@ -85,6 +85,21 @@ const AUTH_ATTRIBUTES = ['Cleartext-Password', 'Auth-Type'];
 const isAuthAttribute = (name: string): boolean =>
   AUTH_ATTRIBUTES.some((a) => a.toLowerCase() === name.toLowerCase()) || /-password$/i.test(name);
 
+/** FreeRADIUS's tables the hotspot area reads or writes. */
+const FREERADIUS_TABLES = ['radcheck', 'radreply', 'radgroupcheck', 'radgroupreply', 'radusergroup', 'radacct', 'radpostauth', 'nas'];
+/** Node socket errors (mysql2 and pg pass them on as they are): the server cannot be reached at all. */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'PROTOCOL_CONNECTION_LOST',
+]);
+
 const INFO_COLUMNS = INFO_FIELDS.join(', ');
 const WALL = 'yyyy-LL-dd HH:mm:ss';
 // Deadlocks can happen between unrelated users on MariaDB gap locks; such a transaction is simply run again.
@@ -191,6 +206,50 @@ export abstract class SqlRadiusStore implements RadiusStore {
   protected dateText(value: unknown): string | null {
     if (value === null || value === undefined) return null;
     return String(value).slice(0, 19);
+  }
+
+  /**
+   * Runs one operation of the RadiusStore interface. A driver error that comes
+   * from a database that cannot be reached, or that lacks tables (never
+   * migrated), becomes RadiusStoreError `unavailable` / `schema_missing`, so the
+   * API can answer 503 without knowing drivers; which one is decided by
+   * probing the schema, not by reading driver messages. Any other driver
+   * error (a bug) goes on as it is.
+   */
+  private async guarded<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw await this.classified(err);
+    }
+  }
+
+  private async classified(err: unknown): Promise<unknown> {
+    if (err instanceof RadiusStoreError) return err;
+    const unreachable = (cause: unknown) =>
+      new RadiusStoreError('unavailable', `the RADIUS database cannot be reached: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+    if (UNREACHABLE.has(String((err as { code?: unknown })?.code))) return unreachable(err);
+    let missing: string[];
+    try {
+      missing = await this.missingTables();
+    } catch {
+      return unreachable(err);
+    }
+    if (!missing.length) return err;
+    return new RadiusStoreError(
+      'schema_missing',
+      `the RADIUS database lacks table(s) ${missing.join(', ')}: load FreeRADIUS's schema.sql (MariaDB/PostgreSQL), then run netsvc db migrate`,
+      { cause: err },
+    );
+  }
+
+  /** FreeRADIUS's and netsvc's tables that the database does not have. */
+  private async missingTables(): Promise<string[]> {
+    const missing: string[] = [];
+    for (const name of [...FREERADIUS_TABLES, ...this.tableSpecs().map((t) => t.name)]) {
+      if (!(await this.tableExists(this.db, name))) missing.push(name);
+    }
+    return missing;
   }
 
   private async tx<T>(fn: (db: SqlClient) => Promise<T>): Promise<T> {
@@ -408,242 +467,268 @@ export abstract class SqlRadiusStore implements RadiusStore {
   // ---------------------------------------------------------------- users
 
   async listUsers(filter: { id?: number; username?: string }, page: PageRequest): Promise<UserSummary[]> {
-    const c = new Conditions();
-    if (filter.id !== undefined) c.add('id = ?', filter.id);
-    if (filter.username !== undefined) c.add('username = ?', filter.username);
-    const rows = await this.db.query<InfoRow>(
-      `SELECT id, username, usertype, ${INFO_COLUMNS}, createddate, createdby, updateddate, updatedby FROM netsvc_userinfo ${c.where} ORDER BY id DESC LIMIT ? OFFSET ?`,
-      [...c.params, page.perPage + 1, offsetOf(page)],
-    );
-    const states = await this.authStates(
-      this.db,
-      rows.map((r) => r.username),
-    );
-    return rows.map((r) => this.summary(r, states.get(this.nameKey(r.username))));
+    return this.guarded(async () => {
+      const c = new Conditions();
+      if (filter.id !== undefined) c.add('id = ?', filter.id);
+      if (filter.username !== undefined) c.add('username = ?', filter.username);
+      const rows = await this.db.query<InfoRow>(
+        `SELECT id, username, usertype, ${INFO_COLUMNS}, createddate, createdby, updateddate, updatedby FROM netsvc_userinfo ${c.where} ORDER BY id DESC LIMIT ? OFFSET ?`,
+        [...c.params, page.perPage + 1, offsetOf(page)],
+      );
+      const states = await this.authStates(
+        this.db,
+        rows.map((r) => r.username),
+      );
+      return rows.map((r) => this.summary(r, states.get(this.nameKey(r.username))));
+    });
   }
 
   async getUser(id: number): Promise<UserDetail | undefined> {
-    return this.readDetail(this.db, id);
+    return this.guarded(async () => {
+      return this.readDetail(this.db, id);
+    });
   }
 
   async createUser(user: NewUser, actor: Actor): Promise<UserStamp> {
-    const username = usernameFor(user.usertype, user.username);
-    if (user.usertype === 'user' && !user.password) throw new RadiusStoreError('invalid', "Missing required parameter 'password'.", { param: 'password' });
-    const taken = (): RadiusStoreError => new RadiusStoreError('username_taken', `Username '${username}' already exists.`);
-    const created = this.wall(this.now());
-    try {
-      return await this.tx(async (db) => {
-        if (await this.usernameTaken(db, username)) throw taken();
-        await this.requireProfiles(db, user.profiles ?? []);
-        const info = INFO_FIELDS.map((f) => user[f] ?? null);
-        const id = await this.insertId(
-          db,
-          `INSERT INTO netsvc_userinfo (username, usertype, ${INFO_COLUMNS}, createddate, createdby) VALUES (?, ?, ${INFO_FIELDS.map(() => '?').join(', ')}, ?, ?)`,
-          [username, user.usertype, ...info, created, actor.name],
-        );
-        if (user.usertype === 'user') {
-          await db.execute(`INSERT INTO radcheck (username, attribute, op, value) VALUES (?, 'Cleartext-Password', ':=', ?)`, [
-            username,
-            user.password,
-          ]);
-        } else {
-          await db.execute(`INSERT INTO radcheck (username, attribute, op, value) VALUES (?, 'Auth-Type', ':=', 'Accept')`, [username]);
-        }
-        let priority = 1;
-        for (const profile of user.profiles ?? []) {
-          await db.execute(`INSERT INTO radusergroup (username, groupname, priority) VALUES (?, ?, ?)`, [username, profile, priority++]);
-        }
-        if (user.disabled) await this.setDisabled(db, username, true);
-        return { id: String(id), username, createdby: actor.name, createddate: created, updatedby: null, updateddate: null };
-      });
-    } catch (err) {
-      if (this.isUniqueViolation(err)) throw taken();
-      throw err;
-    }
+    return this.guarded(async () => {
+      const username = usernameFor(user.usertype, user.username);
+      if (user.usertype === 'user' && !user.password) throw new RadiusStoreError('invalid', "Missing required parameter 'password'.", { param: 'password' });
+      const taken = (): RadiusStoreError => new RadiusStoreError('username_taken', `Username '${username}' already exists.`);
+      const created = this.wall(this.now());
+      try {
+        return await this.tx(async (db) => {
+          if (await this.usernameTaken(db, username)) throw taken();
+          await this.requireProfiles(db, user.profiles ?? []);
+          const info = INFO_FIELDS.map((f) => user[f] ?? null);
+          const id = await this.insertId(
+            db,
+            `INSERT INTO netsvc_userinfo (username, usertype, ${INFO_COLUMNS}, createddate, createdby) VALUES (?, ?, ${INFO_FIELDS.map(() => '?').join(', ')}, ?, ?)`,
+            [username, user.usertype, ...info, created, actor.name],
+          );
+          if (user.usertype === 'user') {
+            await db.execute(`INSERT INTO radcheck (username, attribute, op, value) VALUES (?, 'Cleartext-Password', ':=', ?)`, [
+              username,
+              user.password,
+            ]);
+          } else {
+            await db.execute(`INSERT INTO radcheck (username, attribute, op, value) VALUES (?, 'Auth-Type', ':=', 'Accept')`, [username]);
+          }
+          let priority = 1;
+          for (const profile of user.profiles ?? []) {
+            await db.execute(`INSERT INTO radusergroup (username, groupname, priority) VALUES (?, ?, ?)`, [username, profile, priority++]);
+          }
+          if (user.disabled) await this.setDisabled(db, username, true);
+          return { id: String(id), username, createdby: actor.name, createddate: created, updatedby: null, updateddate: null };
+        });
+      } catch (err) {
+        if (this.isUniqueViolation(err)) throw taken();
+        throw err;
+      }
+    });
   }
 
   async updateUser(id: number, changes: UserChanges, actor: Actor): Promise<UserDetail> {
-    // The new name as it would be stored (a MAC normalised), for the conflict message when another writer takes it first.
-    let renameTo: string | undefined;
-    try {
-      return await this.tx(async (db) => {
-        const row = await this.lockUser(db, id);
-        let username = row.username;
-        const type = (row.usertype ?? 'user') as UserType;
-        if (changes.username !== undefined && changes.username !== row.username) {
-          // Checked against the type stored for this user: a MAC only for a mac user, the name rule as given for the others.
-          const wanted = usernameFor(type, changes.username);
-          renameTo = wanted;
-          if (wanted !== row.username) {
-            if (this.nameKey(wanted) !== this.nameKey(row.username) && (await this.usernameTaken(db, wanted))) {
-              throw new RadiusStoreError('username_taken', `Username '${wanted}' already exists.`);
+    return this.guarded(async () => {
+      // The new name as it would be stored (a MAC normalised), for the conflict message when another writer takes it first.
+      let renameTo: string | undefined;
+      try {
+        return await this.tx(async (db) => {
+          const row = await this.lockUser(db, id);
+          let username = row.username;
+          const type = (row.usertype ?? 'user') as UserType;
+          if (changes.username !== undefined && changes.username !== row.username) {
+            // Checked against the type stored for this user: a MAC only for a mac user, the name rule as given for the others.
+            const wanted = usernameFor(type, changes.username);
+            renameTo = wanted;
+            if (wanted !== row.username) {
+              if (this.nameKey(wanted) !== this.nameKey(row.username) && (await this.usernameTaken(db, wanted))) {
+                throw new RadiusStoreError('username_taken', `Username '${wanted}' already exists.`);
+              }
+              for (const table of ['radcheck', 'radreply', 'radusergroup']) {
+                await db.execute(`UPDATE ${table} SET username = ? WHERE username = ?`, [wanted, row.username]);
+              }
+              await db.execute(`UPDATE netsvc_userinfo SET username = ? WHERE id = ?`, [wanted, id]);
+              username = wanted;
             }
-            for (const table of ['radcheck', 'radreply', 'radusergroup']) {
-              await db.execute(`UPDATE ${table} SET username = ? WHERE username = ?`, [wanted, row.username]);
+          }
+          if (changes.password !== undefined) {
+            if (type !== 'user') {
+              throw new RadiusStoreError('invalid', `Invalid parameter 'password': a '${type}' user has no password (it authenticates by Auth-Type := Accept).`, {
+                param: 'password',
+              });
             }
-            await db.execute(`UPDATE netsvc_userinfo SET username = ? WHERE id = ?`, [wanted, id]);
-            username = wanted;
-          }
-        }
-        if (changes.password !== undefined) {
-          if (type !== 'user') {
-            throw new RadiusStoreError('invalid', `Invalid parameter 'password': a '${type}' user has no password (it authenticates by Auth-Type := Accept).`, {
-              param: 'password',
-            });
-          }
-          const res = await db.execute(`UPDATE radcheck SET value = ?, op = ':=' WHERE username = ? AND attribute = 'Cleartext-Password'`, [
-            changes.password,
-            username,
-          ]);
-          if (res.affectedRows === 0) {
-            await db.execute(`INSERT INTO radcheck (username, attribute, op, value) VALUES (?, 'Cleartext-Password', ':=', ?)`, [
-              username,
+            const res = await db.execute(`UPDATE radcheck SET value = ?, op = ':=' WHERE username = ? AND attribute = 'Cleartext-Password'`, [
               changes.password,
+              username,
             ]);
+            if (res.affectedRows === 0) {
+              await db.execute(`INSERT INTO radcheck (username, attribute, op, value) VALUES (?, 'Cleartext-Password', ':=', ?)`, [
+                username,
+                changes.password,
+              ]);
+            }
           }
-        }
-        const fields = INFO_FIELDS.filter((f) => changes[f] !== undefined);
-        const sets = [...fields.map((f) => `${f} = ?`), 'updateddate = ?', 'updatedby = ?'];
-        await db.execute(`UPDATE netsvc_userinfo SET ${sets.join(', ')} WHERE id = ?`, [
-          ...fields.map((f) => changes[f] ?? null),
-          this.wall(this.now()),
-          actor.name,
-          id,
-        ]);
-        if (changes.profiles !== undefined) {
-          await this.requireProfiles(db, changes.profiles);
-          await this.replaceProfiles(db, username, changes.profiles);
-        }
-        if (changes.disabled !== undefined) await this.setDisabled(db, username, changes.disabled);
-        return (await this.readDetail(db, id))!;
-      });
-    } catch (err) {
-      if (this.isUniqueViolation(err)) throw new RadiusStoreError('username_taken', `Username '${renameTo ?? changes.username}' already exists.`);
-      throw err;
-    }
+          const fields = INFO_FIELDS.filter((f) => changes[f] !== undefined);
+          const sets = [...fields.map((f) => `${f} = ?`), 'updateddate = ?', 'updatedby = ?'];
+          await db.execute(`UPDATE netsvc_userinfo SET ${sets.join(', ')} WHERE id = ?`, [
+            ...fields.map((f) => changes[f] ?? null),
+            this.wall(this.now()),
+            actor.name,
+            id,
+          ]);
+          if (changes.profiles !== undefined) {
+            await this.requireProfiles(db, changes.profiles);
+            await this.replaceProfiles(db, username, changes.profiles);
+          }
+          if (changes.disabled !== undefined) await this.setDisabled(db, username, changes.disabled);
+          return (await this.readDetail(db, id))!;
+        });
+      } catch (err) {
+        if (this.isUniqueViolation(err)) throw new RadiusStoreError('username_taken', `Username '${renameTo ?? changes.username}' already exists.`);
+        throw err;
+      }
+    });
   }
 
   async deleteUser(id: number): Promise<{ id: string; username: string }> {
-    return this.tx(async (db) => {
-      const row = await this.lockUser(db, id);
-      for (const table of ['radcheck', 'radreply', 'radusergroup']) {
-        await db.execute(`DELETE FROM ${table} WHERE username = ?`, [row.username]);
-      }
-      await db.execute(`DELETE FROM netsvc_userinfo WHERE id = ?`, [id]);
-      return { id: String(id), username: row.username };
+    return this.guarded(async () => {
+      return this.tx(async (db) => {
+        const row = await this.lockUser(db, id);
+        for (const table of ['radcheck', 'radreply', 'radusergroup']) {
+          await db.execute(`DELETE FROM ${table} WHERE username = ?`, [row.username]);
+        }
+        await db.execute(`DELETE FROM netsvc_userinfo WHERE id = ?`, [id]);
+        return { id: String(id), username: row.username };
+      });
     });
   }
 
   async attachProfile(id: number, profile: string, actor: Actor): Promise<ProfileMembership> {
-    return this.tx(async (db) => {
-      const row = await this.lockUser(db, id);
-      await this.requireProfiles(db, [profile]);
-      const existing = await db.query<{ groupname: string; priority: number }>(
-        `SELECT groupname, priority FROM radusergroup WHERE username = ?${this.lockClause}`,
-        [row.username],
-      );
-      if (existing.some((g) => this.nameKey(g.groupname) === this.nameKey(profile))) {
-        throw new RadiusStoreError('profile_attached', `User '${row.username}' already has profile '${profile}'.`);
-      }
-      const top = existing.filter((g) => !this.isDisabledGroup(g.groupname)).reduce((m, g) => Math.max(m, Number(g.priority)), 0);
-      await db.execute(`INSERT INTO radusergroup (username, groupname, priority) VALUES (?, ?, ?)`, [row.username, profile, top + 1]);
-      await this.touch(db, id, actor);
-      return { username: row.username, profile: await this.profileList(db, row.username), changed: true };
+    return this.guarded(async () => {
+      return this.tx(async (db) => {
+        const row = await this.lockUser(db, id);
+        await this.requireProfiles(db, [profile]);
+        const existing = await db.query<{ groupname: string; priority: number }>(
+          `SELECT groupname, priority FROM radusergroup WHERE username = ?${this.lockClause}`,
+          [row.username],
+        );
+        if (existing.some((g) => this.nameKey(g.groupname) === this.nameKey(profile))) {
+          throw new RadiusStoreError('profile_attached', `User '${row.username}' already has profile '${profile}'.`);
+        }
+        const top = existing.filter((g) => !this.isDisabledGroup(g.groupname)).reduce((m, g) => Math.max(m, Number(g.priority)), 0);
+        await db.execute(`INSERT INTO radusergroup (username, groupname, priority) VALUES (?, ?, ?)`, [row.username, profile, top + 1]);
+        await this.touch(db, id, actor);
+        return { username: row.username, profile: await this.profileList(db, row.username), changed: true };
+      });
     });
   }
 
   async detachProfile(id: number, profile: string, actor: Actor): Promise<ProfileMembership> {
-    return this.tx(async (db) => {
-      const row = await this.lockUser(db, id);
-      let changed = false;
-      if (!this.isDisabledGroup(profile)) {
-        const res = await db.execute(`DELETE FROM radusergroup WHERE username = ? AND groupname = ?`, [row.username, profile]);
-        changed = res.affectedRows > 0;
-      }
-      if (changed) await this.touch(db, id, actor);
-      return { username: row.username, profile: await this.profileList(db, row.username), changed };
+    return this.guarded(async () => {
+      return this.tx(async (db) => {
+        const row = await this.lockUser(db, id);
+        let changed = false;
+        if (!this.isDisabledGroup(profile)) {
+          const res = await db.execute(`DELETE FROM radusergroup WHERE username = ? AND groupname = ?`, [row.username, profile]);
+          changed = res.affectedRows > 0;
+        }
+        if (changed) await this.touch(db, id, actor);
+        return { username: row.username, profile: await this.profileList(db, row.username), changed };
+      });
     });
   }
 
   // ---------------------------------------------------------------- profiles
 
   async listProfiles(page: PageRequest): Promise<ProfileRecord[]> {
-    const rows = await this.db.query<{ groupname: string; description: string | null }>(
-      `SELECT g.groupname AS groupname, p.description AS description FROM (
-         SELECT groupname FROM radgroupcheck
-         UNION SELECT groupname FROM radgroupreply
-         UNION SELECT groupname FROM radusergroup
-         UNION SELECT groupname FROM netsvc_profile
-       ) g LEFT JOIN netsvc_profile p ON p.groupname = g.groupname
-       WHERE g.groupname <> ? AND g.groupname <> ''
-       ORDER BY g.groupname LIMIT ? OFFSET ?`,
-      [this.disabledGroup, page.perPage + 1, offsetOf(page)],
-    );
-    return rows.filter((r) => !this.isDisabledGroup(r.groupname)).map((r) => ({ groupname: r.groupname, description: str(r.description) }));
+    return this.guarded(async () => {
+      const rows = await this.db.query<{ groupname: string; description: string | null }>(
+        `SELECT g.groupname AS groupname, p.description AS description FROM (
+           SELECT groupname FROM radgroupcheck
+           UNION SELECT groupname FROM radgroupreply
+           UNION SELECT groupname FROM radusergroup
+           UNION SELECT groupname FROM netsvc_profile
+         ) g LEFT JOIN netsvc_profile p ON p.groupname = g.groupname
+         WHERE g.groupname <> ? AND g.groupname <> ''
+         ORDER BY g.groupname LIMIT ? OFFSET ?`,
+        [this.disabledGroup, page.perPage + 1, offsetOf(page)],
+      );
+      return rows.filter((r) => !this.isDisabledGroup(r.groupname)).map((r) => ({ groupname: r.groupname, description: str(r.description) }));
+    });
   }
 
   async profileUsers(profile: string, page: PageRequest): Promise<ProfileUserRecord[]> {
-    if (!(await this.profileExists(this.db, profile))) throw new RadiusStoreError('profile_not_found', `Profile '${profile}' not found.`);
-    const rows = await this.db.query<Row>(
-      `SELECT u.id AS id, g.username AS username, u.firstname AS firstname, u.lastname AS lastname, g.groupname AS groupname, g.priority AS priority
-       FROM radusergroup g LEFT JOIN netsvc_userinfo u ON u.username = g.username
-       WHERE g.groupname = ? ORDER BY g.username, g.id LIMIT ? OFFSET ?`,
-      [profile, page.perPage + 1, offsetOf(page)],
-    );
-    return rows.map((r) => ({
-      id: str(r.id),
-      username: str(r.username),
-      firstname: str(r.firstname),
-      lastname: str(r.lastname),
-      profileName: str(r.groupname),
-      priority: str(r.priority),
-    }));
+    return this.guarded(async () => {
+      if (!(await this.profileExists(this.db, profile))) throw new RadiusStoreError('profile_not_found', `Profile '${profile}' not found.`);
+      const rows = await this.db.query<Row>(
+        `SELECT u.id AS id, g.username AS username, u.firstname AS firstname, u.lastname AS lastname, g.groupname AS groupname, g.priority AS priority
+         FROM radusergroup g LEFT JOIN netsvc_userinfo u ON u.username = g.username
+         WHERE g.groupname = ? ORDER BY g.username, g.id LIMIT ? OFFSET ?`,
+        [profile, page.perPage + 1, offsetOf(page)],
+      );
+      return rows.map((r) => ({
+        id: str(r.id),
+        username: str(r.username),
+        firstname: str(r.firstname),
+        lastname: str(r.lastname),
+        profileName: str(r.groupname),
+        priority: str(r.priority),
+      }));
+    });
   }
 
   async saveProfile(name: string, description: string | undefined): Promise<ProfileRecord> {
-    if (this.isDisabledGroup(name)) throw new RadiusStoreError('invalid', `Profile name '${name}' is reserved for disabled users.`, { param: 'name' });
-    return this.tx(async (db) => {
-      const now = this.wall(this.now());
-      const rows = await db.query<{ description: string }>(`SELECT description FROM netsvc_profile WHERE groupname = ?${this.lockClause}`, [name]);
-      if (!rows.length) {
-        await db.execute(`INSERT INTO netsvc_profile (groupname, description, createddate) VALUES (?, ?, ?)`, [name, description ?? '', now]);
-      } else if (description !== undefined) {
-        await db.execute(`UPDATE netsvc_profile SET description = ?, updateddate = ? WHERE groupname = ?`, [description, now, name]);
-      }
-      await this.ensureFallThrough(db, name);
-      return { groupname: name, description: description ?? str(rows[0]?.description) };
+    return this.guarded(async () => {
+      if (this.isDisabledGroup(name)) throw new RadiusStoreError('invalid', `Profile name '${name}' is reserved for disabled users.`, { param: 'name' });
+      return this.tx(async (db) => {
+        const now = this.wall(this.now());
+        const rows = await db.query<{ description: string }>(`SELECT description FROM netsvc_profile WHERE groupname = ?${this.lockClause}`, [name]);
+        if (!rows.length) {
+          await db.execute(`INSERT INTO netsvc_profile (groupname, description, createddate) VALUES (?, ?, ?)`, [name, description ?? '', now]);
+        } else if (description !== undefined) {
+          await db.execute(`UPDATE netsvc_profile SET description = ?, updateddate = ? WHERE groupname = ?`, [description, now, name]);
+        }
+        await this.ensureFallThrough(db, name);
+        return { groupname: name, description: description ?? str(rows[0]?.description) };
+      });
     });
   }
 
   async describeProfile(name: string): Promise<ProfileDescription | undefined> {
-    if (!(await this.profileExists(this.db, name))) return undefined;
-    const [desc] = await this.db.query<{ description: string }>(`SELECT description FROM netsvc_profile WHERE groupname = ?`, [name]);
-    const check = await this.db.query<Row>(`SELECT id, attribute, op, value FROM radgroupcheck WHERE groupname = ? ORDER BY id`, [name]);
-    const reply = await this.db.query<Row>(`SELECT id, attribute, op, value FROM radgroupreply WHERE groupname = ? ORDER BY id`, [name]);
-    const [members] = await this.db.query<{ n: number }>(`SELECT COUNT(*) AS n FROM radusergroup WHERE groupname = ?`, [name]);
-    const rowsOf = (rows: Row[], table: 'check' | 'reply'): AttributeRow[] =>
-      rows.map((r) => ({ id: Number(r.id), table, attribute: str(r.attribute), op: str(r.op), value: str(r.value) }));
-    return {
-      groupname: name,
-      description: str(desc?.description),
-      attributes: [...rowsOf(check, 'check'), ...rowsOf(reply, 'reply')],
-      members: num(members?.n),
-    };
+    return this.guarded(async () => {
+      if (!(await this.profileExists(this.db, name))) return undefined;
+      const [desc] = await this.db.query<{ description: string }>(`SELECT description FROM netsvc_profile WHERE groupname = ?`, [name]);
+      const check = await this.db.query<Row>(`SELECT id, attribute, op, value FROM radgroupcheck WHERE groupname = ? ORDER BY id`, [name]);
+      const reply = await this.db.query<Row>(`SELECT id, attribute, op, value FROM radgroupreply WHERE groupname = ? ORDER BY id`, [name]);
+      const [members] = await this.db.query<{ n: number }>(`SELECT COUNT(*) AS n FROM radusergroup WHERE groupname = ?`, [name]);
+      const rowsOf = (rows: Row[], table: 'check' | 'reply'): AttributeRow[] =>
+        rows.map((r) => ({ id: Number(r.id), table, attribute: str(r.attribute), op: str(r.op), value: str(r.value) }));
+      return {
+        groupname: name,
+        description: str(desc?.description),
+        attributes: [...rowsOf(check, 'check'), ...rowsOf(reply, 'reply')],
+        members: num(members?.n),
+      };
+    });
   }
 
   async setProfileAttribute(name: string, write: AttributeWrite): Promise<AttributeAction> {
-    return this.tx(async (db) => {
-      if (!(await this.profileExists(db, name))) throw new RadiusStoreError('profile_not_found', `Profile '${name}' not found.`);
-      await this.ensureFallThrough(db, name);
-      const table = write.table === 'check' ? 'radgroupcheck' : 'radgroupreply';
-      return this.writeAttribute(db, table, 'groupname', name, write);
+    return this.guarded(async () => {
+      return this.tx(async (db) => {
+        if (!(await this.profileExists(db, name))) throw new RadiusStoreError('profile_not_found', `Profile '${name}' not found.`);
+        await this.ensureFallThrough(db, name);
+        const table = write.table === 'check' ? 'radgroupcheck' : 'radgroupreply';
+        return this.writeAttribute(db, table, 'groupname', name, write);
+      });
     });
   }
 
   async unsetProfileAttribute(name: string, attribute: string, table: 'check' | 'reply'): Promise<number> {
-    const t = table === 'check' ? 'radgroupcheck' : 'radgroupreply';
-    const res = await this.db.execute(`DELETE FROM ${t} WHERE groupname = ? AND attribute = ?`, [name, attribute]);
-    return res.affectedRows;
+    return this.guarded(async () => {
+      const t = table === 'check' ? 'radgroupcheck' : 'radgroupreply';
+      const res = await this.db.execute(`DELETE FROM ${t} WHERE groupname = ? AND attribute = ?`, [name, attribute]);
+      return res.affectedRows;
+    });
   }
 
   /** Adds or replaces one attribute's rows for a user or group; `owner` is a fixed column name. */
@@ -676,9 +761,11 @@ export abstract class SqlRadiusStore implements RadiusStore {
   // ---------------------------------------------------------------- user access
 
   async userAttributes(id: number): Promise<{ id: string; username: string; attributes: AttributeRow[] }> {
-    const [row] = await this.db.query<{ username: string }>(`SELECT username FROM netsvc_userinfo WHERE id = ?`, [id]);
-    if (!row) throw new RadiusStoreError('user_not_found', `User with ID: ${id} not found.`);
-    return { id: String(id), username: row.username, attributes: await this.attributeRows(this.db, row.username) };
+    return this.guarded(async () => {
+      const [row] = await this.db.query<{ username: string }>(`SELECT username FROM netsvc_userinfo WHERE id = ?`, [id]);
+      if (!row) throw new RadiusStoreError('user_not_found', `User with ID: ${id} not found.`);
+      return { id: String(id), username: row.username, attributes: await this.attributeRows(this.db, row.username) };
+    });
   }
 
   private async attributeRows(db: SqlClient, username: string): Promise<AttributeRow[]> {
@@ -698,35 +785,39 @@ export abstract class SqlRadiusStore implements RadiusStore {
   }
 
   async setUserAttributes(id: number, writes: AttributeWrite[], actor: Actor): Promise<AttributeAction[]> {
-    return this.tx(async (db) => {
-      const row = await this.lockUser(db, id);
-      const actions: AttributeAction[] = [];
-      for (const w of writes) {
-        if (isAuthAttribute(w.attribute)) {
-          throw new RadiusStoreError('invalid', `Attribute '${w.attribute}' is managed by the user record.`, { param: 'attribute' });
+    return this.guarded(async () => {
+      return this.tx(async (db) => {
+        const row = await this.lockUser(db, id);
+        const actions: AttributeAction[] = [];
+        for (const w of writes) {
+          if (isAuthAttribute(w.attribute)) {
+            throw new RadiusStoreError('invalid', `Attribute '${w.attribute}' is managed by the user record.`, { param: 'attribute' });
+          }
+          actions.push(await this.writeAttribute(db, w.table === 'check' ? 'radcheck' : 'radreply', 'username', row.username, w));
         }
-        actions.push(await this.writeAttribute(db, w.table === 'check' ? 'radcheck' : 'radreply', 'username', row.username, w));
-      }
-      if (actions.some((a) => a !== 'unchanged')) await this.touch(db, id, actor);
-      return actions;
+        if (actions.some((a) => a !== 'unchanged')) await this.touch(db, id, actor);
+        return actions;
+      });
     });
   }
 
   async unsetUserAttributes(id: number, items: Array<{ attribute: string; table: 'check' | 'reply' }>, actor: Actor): Promise<number[]> {
-    return this.tx(async (db) => {
-      const row = await this.lockUser(db, id);
-      const counts: number[] = [];
-      for (const item of items) {
-        if (isAuthAttribute(item.attribute)) {
-          counts.push(0);
-          continue;
+    return this.guarded(async () => {
+      return this.tx(async (db) => {
+        const row = await this.lockUser(db, id);
+        const counts: number[] = [];
+        for (const item of items) {
+          if (isAuthAttribute(item.attribute)) {
+            counts.push(0);
+            continue;
+          }
+          const table = item.table === 'check' ? 'radcheck' : 'radreply';
+          const res = await db.execute(`DELETE FROM ${table} WHERE username = ? AND attribute = ?`, [row.username, item.attribute]);
+          counts.push(res.affectedRows);
         }
-        const table = item.table === 'check' ? 'radcheck' : 'radreply';
-        const res = await db.execute(`DELETE FROM ${table} WHERE username = ? AND attribute = ?`, [row.username, item.attribute]);
-        counts.push(res.affectedRows);
-      }
-      if (counts.some((n) => n > 0)) await this.touch(db, id, actor);
-      return counts;
+        if (counts.some((n) => n > 0)) await this.touch(db, id, actor);
+        return counts;
+      });
     });
   }
 
@@ -803,101 +894,109 @@ export abstract class SqlRadiusStore implements RadiusStore {
   }
 
   async historicalSessions(filter: SessionFilter, page: PageRequest): Promise<HistoricalSession[]> {
-    const rows = await this.sessionRows(filter, page, false);
-    const hotspots = await this.hotspotNames(rows);
-    return rows.map((r) => ({
-      radacctid: num(r.radacctid),
-      hotspot: hotspots.get(str(r.nasipaddress)) ?? '',
-      username: str(r.username),
-      macaddress: displayMac(str(r.callingstationid)),
-      ipaddress: str(r.framedipaddress),
-      acctstarttime: this.acctTimeText(r.acctstarttime),
-      acctstoptime: this.acctTimeText(r.acctstoptime),
-      acctsessiontime: num(r.acctsessiontime),
-      calledstationid: displayMac(str(r.calledstationid)),
-      acctinputoctets: num(r.acctinputoctets),
-      acctoutputoctets: num(r.acctoutputoctets),
-      acctterminatecause: str(r.acctterminatecause),
-      nas: str(r.nasipaddress),
-    }));
-  }
-
-  async onlineSessions(filter: SessionFilter, page: PageRequest): Promise<OnlineSession[]> {
-    const { ipaddress: _ignored, ...rest } = filter;
-    const rows = await this.sessionRows(rest, page, true);
-    const hotspots = await this.hotspotNames(rows);
-    const names = new Map<string, string>();
-    const usernames = [...new Set(rows.map((r) => str(r.username)))];
-    if (usernames.length) {
-      const infos = await this.db.query<{ username: string; firstname: string | null; lastname: string | null }>(
-        `SELECT username, firstname, lastname FROM netsvc_userinfo WHERE username IN (${usernames.map(() => '?').join(', ')})`,
-        usernames,
-      );
-      for (const i of infos) names.set(this.nameKey(i.username), [str(i.firstname), str(i.lastname)].filter(Boolean).join(' '));
-    }
-    const now = this.now();
-    return rows.map((r) => {
-      const started = this.acctTimeMs(r.acctstarttime);
-      const elapsed = started === undefined ? num(r.acctsessiontime) : Math.max(num(r.acctsessiontime), (now - started) / 1000);
-      return {
+    return this.guarded(async () => {
+      const rows = await this.sessionRows(filter, page, false);
+      const hotspots = await this.hotspotNames(rows);
+      return rows.map((r) => ({
         radacctid: num(r.radacctid),
         hotspot: hotspots.get(str(r.nasipaddress)) ?? '',
         username: str(r.username),
-        nas: str(r.nasipaddress),
         macaddress: displayMac(str(r.callingstationid)),
-        calledstationid: displayMac(str(r.calledstationid)),
         ipaddress: str(r.framedipaddress),
-        starttime: this.acctTimeText(r.acctstarttime),
-        traffic: formatTraffic(num(r.acctinputoctets) + num(r.acctoutputoctets)),
-        name: names.get(this.nameKey(str(r.username))) ?? '',
-        totaltime: formatDuration(elapsed),
-      };
+        acctstarttime: this.acctTimeText(r.acctstarttime),
+        acctstoptime: this.acctTimeText(r.acctstoptime),
+        acctsessiontime: num(r.acctsessiontime),
+        calledstationid: displayMac(str(r.calledstationid)),
+        acctinputoctets: num(r.acctinputoctets),
+        acctoutputoctets: num(r.acctoutputoctets),
+        acctterminatecause: str(r.acctterminatecause),
+        nas: str(r.nasipaddress),
+      }));
+    });
+  }
+
+  async onlineSessions(filter: SessionFilter, page: PageRequest): Promise<OnlineSession[]> {
+    return this.guarded(async () => {
+      const { ipaddress: _ignored, ...rest } = filter;
+      const rows = await this.sessionRows(rest, page, true);
+      const hotspots = await this.hotspotNames(rows);
+      const names = new Map<string, string>();
+      const usernames = [...new Set(rows.map((r) => str(r.username)))];
+      if (usernames.length) {
+        const infos = await this.db.query<{ username: string; firstname: string | null; lastname: string | null }>(
+          `SELECT username, firstname, lastname FROM netsvc_userinfo WHERE username IN (${usernames.map(() => '?').join(', ')})`,
+          usernames,
+        );
+        for (const i of infos) names.set(this.nameKey(i.username), [str(i.firstname), str(i.lastname)].filter(Boolean).join(' '));
+      }
+      const now = this.now();
+      return rows.map((r) => {
+        const started = this.acctTimeMs(r.acctstarttime);
+        const elapsed = started === undefined ? num(r.acctsessiontime) : Math.max(num(r.acctsessiontime), (now - started) / 1000);
+        return {
+          radacctid: num(r.radacctid),
+          hotspot: hotspots.get(str(r.nasipaddress)) ?? '',
+          username: str(r.username),
+          nas: str(r.nasipaddress),
+          macaddress: displayMac(str(r.callingstationid)),
+          calledstationid: displayMac(str(r.calledstationid)),
+          ipaddress: str(r.framedipaddress),
+          starttime: this.acctTimeText(r.acctstarttime),
+          traffic: formatTraffic(num(r.acctinputoctets) + num(r.acctoutputoctets)),
+          name: names.get(this.nameKey(str(r.username))) ?? '',
+          totaltime: formatDuration(elapsed),
+        };
+      });
     });
   }
 
   async loginAttempts(filter: LoginAttemptFilter, page: PageRequest): Promise<LoginAttempt[]> {
-    const c = new Conditions();
-    if (filter.username !== undefined) c.add('username = ?', filter.username);
-    if (filter.reply !== undefined) c.add('reply = ?', filter.reply);
-    if (filter.from !== undefined) c.add('authdate >= ?', this.authdateParam(filter.from));
-    if (filter.to !== undefined) c.add('authdate < ?', this.authdateParam(Math.floor(filter.to / 1000) * 1000 + 1000));
-    // Newest first by id: FreeRADIUS inserts in arrival order, and the primary key needs no extra index.
-    const rows = await this.db.query<Row>(`SELECT id, username, reply, authdate FROM radpostauth ${c.where} ORDER BY id DESC LIMIT ? OFFSET ?`, [
-      ...c.params,
-      page.perPage + 1,
-      offsetOf(page),
-    ]);
-    return rows.map((r) => ({
-      id: num(r.id),
-      username: str(r.username),
-      pass: MASKED_PASS,
-      reply: str(r.reply),
-      authdate: this.authdateText(r.authdate),
-    }));
+    return this.guarded(async () => {
+      const c = new Conditions();
+      if (filter.username !== undefined) c.add('username = ?', filter.username);
+      if (filter.reply !== undefined) c.add('reply = ?', filter.reply);
+      if (filter.from !== undefined) c.add('authdate >= ?', this.authdateParam(filter.from));
+      if (filter.to !== undefined) c.add('authdate < ?', this.authdateParam(Math.floor(filter.to / 1000) * 1000 + 1000));
+      // Newest first by id: FreeRADIUS inserts in arrival order, and the primary key needs no extra index.
+      const rows = await this.db.query<Row>(`SELECT id, username, reply, authdate FROM radpostauth ${c.where} ORDER BY id DESC LIMIT ? OFFSET ?`, [
+        ...c.params,
+        page.perPage + 1,
+        offsetOf(page),
+      ]);
+      return rows.map((r) => ({
+        id: num(r.id),
+        username: str(r.username),
+        pass: MASKED_PASS,
+        reply: str(r.reply),
+        authdate: this.authdateText(r.authdate),
+      }));
+    });
   }
 
   async quotaPurchases(filter: QuotaPurchaseFilter, page: PageRequest): Promise<QuotaPurchase[]> {
-    const c = new Conditions();
-    if (filter.transaction_time !== undefined) {
-      if (/^\d{4}-\d{2}-\d{2}$/.test(filter.transaction_time)) {
-        const day = DateTime.fromISO(filter.transaction_time, { zone: this.timeZone });
-        c.add('transaction_time >= ? AND transaction_time < ?', day.toFormat(WALL), day.plus({ days: 1 }).toFormat(WALL));
-      } else if (/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(filter.transaction_time)) {
-        c.add('transaction_time = ?', filter.transaction_time);
-      } else return [];
-    }
-    if (filter.username !== undefined) c.add('username = ?', filter.username);
-    if (filter.plan_name !== undefined) c.add('plan_name = ?', filter.plan_name);
-    if (filter.user_profiles !== undefined) c.add('user_profiles = ?', filter.user_profiles);
-    if (filter.remarks !== undefined) c.add(`remarks ${this.ilike} ? ESCAPE '!'`, `%${filter.remarks.replace(/[!%_]/g, '!$&')}%`);
-    if (filter.from !== undefined) c.add('transaction_time >= ?', this.wall(filter.from));
-    if (filter.to !== undefined) c.add('transaction_time < ?', this.wall(Math.floor(filter.to / 1000) * 1000 + 1000));
-    const rows = await this.db.query<Row>(
-      `SELECT id, transaction_time, username, plan_name, currency, amount, user_profiles, remarks, create_by, create_at
-       FROM netsvc_quota_purchase ${c.where} ORDER BY transaction_time DESC, id DESC LIMIT ? OFFSET ?`,
-      [...c.params, page.perPage + 1, offsetOf(page)],
-    );
-    return rows.map((r) => this.purchase(r));
+    return this.guarded(async () => {
+      const c = new Conditions();
+      if (filter.transaction_time !== undefined) {
+        if (/^\d{4}-\d{2}-\d{2}$/.test(filter.transaction_time)) {
+          const day = DateTime.fromISO(filter.transaction_time, { zone: this.timeZone });
+          c.add('transaction_time >= ? AND transaction_time < ?', day.toFormat(WALL), day.plus({ days: 1 }).toFormat(WALL));
+        } else if (/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(filter.transaction_time)) {
+          c.add('transaction_time = ?', filter.transaction_time);
+        } else return [];
+      }
+      if (filter.username !== undefined) c.add('username = ?', filter.username);
+      if (filter.plan_name !== undefined) c.add('plan_name = ?', filter.plan_name);
+      if (filter.user_profiles !== undefined) c.add('user_profiles = ?', filter.user_profiles);
+      if (filter.remarks !== undefined) c.add(`remarks ${this.ilike} ? ESCAPE '!'`, `%${filter.remarks.replace(/[!%_]/g, '!$&')}%`);
+      if (filter.from !== undefined) c.add('transaction_time >= ?', this.wall(filter.from));
+      if (filter.to !== undefined) c.add('transaction_time < ?', this.wall(Math.floor(filter.to / 1000) * 1000 + 1000));
+      const rows = await this.db.query<Row>(
+        `SELECT id, transaction_time, username, plan_name, currency, amount, user_profiles, remarks, create_by, create_at
+         FROM netsvc_quota_purchase ${c.where} ORDER BY transaction_time DESC, id DESC LIMIT ? OFFSET ?`,
+        [...c.params, page.perPage + 1, offsetOf(page)],
+      );
+      return rows.map((r) => this.purchase(r));
+    });
   }
 
   private purchase(r: Row): QuotaPurchase {
@@ -916,25 +1015,27 @@ export abstract class SqlRadiusStore implements RadiusStore {
   }
 
   async recordQuotaPurchase(purchase: NewQuotaPurchase, actor: Actor): Promise<QuotaPurchase> {
-    const p = checkQuotaPurchase(purchase, actor.name, this.timeZone);
-    // Like daloRADIUS, which bills only users it knows. A MAC typed in another notation finds the MAC user.
-    const mac = normaliseMac(p.username);
-    const username =
-      (await this.storedUsername(this.db, p.username)) ?? (mac && mac !== p.username ? await this.storedUsername(this.db, mac) : undefined);
-    if (username === undefined) throw new RadiusStoreError('user_not_found', `User '${p.username}' not found.`);
-    await this.requireProfiles(this.db, splitProfiles(p.user_profiles ?? ''));
-    const createAt = this.wall(this.now());
-    // No transaction: a user deleted between the check and the insert keeps its purchase, as history does.
-    const id = await this.insertId(
-      this.db,
-      `INSERT INTO netsvc_quota_purchase (transaction_time, username, plan_name, currency, amount, user_profiles, remarks, create_by, create_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [p.transaction_time, username, p.plan_name, p.currency, p.amount, p.user_profiles ?? '', p.remarks ?? '', actor.name, createAt],
-    );
-    const [row] = await this.db.query<Row>(
-      `SELECT id, transaction_time, username, plan_name, currency, amount, user_profiles, remarks, create_by, create_at FROM netsvc_quota_purchase WHERE id = ?`,
-      [id],
-    );
-    return this.purchase(row!);
+    return this.guarded(async () => {
+      const p = checkQuotaPurchase(purchase, actor.name, this.timeZone);
+      // Like daloRADIUS, which bills only users it knows. A MAC typed in another notation finds the MAC user.
+      const mac = normaliseMac(p.username);
+      const username =
+        (await this.storedUsername(this.db, p.username)) ?? (mac && mac !== p.username ? await this.storedUsername(this.db, mac) : undefined);
+      if (username === undefined) throw new RadiusStoreError('user_not_found', `User '${p.username}' not found.`);
+      await this.requireProfiles(this.db, splitProfiles(p.user_profiles ?? ''));
+      const createAt = this.wall(this.now());
+      // No transaction: a user deleted between the check and the insert keeps its purchase, as history does.
+      const id = await this.insertId(
+        this.db,
+        `INSERT INTO netsvc_quota_purchase (transaction_time, username, plan_name, currency, amount, user_profiles, remarks, create_by, create_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [p.transaction_time, username, p.plan_name, p.currency, p.amount, p.user_profiles ?? '', p.remarks ?? '', actor.name, createAt],
+      );
+      const [row] = await this.db.query<Row>(
+        `SELECT id, transaction_time, username, plan_name, currency, amount, user_profiles, remarks, create_by, create_at FROM netsvc_quota_purchase WHERE id = ?`,
+        [id],
+      );
+      return this.purchase(row!);
+    });
   }
 }

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createApp } from '../../api/app.js';
 import { AuthService } from '../../api/auth.js';
-import { createHotspotRoutes } from '../../api/routes/hotspot.js';
+import { createHotspotRoutes, type HotspotRouteDeps } from '../../api/routes/hotspot.js';
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
 import { SqliteAdminStore } from '../../storage/admin/sqlite-admin-store.js';
 import { defaultCatalogue } from '../../storage/radius/attribute-catalogue.js';
@@ -26,7 +26,10 @@ export interface HotspotApi {
 }
 
 /** Serves the hotspot routes over `store` for entity `acme`, user `api-alice`. */
-export async function startHotspotApi(store: RadiusStore, options: { timezone?: string; maxPerPage?: number } = {}): Promise<HotspotApi> {
+export async function startHotspotApi(
+  store: RadiusStore,
+  options: { timezone?: string; maxPerPage?: number; onStoreError?: HotspotRouteDeps['onStoreError'] } = {},
+): Promise<HotspotApi> {
   const admin = new SqliteAdminStore(':memory:');
   admin.addEntity('acme', { hotspot: true });
   admin.addEntity('other', { hotspot: true });
@@ -48,6 +51,7 @@ export async function startHotspotApi(store: RadiusStore, options: { timezone?: 
         catalogue: defaultCatalogue(),
         timezone: options.timezone ?? 'UTC',
         maxPerPage: options.maxPerPage,
+        onStoreError: options.onStoreError,
       }),
     },
   });

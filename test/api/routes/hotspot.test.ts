@@ -1,6 +1,10 @@
 /** The hotspot HTTP contract (api.md 4.3, decisions.md Hotspot) over a FreeRADIUS database on every backend. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { availableDialects } from '../../helpers/databases.js';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { radiusStoreFor } from '../../../storage/radius/open-radius-store.js';
+import { openSqlClient } from '../../../storage/sql/open-sql-client.js';
+import { availableDialects, createTestDatabase, MYSQL_ADMIN_URL, POSTGRES_ADMIN_URL } from '../../helpers/databases.js';
 import { startHotspotApi, type HotspotApi } from '../../helpers/hotspot-api.js';
 import { createRadiusDatabase, insertAcct, insertPostAuth, type RadiusTestDatabase } from '../../helpers/radius.js';
 
@@ -437,5 +441,66 @@ describe('hotspot routes in the OpenAPI document', () => {
       ['post', '/user-access/{userId}/actions/detach-access'],
     ];
     for (const [method, path] of want) expect(doc.paths[`/svc/api/hotspot${path}`]?.[method], `${method} ${path}`).toBeDefined();
+  });
+});
+
+/** A loopback port nothing listens on: bound once by the OS, then closed again. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe.each(dialects)('hotspot API over a RADIUS database it cannot use, on %s', (dialect) => {
+  const NOT_READY = { status: false, errorMessage: 'The RADIUS database is not ready: its tables are missing (netsvc db migrate).' };
+  const UNREACHABLE = { status: false, errorMessage: 'The RADIUS database cannot be reached right now.' };
+  const requests: Array<[string, string, unknown?]> = [
+    ['GET', '/users'],
+    ['GET', '/users/1'],
+    ['POST', '/users', { username: 'bob', usertype: 'user', password: 'Secret-pw' }],
+    ['POST', '/users/1', { username: 'bob2', email: 'bob@corp.test' }],
+    ['POST', '/users/1/actions/attach-profile', { profileName: 'gold' }],
+    ['GET', '/profiles'],
+    ['GET', '/historical-sessions'],
+    ['GET', '/online-sessions'],
+    ['GET', '/login-attempts'],
+    ['GET', '/quota-purchase-report'],
+    ['GET', '/user-access/1'],
+  ];
+
+  /** Every request answers `expected` (503), and the operator hook hears why. */
+  async function expectUnavailable(url: string, expected: typeof NOT_READY, code: string): Promise<void> {
+    const store = radiusStoreFor(openSqlClient(url, '/'), { timeZone: 'UTC' });
+    const heard: Array<{ entity: string; code: string; cause: unknown }> = [];
+    const api = await startHotspotApi(store, { onStoreError: (entity, err) => heard.push({ entity, code: err.code, cause: err.cause }) });
+    try {
+      for (const [method, path, body] of requests) {
+        expect(await api.call(method, path, body), `${method} ${path}`).toEqual({ status: 503, body: expected });
+      }
+      expect(heard).toHaveLength(requests.length);
+      expect(heard[0]).toMatchObject({ entity: 'acme', code, cause: expect.any(Error) });
+    } finally {
+      await api.close();
+      await store.close();
+    }
+  }
+
+  it('answers 503 with a generic message on a database that was never migrated (no tables)', async () => {
+    const db = await createTestDatabase(dialect, 'netsvc_radius_empty');
+    try {
+      await expectUnavailable(db.url, NOT_READY, 'schema_missing');
+    } finally {
+      await db.drop();
+    }
+  });
+
+  // SQLite has no server: a file that cannot be opened fails at start-up (openSqlClient), not per request.
+  it.skipIf(dialect === 'sqlite')('answers 503 with a generic message when the database does not exist or nothing listens on its port', async () => {
+    const admin = dialect === 'mysql' ? MYSQL_ADMIN_URL : POSTGRES_ADMIN_URL;
+    const scheme = dialect === 'mysql' ? 'mysql' : 'postgres';
+    await expectUnavailable(`${admin}/netsvc_missing_${randomBytes(4).toString('hex')}`, UNREACHABLE, 'unavailable');
+    await expectUnavailable(`${scheme}://netsvc:pw@127.0.0.1:${await closedPort()}/radius`, UNREACHABLE, 'unavailable');
   });
 });

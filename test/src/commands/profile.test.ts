@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCliCaptured } from '../../helpers/cli.js';
-import { availableDialects } from '../../helpers/databases.js';
+import { availableDialects, createTestDatabase } from '../../helpers/databases.js';
 import { createRadiusDatabase, type RadiusTestDatabase } from '../../helpers/radius.js';
 
 const dialects = await availableDialects();
@@ -63,5 +63,18 @@ describe.each(dialects)('netsvc profile on %s', (dialect) => {
     expect(await cli('profile', 'set', 'gold', 'Session-Timeout', 'abc')).toMatchObject({ code: 2 });
     expect((await cli('profile', 'add', "bad'; DROP TABLE radcheck;--")).code).toBe(2);
     expect((await cli('profile', 'add', 'daloRADIUS-Disabled-Users')).code).toBe(1);
+  });
+
+  it('fails with one line naming what is missing on a database that was never migrated', async () => {
+    const empty = await createTestDatabase(dialect, 'netsvc_radius_empty');
+    const emptyConfig = join(dir, 'empty.config.json');
+    writeFileSync(emptyConfig, JSON.stringify({ dataDir: dir, flowSources: {}, entities: { site: { radius: empty.url } } }));
+    try {
+      const res = await runCliCaptured(['profile', 'list', '--config', emptyConfig]);
+      expect(res.code).toBe(1);
+      expect(res.err).toMatch(/^netsvc: the RADIUS database lacks table\(s\) radcheck, .*netsvc_userinfo.*: .*netsvc db migrate$/);
+    } finally {
+      await empty.drop();
+    }
   });
 });
