@@ -45,6 +45,12 @@ describe.each(dialects)('netsvc profile on %s', (dialect) => {
     expect(described.out).toContain('2048 Kbps');
     expect(described.out).not.toContain('warning');
     expect((await cli('profile', 'unset', 'gold', 'Max-Daily-Octets')).out).toContain('removed Max-Daily-Octets');
+    expect(await t.raw.query("SELECT attribute FROM radgroupcheck WHERE groupname = 'gold'")).toEqual([]);
+    expect((await cli('profile', 'unset', 'gold', 'WISPr-Bandwidth-Max-Down')).code).toBe(0);
+    // Fall-Through stays: the profile still lets the user's later profiles apply.
+    expect(await t.raw.query("SELECT attribute, op, value FROM radgroupreply WHERE groupname = 'gold'")).toEqual([
+      { attribute: 'Fall-Through', op: '=', value: 'Yes' },
+    ]);
   });
 
   it('describes a profile made elsewhere with warnings about the rows that override users', async () => {
