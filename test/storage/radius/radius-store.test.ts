@@ -529,6 +529,82 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
     });
   });
 
+  describe('transactions', () => {
+    const TABLES = ['radcheck', 'radreply', 'radusergroup', 'radgroupcheck', 'radgroupreply', 'netsvc_userinfo', 'netsvc_profile'];
+    /** Every row of every table a user or profile write touches, as committed. */
+    const snapshot = async () => {
+      const out: Record<string, unknown[]> = {};
+      for (const table of TABLES) out[table] = await rows(`SELECT * FROM ${table} ORDER BY ${table === 'netsvc_profile' ? 'groupname' : 'id'}`);
+      return out;
+    };
+
+    /** A store over its own connection whose `failOn` statement throws once, inside the store's transaction. */
+    const failingStore = (failOn: (sql: string) => boolean) => {
+      let fired = false;
+      const store = radiusStoreFor(
+        interceptedClient(openSqlClient(t.db.url, '/'), async (sql) => {
+          if (fired || !failOn(sql)) return;
+          fired = true;
+          throw new Error('injected failure');
+        }),
+        { timeZone: 'UTC' },
+      );
+      return { store, fired: () => fired };
+    };
+
+    it('an update that fails part-way (rename done, then an unknown profile) changes nothing in any table', async () => {
+      const stamp = await store.createUser({ username: 'rolly', usertype: 'user', password: 'pw', profiles: ['gold'], firstname: 'Rolly' }, actor);
+      const id = Number(stamp.id);
+      await store.setUserAttributes(id, [{ attribute: 'Session-Timeout', table: 'reply', op: ':=', value: '600', multiple: false }], actor);
+      const before = await snapshot();
+      const change = { username: 'rolly2', password: 'new-pw', firstname: 'Changed', disabled: true, profiles: ['silver', 'nope'] };
+      expect(await codeOf(store.updateUser(id, change, { name: 'api-bob' }))).toBe('profile_not_found');
+      expect(await snapshot()).toEqual(before);
+    });
+
+    it('create, update, delete and attribute writes that fail at their last statement change nothing in any table', async () => {
+      const stamp = await store.createUser({ username: 'rolly3', usertype: 'user', password: 'pw', profiles: ['gold'] }, actor);
+      const id = Number(stamp.id);
+      const cases: Array<[string, (sql: string) => boolean, (s: RadiusStore) => Promise<unknown>]> = [
+        [
+          'create with profiles, disabled: fails at the reject-group membership',
+          (sql) => sql.startsWith('INSERT INTO radusergroup') && sql.includes(', 0)'),
+          (s) => s.createUser({ username: 'rolly4', usertype: 'user', password: 'pw', profiles: ['gold', 'silver'], disabled: true }, actor),
+        ],
+        [
+          'rename with new profiles: fails at the reject-group membership',
+          (sql) => sql.startsWith('INSERT INTO radusergroup') && sql.includes(', 0)'),
+          (s) => s.updateUser(id, { username: 'rolly5', password: 'x2', email: 'r@corp.test', profiles: ['silver'], disabled: true }, actor),
+        ],
+        ['delete: fails at the info row', (sql) => sql.startsWith('DELETE FROM netsvc_userinfo'), (s) => s.deleteUser(id)],
+        [
+          'attributes: fails at the stamp after two writes',
+          (sql) => sql.startsWith('UPDATE netsvc_userinfo SET updateddate'),
+          (s) =>
+            s.setUserAttributes(
+              id,
+              [
+                { attribute: 'Session-Timeout', table: 'reply', op: ':=', value: '60', multiple: false },
+                { attribute: 'Simultaneous-Use', table: 'check', op: ':=', value: '1', multiple: false },
+              ],
+              actor,
+            ),
+        ],
+      ];
+      for (const [name, failOn, write] of cases) {
+        const before = await snapshot();
+        const failing = failingStore(failOn);
+        try {
+          await expect(write(failing.store), name).rejects.toThrow('injected failure');
+          expect(failing.fired(), name).toBe(true);
+        } finally {
+          await failing.store.close();
+        }
+        expect(await snapshot(), name).toEqual(before);
+      }
+    });
+  });
+
   describe('SQL metacharacters', () => {
     const nasty = ["x'; DROP TABLE radcheck; --", 'a" OR "1"="1', 'back\\slash', '%_', "Robert'); DELETE FROM radacct;--"];
 
