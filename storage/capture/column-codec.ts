@@ -227,6 +227,10 @@ const ADDR_ALL_V6 = 3;
 // Bytes 00 00 ff ff read as a native 32-bit word (whatever the platform's byte order).
 const MAPPED_WORD = new Int32Array(Uint8Array.from([0, 0, 0xff, 0xff]).buffer)[0]!;
 
+// Whether this platform stores the low byte of a word first: the address loops then take
+// an address's bytes out of its 32-bit words (shifts) instead of reading them one by one.
+const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+
 /** Transforms an address column (16 bytes per row) of `n` rows. */
 export function encodeAddresses(col: Uint8Array, n: number): TransformedColumn {
   // Compared as 32-bit words: four compares per row instead of sixteen.
@@ -237,43 +241,107 @@ export function encodeAddresses(col: Uint8Array, n: number): TransformedColumn {
   const w2 = w[2];
   const w3 = w[3];
   let same = true;
-  let mapped = 0;
-  for (let i = 0; i < n; i++) {
-    const k = i * 4;
-    const a = w[k]!;
-    const b = w[k + 1]!;
-    const c = w[k + 2]!;
-    if (a === 0 && b === 0 && c === MAPPED_WORD) mapped++;
-    if (same && (a !== w0 || b !== w1 || c !== w2 || w[k + 3] !== w3)) same = false;
+  for (let k = 4; k < n * 4; k += 4) {
+    if (w[k] !== w0 || w[k + 1] !== w1 || w[k + 2] !== w2 || w[k + 3] !== w3) {
+      same = false;
+      break;
+    }
   }
   if (n === 0 || same) {
     return { transform: TRANSFORM.const, width: 0, base: 0, min: 0, max: 0, bytes: col.slice(0, 16) };
   }
+  let mapped = 0;
+  for (let k = 0; k < n * 4; k += 4) if (w[k] === 0 && w[k + 1] === 0 && w[k + 2] === MAPPED_WORD) mapped++;
   const others = n - mapped;
   const layout = mapped === n ? ADDR_ALL_V4 : mapped === 0 ? ADDR_ALL_V6 : ADDR_MIXED;
   const kinds = layout === ADDR_MIXED ? n : 0;
   const out = new Uint8Array(kinds + mapped * 4 + others * 16);
   const v4 = kinds;
   const v6 = kinds + mapped * 4;
+  if (LITTLE_ENDIAN) shuffleAddressWords(w, n, out, kinds > 0, v4, mapped, v6, others);
+  else shuffleAddressBytes(w, aligned, n, out, kinds > 0, v4, mapped, v6, others);
+  return { transform: TRANSFORM.addr, width: layout, base: mapped, min: mapped, max: others, bytes: out };
+}
+
+/**
+ * The planes of encodeAddresses from native little-endian words: plane b of
+ * a part holds byte b of each of its rows; kind bytes (0 = IPv4-mapped) when
+ * `withKinds`. A Uint8Array store keeps the low 8 bits of what it is given.
+ */
+function shuffleAddressWords(
+  w: Int32Array,
+  n: number,
+  out: Uint8Array,
+  withKinds: boolean,
+  v4: number,
+  mapped: number,
+  v6: number,
+  others: number,
+): void {
+  let j4 = v4;
+  let j6 = v6;
+  const o6 = others;
+  for (let i = 0; i < n; i++) {
+    const k = i * 4;
+    const a = w[k]!;
+    const b = w[k + 1]!;
+    const c = w[k + 2]!;
+    const d = w[k + 3]!;
+    if (a === 0 && b === 0 && c === MAPPED_WORD) {
+      out[j4] = d;
+      out[j4 + mapped] = d >>> 8;
+      out[j4 + 2 * mapped] = d >>> 16;
+      out[j4 + 3 * mapped] = d >>> 24;
+      j4++;
+    } else {
+      if (withKinds) out[i] = 1;
+      out[j6] = a;
+      out[j6 + o6] = a >>> 8;
+      out[j6 + 2 * o6] = a >>> 16;
+      out[j6 + 3 * o6] = a >>> 24;
+      out[j6 + 4 * o6] = b;
+      out[j6 + 5 * o6] = b >>> 8;
+      out[j6 + 6 * o6] = b >>> 16;
+      out[j6 + 7 * o6] = b >>> 24;
+      out[j6 + 8 * o6] = c;
+      out[j6 + 9 * o6] = c >>> 8;
+      out[j6 + 10 * o6] = c >>> 16;
+      out[j6 + 11 * o6] = c >>> 24;
+      out[j6 + 12 * o6] = d;
+      out[j6 + 13 * o6] = d >>> 8;
+      out[j6 + 14 * o6] = d >>> 16;
+      out[j6 + 15 * o6] = d >>> 24;
+      j6++;
+    }
+  }
+}
+
+/** shuffleAddressWords byte by byte, for big-endian platforms. */
+function shuffleAddressBytes(
+  w: Int32Array,
+  bytes: Uint8Array,
+  n: number,
+  out: Uint8Array,
+  withKinds: boolean,
+  v4: number,
+  mapped: number,
+  v6: number,
+  others: number,
+): void {
   let j4 = 0;
   let j6 = 0;
   for (let i = 0; i < n; i++) {
     const k = i * 4;
     const o = i * 16;
     if (w[k] === 0 && w[k + 1] === 0 && w[k + 2] === MAPPED_WORD) {
-      if (kinds) out[i] = 0;
-      out[v4 + j4] = aligned[o + 12]!;
-      out[v4 + mapped + j4] = aligned[o + 13]!;
-      out[v4 + 2 * mapped + j4] = aligned[o + 14]!;
-      out[v4 + 3 * mapped + j4] = aligned[o + 15]!;
+      for (let b = 0; b < 4; b++) out[v4 + b * mapped + j4] = bytes[o + 12 + b]!;
       j4++;
     } else {
-      if (kinds) out[i] = 1;
-      for (let b = 0; b < 16; b++) out[v6 + b * others + j6] = aligned[o + b]!;
+      if (withKinds) out[i] = 1;
+      for (let b = 0; b < 16; b++) out[v6 + b * others + j6] = bytes[o + b]!;
       j6++;
     }
   }
-  return { transform: TRANSFORM.addr, width: layout, base: mapped, min: mapped, max: others, bytes: out };
 }
 
 /** Inverse of encodeAddresses: fills `out[0..n*16)`. */
