@@ -59,6 +59,7 @@ export async function startHotspot(config: Config, runtime: { logger: Logger; no
     catalogue: defaultCatalogue(),
     timezone: config.timezone,
     maxPerPage: config.hotspot.maxPerPage,
+    onStoreError: (entity, err) => runtime.logger.warn({ entity, err }, 'RADIUS database unusable'),
   });
   runtime.logger.info({ entities: [...stores.keys()] }, 'hotspot stores open');
   return {

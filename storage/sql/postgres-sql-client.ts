@@ -43,7 +43,8 @@ export class PostgresSqlClient implements SqlClient {
   private readonly base: Omit<SqlClient, 'transaction' | 'close'>;
 
   constructor(url: string, options: { max?: number } = {}) {
-    this.pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, options: '-c TimeZone=UTC' });
+    // A server that silently drops packets must fail a request in seconds, not after the OS TCP timeout.
+    this.pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, options: '-c TimeZone=UTC', connectionTimeoutMillis: 5000 });
     // An idle client that loses its server must not crash the process.
     this.pool.on('error', () => undefined);
     this.base = wrap(this.pool);
