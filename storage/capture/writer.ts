@@ -125,7 +125,7 @@ interface OpenHour {
   totals: FileTotals;
   aggregates: FlowAggregates;
   /** Rows already in the file but not yet added to `aggregates` (see catchUp). */
-  aggQueue: FlowBatch[];
+  aggQueue: AggSegment[];
   pending: FlowBatch;
   lastFlush: number;
   sealing: boolean;
@@ -134,6 +134,17 @@ interface OpenHour {
 }
 
 const LOG_EVERY_MS = 10_000;
+
+/** Rows [from, from+rows) of a batch waiting for the aggregates; `last` when no later segment uses the batch (it can be reused). */
+interface AggSegment {
+  batch: FlowBatch;
+  from: number;
+  rows: number;
+  last: boolean;
+}
+
+// Emptied pending batches kept for reuse (per writer), at most this many.
+const SPARE_BATCHES = 4;
 
 /** Copies rows [from, from+n) of `src` onto the end of `dst`. */
 export function appendRows(dst: FlowBatch, src: FlowBatch, from: number, n: number): void {
@@ -176,6 +187,8 @@ export class CaptureWriter implements FlowSink {
   };
   private readonly hours = new Map<string, OpenHour>();
   private readonly lastHour = new Map<string, OpenHour>();
+  /** Pending batches the aggregates are done with, reused as the next pending batch of any hour. */
+  private readonly spare: FlowBatch[] = [];
   private readonly listeners: Array<(e: HourSealedEvent) => void | Promise<void>> = [];
   private readonly codec: ByteCodec;
   private readonly codecs = new CodecSet();
@@ -314,7 +327,9 @@ export class CaptureWriter implements FlowSink {
   private catchUp(h: OpenHour, budgetMs: number): void {
     const until = performance.now() + budgetMs;
     while (h.aggQueue.length > 0) {
-      h.aggregates.add(h.aggQueue.shift()!);
+      const seg = h.aggQueue.shift()!;
+      h.aggregates.add(seg.batch, seg.from, seg.rows);
+      if (seg.last && this.spare.length < SPARE_BATCHES) this.spare.push(seg.batch);
       if (performance.now() >= until) break;
     }
   }
@@ -465,6 +480,7 @@ export class CaptureWriter implements FlowSink {
       dropFront(h.pending, n);
       return;
     }
+    let lastSegment: AggSegment | undefined;
     for (let from = 0; from < n; from += this.blockRows) {
       const rows = Math.min(this.blockRows, n - from);
       const { block, index } = encodeBlock(h.pending, from, rows, this.codec);
@@ -490,15 +506,26 @@ export class CaptureWriter implements FlowSink {
       accumulateTotals(h.totals, h.pending, from, rows);
       if (this.opts.aggregates !== false) {
         // Per-key aggregation costs more than encoding: it runs off the write path (tick, or a query).
-        const copy = new FlowBatch(rows);
-        appendRows(copy, h.pending, from, rows);
-        h.aggQueue.push(copy);
+        // The queue takes the rows where they are; the pending batch is replaced below rather than
+        // the rows copied out (a copy of 64 Ki rows cost a fifth of the main thread at 120 000 datagrams/s).
+        lastSegment = { batch: h.pending, from, rows, last: false };
+        h.aggQueue.push(lastSegment);
       }
       this.counters.rowsWritten += rows;
       this.counters.blocksWritten++;
       this.counters.bytesWritten += block.length;
     }
-    dropFront(h.pending, n);
+    if (!lastSegment) {
+      dropFront(h.pending, n);
+      return;
+    }
+    // The old batch now belongs to the aggregation queue; the rows after `n` move to a fresh (or reused) one.
+    lastSegment.last = true;
+    const old = h.pending;
+    const next = this.spare.pop() ?? new FlowBatch(old.capacity);
+    next.length = 0;
+    appendRows(next, old, n, old.length - n);
+    h.pending = next;
   }
 
   // ------------------------------------------------------------------ sealing
@@ -754,7 +781,7 @@ export class CaptureWriter implements FlowSink {
         for (let i = 0; i < f.blocks.length; i++) {
           const b = f.readBlock(i, FlowAggregates.COLUMNS);
           accumulateTotals(h.totals, b);
-          if (this.opts.aggregates !== false) h.aggQueue.push(b);
+          if (this.opts.aggregates !== false) h.aggQueue.push({ batch: b, from: 0, rows: b.length, last: false });
         }
       } finally {
         f.close();
