@@ -95,6 +95,23 @@ export class FlowBatch {
     this.exporter = new Uint8Array(this.cap * 16);
   }
 
+  /**
+   * A batch of `length` rows (≥ 1) over columns that already hold them (not copied), e.g.
+   * buffers transferred from a worker; each array must hold exactly `length` rows.
+   */
+  static over(length: number, cols: NumericArrays, addrs: Readonly<Record<AddressColumn, Uint8Array>>): FlowBatch {
+    // Built through the constructor (one row) so every batch has the same shape, then pointed at the columns.
+    const b = new FlowBatch(1);
+    b.cap = length;
+    b.cols = cols;
+    b.srcAddr = addrs.srcAddr;
+    b.dstAddr = addrs.dstAddr;
+    b.nextHop = addrs.nextHop;
+    b.exporter = addrs.exporter;
+    b.length = length;
+    return b;
+  }
+
   private static allocNumeric(n: number): NumericArrays {
     const out = {} as Record<NumericColumn, Float64Array | Uint32Array | Uint16Array | Uint8Array>;
     for (const name of NUMERIC_COLUMNS) out[name] = new COLUMN_TYPES[name](n);
