@@ -144,7 +144,7 @@ interface AggSegment {
 }
 
 // Emptied pending batches kept for reuse (per writer), at most this many.
-const SPARE_BATCHES = 4;
+const SPARE_BATCHES = 2;
 
 /** Copies rows [from, from+n) of `src` onto the end of `dst`. */
 export function appendRows(dst: FlowBatch, src: FlowBatch, from: number, n: number): void {
@@ -245,12 +245,18 @@ export class CaptureWriter implements FlowSink {
         h = this.hourFor(source, r);
         this.lastHour.set(source, h);
       }
-      // A run of rows of the same hour is copied column by column.
+      // A run of rows of the same hour is copied column by column, at most up to a whole
+      // block at a time: the pending batch then never outgrows one block, and goes whole
+      // to the aggregation queue when it is flushed (see flushHour).
       let j = i + 1;
       while (j < n && rec[j]! >= h.hourStart && rec[j]! < h.hourEnd) j++;
-      appendRows(h.pending, batch, i, j - i);
-      if (!h.sealing && h.pending.length >= this.blockRows) this.flushHour(h, true);
-      i = j;
+      while (i < j) {
+        const room = this.blockRows - h.pending.length;
+        const take = h.sealing || room <= 0 ? j - i : Math.min(j - i, room);
+        appendRows(h.pending, batch, i, take);
+        i += take;
+        if (!h.sealing && h.pending.length >= this.blockRows) this.flushHour(h, true);
+      }
     }
   }
 
@@ -472,6 +478,10 @@ export class CaptureWriter implements FlowSink {
   /** Appends the pending rows of an hour as blocks; on error drops them (counted) and cuts the file back. */
   private flushHour(h: OpenHour, wholeBlocksOnly = false): void {
     const n = wholeBlocksOnly ? h.pending.length - (h.pending.length % this.blockRows) : h.pending.length;
+    // A batch mostly full goes to the aggregation queue as it is (no copy; a fresh or reused
+    // batch becomes the pending one); a few rows of a timed flush are copied out instead, so
+    // the queue does not hold a whole block's arrays for them.
+    const handOver = n * 4 >= h.pending.capacity;
     if (!wholeBlocksOnly) h.lastFlush = this.now();
     if (n === 0) return;
     if (h.fd < 0) this.createFile(h);
@@ -506,10 +516,16 @@ export class CaptureWriter implements FlowSink {
       accumulateTotals(h.totals, h.pending, from, rows);
       if (this.opts.aggregates !== false) {
         // Per-key aggregation costs more than encoding: it runs off the write path (tick, or a query).
-        // The queue takes the rows where they are; the pending batch is replaced below rather than
-        // the rows copied out (a copy of 64 Ki rows cost a fifth of the main thread at 120 000 datagrams/s).
-        lastSegment = { batch: h.pending, from, rows, last: false };
-        h.aggQueue.push(lastSegment);
+        // Handed over, the queue takes the rows where they are and the pending batch is replaced
+        // below (allocating and copying 64 Ki rows per block cost about a tenth of the main thread at 120 000 datagrams/s).
+        if (handOver) {
+          lastSegment = { batch: h.pending, from, rows, last: false };
+          h.aggQueue.push(lastSegment);
+        } else {
+          const copy = new FlowBatch(rows);
+          appendRows(copy, h.pending, from, rows);
+          h.aggQueue.push({ batch: copy, from: 0, rows, last: false });
+        }
       }
       this.counters.rowsWritten += rows;
       this.counters.blocksWritten++;
@@ -522,7 +538,7 @@ export class CaptureWriter implements FlowSink {
     // The old batch now belongs to the aggregation queue; the rows after `n` move to a fresh (or reused) one.
     lastSegment.last = true;
     const old = h.pending;
-    const next = this.spare.pop() ?? new FlowBatch(old.capacity);
+    const next = this.spare.pop() ?? new FlowBatch(Math.max(this.blockRows, old.length - n));
     next.length = 0;
     appendRows(next, old, n, old.length - n);
     h.pending = next;
