@@ -96,6 +96,7 @@ interface Source {
   name: string;
   ingest: SourceIngest;
   save: () => void;
+  changed: () => boolean;
 }
 
 let plan: ReturnType<typeof planSockets>;
@@ -117,8 +118,8 @@ const layout: RingLayout = {
 const sab = createRingBuffer(layout);
 const ring = new RingConsumer(sab, layout);
 const sources: Source[] = plan.names.map((name) => {
-  const { decoder, save } = openSourceDecoder(name, input.sources[name]!, opts, Date.now, logger);
-  return { name, save, ingest: new SourceIngest({ source: name, sink: forward, decoder, batchRows: opts.batchRows }) };
+  const { decoder, save, changed } = openSourceDecoder(name, input.sources[name]!, opts, Date.now, logger);
+  return { name, save, changed, ingest: new SourceIngest({ source: name, sink: forward, decoder, batchRows: opts.batchRows }) };
 });
 const refs = new Map<number, ExporterRef>();
 let bound: { address: string; port: number; granted: number }[] = [];
@@ -187,6 +188,8 @@ const idleWaiters: number[] = [];
 let oldestRowAt = 0;
 let lastExpire = Date.now();
 let lastSave = Date.now();
+/** When templates were first seen changed since the last save (0 = none pending). */
+let changedSince = 0;
 
 function hasRows(): boolean {
   return sources.some((s) => s.ingest.batch.length > 0);
@@ -199,8 +202,9 @@ async function flushAll(): Promise<void> {
   }
 }
 
-function saveTemplates(): void {
+function saveTemplates(onlyChanged = false): void {
   for (const s of sources) {
+    if (onlyChanged && !s.changed()) continue;
     try {
       s.save();
     } catch (err) {
@@ -212,7 +216,14 @@ function saveTemplates(): void {
 function maintain(now: number): void {
   if (now - lastSave >= opts.templateSaveEveryMs) {
     lastSave = now;
+    changedSince = 0;
     saveTemplates();
+  }
+  // A template change is saved within templateSaveDelayMs, one save for all changes in that time.
+  if (changedSince === 0 && sources.some((s) => s.changed())) changedSince = now;
+  if (changedSince > 0 && now - changedSince >= opts.templateSaveDelayMs) {
+    changedSince = 0;
+    saveTemplates(true);
   }
   if (now - lastExpire >= opts.expireEveryMs) {
     lastExpire = now;
@@ -265,7 +276,8 @@ async function decodeLoop(): Promise<void> {
       const s = stats();
       for (const id of idleWaiters.splice(0)) post({ t: 'idle', id, ...s });
     }
-    const wait = hasRows() ? Math.max(1, opts.flushDelayMs - (Date.now() - oldestRowAt)) : 1000;
+    let wait = hasRows() ? Math.max(1, opts.flushDelayMs - (Date.now() - oldestRowAt)) : 1000;
+    if (changedSince > 0) wait = Math.min(wait, Math.max(1, opts.templateSaveDelayMs - (Date.now() - changedSince)));
     await ring.waitForData(wait);
   }
 }

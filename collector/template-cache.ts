@@ -65,6 +65,8 @@ export interface TemplateCacheOptions {
 export class TemplateCache {
   private readonly domains = new Map<string, DomainState>();
   readonly ttlMs: number;
+  /** Goes up whenever a template is added, changed or removed (a refresh does not count): persistence saves when it moved. */
+  revision = 0;
 
   constructor(options: Partial<TemplateCacheOptions> = {}) {
     this.ttlMs = options.ttlMs ?? 0;
@@ -117,12 +119,15 @@ export class TemplateCache {
       return 'refreshed';
     }
     domain.templates.set(id, { id, options, scopeCount, fields, lastSeenMs: nowMs });
+    this.revision++;
     return old === undefined ? 'added' : 'updated';
   }
 
   /** Removes one template; true when it existed. */
   withdraw(domain: DomainState, id: number): boolean {
-    return domain.templates.delete(id);
+    const gone = domain.templates.delete(id);
+    if (gone) this.revision++;
+    return gone;
   }
 
   /** Removes every data template (or every options template) of a domain; returns how many. */
@@ -134,6 +139,7 @@ export class TemplateCache {
         n++;
       }
     }
+    if (n > 0) this.revision++;
     return n;
   }
 
@@ -145,6 +151,7 @@ export class TemplateCache {
       for (const [id, t] of d.templates) {
         if (nowMs - t.lastSeenMs > this.ttlMs) {
           d.templates.delete(id);
+          this.revision++;
           dropped.set(d.address, (dropped.get(d.address) ?? 0) + 1);
         }
       }

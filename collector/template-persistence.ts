@@ -7,9 +7,11 @@
  * last-announced time and what options data said (sampler intervals, system
  * init time). It is written to a temporary name and renamed, so a crash
  * mid-write leaves the previous file. The caller chooses the path (in the
- * data dir) and passes the clock.
+ * data dir) and passes the clock. The temporary file is fsynced before the
+ * rename, and the directory after it, so a power loss right after a save
+ * leaves either the old file or the new one, never an empty one.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { pack, unpack } from 'msgpackr';
 import { TemplateCache, type TemplateField } from './template-cache.js';
@@ -97,8 +99,16 @@ export class TemplatePersistence {
     const { path } = this.options;
     mkdirSync(dirname(path), { recursive: true });
     const tmp = `${path}.tmp`;
-    writeFileSync(tmp, pack(file));
+    const bytes = pack(file);
+    const fd = openSync(tmp, 'w');
+    try {
+      for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off, bytes.length - off);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(tmp, path);
+    syncDir(dirname(path));
     return count;
   }
 
@@ -130,6 +140,19 @@ export class TemplatePersistence {
       }
     }
     return cache;
+  }
+}
+
+/** Makes a rename in `dir` durable; where a directory cannot be opened or synced (some filesystems), the rename stands as it is. */
+function syncDir(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir, 'r');
+    fsyncSync(fd);
+  } catch {
+    // Not fatal: the file itself is complete on disk.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
 }
 

@@ -62,6 +62,12 @@ export interface FlowListenerOptions {
   templateDir?: string;
   /** How often the templates are saved (and always at close). */
   templateSaveEveryMs: number;
+  /**
+   * A template added, changed or withdrawn is saved at most this long after
+   * the change (one save covers every change within it), so a crash soon
+   * after an exporter's announcement does not lose it.
+   */
+  templateSaveDelayMs: number;
   /** Templates not re-announced for this long are forgotten. */
   templateTtlMs: number;
 }
@@ -76,6 +82,7 @@ export const DEFAULT_LISTENER_OPTIONS: Readonly<FlowListenerOptions> = Object.fr
   logEveryMs: 60_000,
   flushDelayMs: 100,
   templateSaveEveryMs: 60_000,
+  templateSaveDelayMs: 500,
   templateTtlMs: 3_600_000,
 });
 
@@ -168,6 +175,8 @@ interface SourceState {
   ingest: SourceIngest;
   /** Saves the source's templates (no-op without a template dir). */
   save: () => void;
+  /** True when templates changed since the last save (always false without a template dir). */
+  changed: () => boolean;
   received: number;
   queueDrops: number;
   sinkErrors: number;
@@ -263,6 +272,8 @@ export interface SourceDecoder {
   decoder: FlowDecoder;
   /** Saves the templates (no-op without a template dir); errors are thrown to the caller. */
   save(): void;
+  /** True when a template was added, changed or removed since the last save (false without a template dir). */
+  changed(): boolean;
 }
 
 /** Builds a source's decoder as the listeners do (sampling overrides, saved templates). */
@@ -287,10 +298,17 @@ export function openSourceDecoder(
     }
   }
   const decoder = createFlowDecoder({ samplingOverride: { ...cfg.sampling }, templateTtlMs: opts.templateTtlMs }, templates);
+  let savedRevision = decoder.templates.revision;
   return {
     decoder,
     save() {
-      persistence?.save(decoder.templates);
+      if (!persistence) return;
+      const revision = decoder.templates.revision;
+      persistence.save(decoder.templates);
+      savedRevision = revision;
+    },
+    changed() {
+      return persistence !== undefined && decoder.templates.revision !== savedRevision;
     },
   };
 }
@@ -427,6 +445,7 @@ class SocketGroup {
       if (ingest.full && this.flush([state])) return;
     }
     this.owner.maybeExpire();
+    this.owner.saveChangedSoon();
     const states = this.sourceIdx.map((s) => this.owner.sources[s]!);
     const hasRows = states.some((s) => s.ingest.batch.length > 0);
     // Partial batches go out when the flush delay has passed or someone waits
@@ -519,6 +538,7 @@ class Listeners implements FlowListeners {
   private lastExpire: number;
   private lastSave: number;
   private timer: NodeJS.Timeout | undefined;
+  private saveTimer: NodeJS.Timeout | undefined;
   private started = false;
   private closing: Promise<void> | undefined;
 
@@ -536,12 +556,14 @@ class Listeners implements FlowListeners {
       const cfg = configs[name]!;
       let decoder: FlowDecoder;
       let save: () => void = () => {};
+      let changed: () => boolean = () => false;
       if (deps.createDecoder) decoder = deps.createDecoder(name, cfg);
-      else ({ decoder, save } = openSourceDecoder(name, cfg, opts, this.now, this.logger));
+      else ({ decoder, save, changed } = openSourceDecoder(name, cfg, opts, this.now, this.logger));
       this.sources.push({
         name,
         config: cfg,
         save,
+        changed,
         ingest: new SourceIngest({ source: name, sink: deps.sink, decoder, batchRows: opts.batchRows }),
         received: 0,
         queueDrops: 0,
@@ -578,9 +600,20 @@ class Listeners implements FlowListeners {
     for (const s of this.sources) s.ingest.decoder.expire(t);
   }
 
-  /** Saves every source's templates (errors are logged; the next save retries). */
-  saveTemplates(): void {
+  /** Schedules a save of the sources whose templates changed, unless one is already due. */
+  saveChangedSoon(): void {
+    if (this.saveTimer || !this.started) return;
+    if (!this.sources.some((s) => s.changed())) return;
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = undefined;
+      this.saveTemplates(true);
+    }, this.opts.templateSaveDelayMs);
+  }
+
+  /** Saves every source's templates, or with `onlyChanged` those that changed (errors are logged; the next save retries). */
+  saveTemplates(onlyChanged = false): void {
     for (const s of this.sources) {
+      if (onlyChanged && !s.changed()) continue;
       try {
         s.save();
       } catch (err) {
@@ -651,6 +684,8 @@ class Listeners implements FlowListeners {
       if (this.timer) clearInterval(this.timer);
       this.timer = undefined;
       await this.closeSockets();
+      if (this.saveTimer) clearTimeout(this.saveTimer);
+      this.saveTimer = undefined;
       await this.idle();
       for (const g of this.groups) g.stopTimer();
       this.saveTemplates();

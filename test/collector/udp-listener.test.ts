@@ -275,6 +275,38 @@ describe.each(VARIANTS)('flow listener, %s', (_name, make) => {
     rmSync(templateDir, { recursive: true, force: true });
   });
 
+  it('saves new templates within about a second, so a crash soon after loses none of them', async () => {
+    const f = fixtures.find((x) => x.name === '1/pmacct-v9')!;
+    const all = f.datagrams().map((d) => d.payload);
+    const hasTemplate = (p: Buffer): boolean => {
+      for (let o = 20; o + 4 <= p.length; ) {
+        const id = p.readUInt16BE(o);
+        const len = p.readUInt16BE(o + 2);
+        if (id < 256) return true;
+        if (len < 4) break;
+        o += len;
+      }
+      return false;
+    };
+    const templatesOnly = all.filter(hasTemplate);
+    const dataOnly = all.filter((p) => !hasTemplate(p));
+    const templateDir = mkdtempSync(join(tmpdir(), 'netsvc-templates-'));
+    // The first listener is never closed before the second starts: as after kill -9, only what it saved on its own counts.
+    const first = await listen({ netflow: { listen: '127.0.0.1:0' } }, new SummarySink(), { templateDir });
+    await send(await sender(), templatesOnly, first.addresses().netflow!.port);
+    await settle(first, templatesOnly.length);
+    await new Promise((r) => setTimeout(r, 1500));
+    const second = await listen({ netflow: { listen: '127.0.0.1:0' } }, new SummarySink(), { templateDir });
+    await send(await sender(), dataOnly, second.addresses().netflow!.port);
+    await settle(second, dataOnly.length);
+    const c = second.sourceStats()[0]!.total;
+    expect(c.dataWithoutTemplate).toBe(0);
+    expect(c.flows).toBeGreaterThan(0);
+    await first.close();
+    await second.close();
+    rmSync(templateDir, { recursive: true, force: true });
+  });
+
   it('fails to start on a port in use and leaves nothing bound', async () => {
     const taken = await sender();
     const port = taken.address().port;
