@@ -24,6 +24,7 @@ import { registerReplayCommand } from './commands/replay.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand, StatusError } from './commands/status.js';
 import { ConfigError } from './config.js';
+import { DataDirLockedError } from './data-dir-lock.js';
 import { ListenError } from './main.js';
 import { ListenerBindError, ListenerConfigError } from '../collector/udp-listener.js';
 
@@ -65,6 +66,7 @@ const USER_ERRORS: ReadonlyArray<readonly [abstract new (...args: never[]) => Er
   [AdminStoreError, 1],
   [StatusError, 1],
   [DumpError, 1],
+  [DataDirLockedError, 1],
   [SyslogStoreError, 1],
   [RadiusStoreError, 1],
 ];

@@ -17,6 +17,7 @@ import { KpiBuilder } from '../storage/kpi/kpi-builder.js';
 import { SqliteKpiCache } from '../storage/kpi/sqlite-kpi-cache.js';
 import { startWorkerHourBuilder } from '../storage/kpi/worker-hour-builder.js';
 import type { Config } from './config.js';
+import { acquireDataDirLock } from './data-dir-lock.js';
 import type { Logger } from './log.js';
 
 /** The running flow path. */
@@ -58,6 +59,8 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
   const sources = Object.keys(config.flowSources);
   const c = config.capture;
 
+  // First: no other serve or import may be writing (and "recovering") these capture files.
+  const lock = acquireDataDirLock(config.dataDir, 'serve', 'stop it or start serve with another --data-dir');
   const cache = new SqliteKpiCache(kpiCachePath(config), now);
   // Sealed hours are built in a worker thread when running compiled, so the listeners never wait on a build.
   const worker = startWorkerHourBuilder(kpiCachePath(config));
@@ -98,6 +101,7 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     await worker?.close();
     dns.close();
     cache.close();
+    lock.release();
     throw err;
   }
   retention.start();
@@ -141,6 +145,7 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
         await worker?.close();
         dns.close();
         cache.close();
+        lock.release();
       })();
       return closing;
     },

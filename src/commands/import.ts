@@ -10,6 +10,7 @@ import type { Config } from '../config.js';
 import { sourceDir } from '../../storage/capture/format.js';
 import { KpiBuilder } from '../../storage/kpi/kpi-builder.js';
 import { SqliteKpiCache } from '../../storage/kpi/sqlite-kpi-cache.js';
+import { acquireDataDirLock } from '../data-dir-lock.js';
 import { captureWriterOptions, kpiCachePath } from '../flow-path.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 
@@ -85,6 +86,22 @@ export async function runImport(config: Config, files: readonly string[], opts: 
 
 /** Imports into the capture files of the source (every hour touched is sealed at the end). */
 export async function runImportToStore(
+  config: Config,
+  files: readonly string[],
+  opts: Omit<ImportCommandOptions, 'sink'>,
+  log: (line: string) => void,
+): Promise<ImportReport> {
+  // A running serve (or another import) owns the open files of this data directory: its writer
+  // would have them "recovered" and sealed under it, losing live data.
+  const lock = acquireDataDirLock(config.dataDir, 'import', 'import into another --data-dir or stop serve first');
+  try {
+    return await importLocked(config, files, opts, log);
+  } finally {
+    lock.release();
+  }
+}
+
+async function importLocked(
   config: Config,
   files: readonly string[],
   opts: Omit<ImportCommandOptions, 'sink'>,

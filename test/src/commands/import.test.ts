@@ -1,12 +1,15 @@
-import { existsSync, mkdtempSync as mkdtemp, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { existsSync, mkdirSync, mkdtempSync as mkdtemp, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli.js';
 import type { ImportReport } from '../../../src/commands/import.js';
-import { scanFlows } from '../../../storage/capture/reader.js';
+import { listCaptureFiles, scanFlows } from '../../../storage/capture/reader.js';
 import { captureCli } from '../../helpers/cli.js';
-import { flowFixtures } from '../../helpers/flow-fixtures.js';
+import { flowFixtures, freeUdpPort } from '../../helpers/flow-fixtures.js';
+import { LOOPBACK_LISTENERS } from '../../helpers/service.js';
 
 const made: string[] = [];
 /** A temporary directory removed after the file's tests. */
@@ -136,5 +139,84 @@ describe('netsvc import options', () => {
       expect(await runCli(['import', ...args], ctx), args.join(' ')).toBe(2);
       expect(ctx.stderr.join('')).toMatch(/^netsvc: /);
     }
+  });
+});
+
+describe('netsvc import next to a running netsvc serve on the same data directory', () => {
+  const f = fixtures.find((x) => x.name === '1/softflowd-v9')!;
+  const children: ChildProcess[] = [];
+  afterAll(() => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  });
+
+  async function serve(dataDir: string, udpPort: number): Promise<ChildProcess> {
+    const env = {
+      ...process.env,
+      ...LOOPBACK_LISTENERS,
+      NETSVC_FLOW_SOURCES: JSON.stringify({ netflow: { listen: `127.0.0.1:${udpPort}` }, lentor: { listen: '127.0.0.1:0' } }),
+      NETSVC_HTTP__PORT: '0',
+      NETSVC_CAPTURE__FLUSH_INTERVAL_MS: '300',
+    };
+    const child = spawn(process.execPath, [resolve('dist/src/cli.js'), 'serve', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    children.push(child);
+    let out = '';
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    await new Promise<void>((ok, fail) => {
+      const timer = setTimeout(() => fail(new Error(`serve did not start: ${out} ${err}`)), 20_000);
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('netsvc listening')) {
+          clearTimeout(timer);
+          ok();
+        }
+      });
+      child.once('exit', (code) => fail(new Error(`serve exited with ${code}: ${err}`)));
+    });
+    return child;
+  }
+
+  it('refuses to import while serve writes the data directory; serve keeps its flows', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'netsvc-import-serve-'));
+    const udpPort = await freeUdpPort();
+    const child = await serve(dataDir, udpPort);
+    const sock = createSocket('udp4');
+    for (const d of f.datagrams()) await new Promise<void>((r) => sock.send(d.payload, udpPort, '127.0.0.1', () => r()));
+    await new Promise<void>((r) => sock.close(() => r()));
+    await new Promise((r) => setTimeout(r, 1500)); // several flush intervals
+    const dir = join(dataDir, 'flows', 'netflow');
+    const open = readdirSync(dir).filter((n) => n.startsWith('nfcapd.current.'));
+    expect(open).toHaveLength(1);
+
+    const ctx = captureCli();
+    expect(await runCli(['import', '--data-dir', dataDir, f.pcap], ctx)).toBe(1);
+    const msg = ctx.stderr.join('\n');
+    expect(msg.split('\n')).toHaveLength(1);
+    expect(msg).toContain(`pid ${child.pid}`);
+    expect(msg).toContain('--data-dir');
+    // Serve's open file was left alone: nothing was sealed under it.
+    expect(readdirSync(dir)).toEqual(open);
+    // --no-store writes nothing, so it may run.
+    expect(await runCli(['import', '--no-store', '--data-dir', dataDir, f.pcap], captureCli())).toBe(0);
+
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(existsSync(join(dataDir, 'flows', 'serve.lock'))).toBe(false);
+    // Every flow serve received is in its files (the open hour stays open across a restart).
+    let rows = 0;
+    for (const batch of scanFlows(listCaptureFiles(dataDir, 'netflow', 'UTC'))) rows += batch.length;
+    expect(rows).toBe(f.reference().totals.flows);
+  });
+
+  it('takes over a lock left by a process that is gone', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'netsvc-import-serve-'));
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    mkdirSync(join(dataDir, 'flows'), { recursive: true });
+    writeFileSync(join(dataDir, 'flows', 'serve.lock'), `${dead.stdout} serve\n`);
+    const ctx = captureCli();
+    expect(await runCli(['import', '--json', '--data-dir', dataDir, f.pcap], ctx), ctx.stderr.join('')).toBe(0);
+    expect((JSON.parse(ctx.stdout.join('')) as ImportReport).stored!.rowsWritten).toBe(f.reference().totals.flows);
+    expect(existsSync(join(dataDir, 'flows', 'serve.lock'))).toBe(false);
   });
 });
