@@ -5,6 +5,7 @@
  * named on stderr and the exit code is 1, after whatever could be read.
  */
 import { existsSync, statSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import type { Command } from 'commander';
 import { DateTime } from 'luxon';
 import { formatAddress, type FlowBatch } from '../../collector/flow-batch.js';
@@ -12,6 +13,7 @@ import { accumulateTotals } from '../../storage/capture/aggregate.js';
 import {
   CaptureFileError,
   emptyTotals,
+  parseCaptureName,
   type ColumnName,
   type FileTotals,
 } from '../../storage/capture/format.js';
@@ -147,7 +149,23 @@ export interface DumpOptions {
 
 /** Resolves `<file|source>` to the files to read: a path, or every hour of a flow source. */
 function filesOf(target: string, dataDir: string, zone: string): { files: (string | CaptureFileInfo)[]; ident: string } {
-  if (existsSync(target) && statSync(target).isFile()) return { files: [target], ident: target };
+  if (existsSync(target) && statSync(target).isFile()) {
+    // A file named as a sealed hour must have its footer: cut off, it is damage, not an open file's torn tail.
+    const name = basename(target);
+    const parsed = parseCaptureName(name, zone);
+    if (parsed?.kind !== 'sealed') return { files: [target], ident: target };
+    const info: CaptureFileInfo = {
+      path: target,
+      name,
+      source: basename(dirname(target)),
+      // Not narrowed by the name's hour: a file copied from another zone is still read whole; blocks carry their own times.
+      hourStart: -Infinity,
+      hourEnd: Infinity,
+      kind: 'sealed',
+      size: statSync(target).size,
+    };
+    return { files: [info], ident: target };
+  }
   if (!/^[A-Za-z0-9_-]+$/.test(target)) throw new UsageError(`no such capture file: ${target}`);
   const files = listCaptureFiles(dataDir, target, zone);
   if (files.length === 0) throw new UsageError(`no capture files for source '${target}' in ${dataDir}/flows/${target}`);

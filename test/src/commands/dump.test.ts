@@ -1,4 +1,4 @@
-import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli.js';
@@ -121,5 +121,28 @@ describe('netsvc dump', () => {
     }
     const missing = captureCli();
     expect(await runCli(['dump', join(dir, 'nope'), ...cfg(dir)], missing)).toBe(2);
+  });
+
+  it('reports a sealed file given by path that was cut off (footer or mid-block) as damaged, exit code 1', async () => {
+    for (const cut of ['footer', 'mid-block'] as const) {
+      const dir = await dataDirWithHour(true);
+      const file = listCaptureFiles(dir, 'netflow', 'UTC')[0]!.path;
+      const size = statSync(file).size;
+      truncateSync(file, cut === 'footer' ? size - 4 : Math.floor(size / 2));
+      for (const extra of [[], ['--stats'], ['--json']]) {
+        const ctx = captureCli();
+        expect(await runCli(['dump', file, ...extra, ...cfg(dir)], ctx), `${cut} ${extra.join(' ')}`).toBe(1);
+        expect(ctx.stderr.join('\n'), `${cut} ${extra.join(' ')}`).toMatch(/damaged capture file: .*nfcapd\.202603250900/);
+      }
+    }
+  });
+
+  it('still reads an open file given by path whose tail was torn, exit code 0', async () => {
+    const dir = await dataDirWithHour(false);
+    const file = listCaptureFiles(dir, 'netflow', 'UTC')[0]!.path;
+    expect(file).toMatch(/nfcapd\.current\./);
+    truncateSync(file, statSync(file).size - 4);
+    const ctx = captureCli();
+    expect(await runCli(['dump', file, ...cfg(dir)], ctx), ctx.stderr.join('\n')).toBe(0);
   });
 });
