@@ -65,13 +65,13 @@ const logger: ListenerLogger = {
   error: (obj, msg) => post({ t: 'log', level: 'error', obj: plain(obj), msg: msg ?? '' }),
 };
 const lastLog = new Map<string, number>();
-function rateLog(key: string, obj: object, msg: string): void {
+function rateLog(key: string, obj: object, msg: string, level: 'warn' | 'error' = 'warn'): void {
   const t = Date.now();
   const last = lastLog.get(key);
   if (last !== undefined && t - last < opts.logEveryMs) return;
   if (lastLog.size > 10_000) lastLog.clear();
   lastLog.set(key, t);
-  logger.warn(obj, msg);
+  logger[level](obj, msg);
 }
 
 // ------------------------------------------------------- batches to main
@@ -145,6 +145,7 @@ function sourceStats(): SourceStats[] {
       queueDrops: ring.stats[ring.sourceStat(i, 'queueDrops')]!,
       sinkErrors: 0,
       sinkLostFlows: 0,
+      decoderErrors: s.ingest.decoderErrors,
       total: snap.total,
       exporters: snap.exporters,
     };
@@ -241,7 +242,9 @@ async function decodeLoop(): Promise<void> {
       const s = sources[rec.source];
       if (s) {
         const outcome = s.ingest.decode(rec.payload, exporter(rec.exporterId), rec.receivedMs);
-        if (outcome.status !== 'ok') {
+        if (outcome.status === 'decoder-error') {
+          rateLog(`decoder-error:${s.name}`, { source: s.name, exporter: exporter(rec.exporterId).address, version: outcome.version, err: outcome.error, decoderErrors: s.ingest.decoderErrors }, 'flow decoder failed on a datagram; dropped, ingest goes on', 'error');
+        } else if (outcome.status !== 'ok') {
           rateLog(`${outcome.status}:${s.name}:${rec.exporterId}`, { source: s.name, exporter: exporter(rec.exporterId).address, status: outcome.status, version: outcome.version }, 'datagram dropped by the decoder');
         }
       }

@@ -8,6 +8,9 @@ import { createFlowDecoder, exporterRef, type DecodeOutcome, type ExporterRef, t
 import { FlowBatch } from './flow-batch.js';
 import type { FlowSink } from './flow-sink.js';
 
+/** What `SourceIngest.decode` did: the decoder's outcome, or `decoder-error` when the decoder threw (a bug, counted, rows taken back). */
+export type IngestOutcome = DecodeOutcome | { readonly status: 'decoder-error'; readonly version: number; readonly flows: 0; readonly error: unknown };
+
 /** Settings of one source's ingest. */
 export interface SourceIngestOptions {
   /** Flow source name (config key), passed to the sink. */
@@ -30,6 +33,8 @@ export class SourceIngest {
   readonly batchRows: number;
   /** The batch being filled; lent to the sink on flush. */
   readonly batch: FlowBatch;
+  /** Datagrams the decoder threw on (a decoder bug): each dropped, never stopping the ingest. */
+  decoderErrors = 0;
   private readonly refs = new Map<string, ExporterRef>();
 
   constructor(opts: SourceIngestOptions) {
@@ -52,9 +57,21 @@ export class SourceIngest {
     return ref;
   }
 
-  /** Decodes one datagram into the batch (counted by the decoder, never thrown). */
-  decode(payload: Buffer, exporter: ExporterRef, receivedMs: number): DecodeOutcome {
-    return this.decoder.decode(payload, exporter, receivedMs, this.batch);
+  /**
+   * Decodes one datagram into the batch (counted by the decoder, never
+   * thrown). Should the decoder throw anyway, the datagram's rows are taken
+   * back and it is counted in `decoderErrors`: one bad datagram must not stop
+   * a source's ingest for good.
+   */
+  decode(payload: Buffer, exporter: ExporterRef, receivedMs: number): IngestOutcome {
+    const before = this.batch.length;
+    try {
+      return this.decoder.decode(payload, exporter, receivedMs, this.batch);
+    } catch (error) {
+      this.batch.length = Math.min(this.batch.length, before);
+      this.decoderErrors++;
+      return { status: 'decoder-error', version: payload.length >= 2 ? payload.readUInt16BE(0) : 0, flows: 0, error };
+    }
   }
 
   /** True when the batch should go to the sink now. */

@@ -111,6 +111,8 @@ export interface SourceStats {
   /** Batches the sink failed to take, and their rows. */
   sinkErrors: number;
   sinkLostFlows: number;
+  /** Datagrams the decoder threw on (a bug): dropped, ingest goes on. */
+  decoderErrors: number;
   /** Decoder counters: the sum and per exporter address. */
   total: ExporterCounters;
   exporters: Record<string, ExporterCounters>;
@@ -438,7 +440,9 @@ class SocketGroup {
       const state = this.owner.sources[q.source(i)]!;
       const ingest = state.ingest;
       const outcome = ingest.decode(q.payload(i), ingest.exporter(q.addr(i)), q.time(i));
-      if (outcome.status !== 'ok') {
+      if (outcome.status === 'decoder-error') {
+        this.owner.rateLog('error', `decoder-error:${state.name}`, { source: state.name, exporter: q.addr(i), version: outcome.version, err: outcome.error, decoderErrors: ingest.decoderErrors }, 'flow decoder failed on a datagram; dropped, ingest goes on');
+      } else if (outcome.status !== 'ok') {
         this.owner.rateLog('warn', `${outcome.status}:${state.name}:${q.addr(i)}`, { source: state.name, exporter: q.addr(i), status: outcome.status, version: outcome.version }, 'datagram dropped by the decoder');
       }
       q.drop();
@@ -719,6 +723,7 @@ class Listeners implements FlowListeners {
         queueDrops: s.queueDrops,
         sinkErrors: s.sinkErrors,
         sinkLostFlows: s.sinkLostFlows,
+        decoderErrors: s.ingest.decoderErrors,
         total: snap.total,
         exporters: snap.exporters,
       };

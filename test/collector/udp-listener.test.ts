@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createFlowDecoder, type FlowDecoder } from '../../collector/decoder.js';
 import type { FlowBatch } from '../../collector/flow-batch.js';
 import { formatAddress } from '../../collector/flow-batch.js';
 import { SummarySink, type FlowSink } from '../../collector/flow-sink.js';
@@ -339,5 +340,35 @@ describe('flow listener configuration', () => {
   it('the worker-thread listeners reject the same setups at start', async () => {
     const l = createThreadedFlowListeners({ a: { listen: '127.0.0.1:2999' }, b: { listen: '127.0.0.1:2999' } }, { sink: new SummarySink() });
     await expect(l.start()).rejects.toBeInstanceOf(ListenerConfigError);
+  });
+});
+
+describe('flow listener, a decoder that throws', () => {
+  it('counts the datagram, logs once, and keeps decoding the following datagrams', async () => {
+    const payloads = v5.datagrams().map((d) => d.payload);
+    const bad = new Set([0, 2].map((i) => payloads[i]!.toString('hex')));
+    const summary = new SummarySink();
+    const errors: object[] = [];
+    const logger = { info: () => {}, warn: () => {}, error: (o: object) => errors.push(o) };
+    const createDecoder = (): FlowDecoder => {
+      const real = createFlowDecoder();
+      return {
+        ...real,
+        decode(datagram, exporter, receivedMs, out) {
+          if (bad.has(datagram.toString('hex'))) throw new TypeError('injected decoder bug');
+          return real.decode(datagram, exporter, receivedMs, out);
+        },
+      };
+    };
+    const l = createFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: summary, logger, createDecoder });
+    open.push(l);
+    await l.start();
+    await send(await sender(), payloads, l.addresses().netflow!.port);
+    await settle(l, payloads.length);
+    const st = l.sourceStats()[0]!;
+    expect(st.decoderErrors).toBe(2);
+    expect(errors).toEqual([expect.objectContaining({ source: 'netflow', err: expect.any(TypeError) })]);
+    const lost = [0, 2].reduce((n, i) => n + payloads[i]!.readUInt16BE(2), 0); // v5 header: record count
+    expect(summary.summary().flows).toBe(v5.reference().totals.flows - lost);
   });
 });
