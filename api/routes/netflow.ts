@@ -44,6 +44,8 @@ export interface NetflowRouteDeps {
 export const FLOWS_CAP = 200;
 /** IPs per resolve request (api.md 8). */
 export const RESOLVE_CAP = 20;
+/** Longest `kpi`/`flows` window, in hours (31 days): bounds the hourly points and files one request reads. */
+export const WINDOW_CAP_HOURS = 744;
 const DEFAULT_SOURCE = 'netflow';
 const MINUTE_MS = 60_000;
 
@@ -192,7 +194,11 @@ export function parseWindow(start: string, end: string, zone: string): { from: n
   const last = parseQueryMinute(end, zone);
   if (last === undefined) throw new BadRequestError('end', `Invalid parameter 'end': '${end}' is not a valid time YYYY/MM/DD HH:mm.`);
   if (last < from) throw new BadRequestError('end', `Invalid parameter 'end': it must not be before 'start'.`);
-  return { from, to: last + MINUTE_MS };
+  const to = last + MINUTE_MS;
+  if (to - from > WINDOW_CAP_HOURS * 3_600_000) {
+    throw new BadRequestError('end', `Invalid parameter 'end': the window may span at most ${WINDOW_CAP_HOURS} hours (31 days) from 'start'.`);
+  }
+  return { from, to };
 }
 
 /** The IPs of a `resolve` request: split on commas, trimmed, invalid ones skipped, de-duplicated, the first 20. */

@@ -224,6 +224,9 @@ describe('netflow routes over a loopback server', () => {
       [`/kpi${q({ start: '2026/02/30 08:00', end: '2026/03/25 08:59' })}`, 'start'],
       [`/kpi${q({ start: '2026/03/25 08:00', end: '2026/03/25 25:00' })}`, 'end'],
       [`/kpi${q({ start: '2026/03/25 09:00', end: '2026/03/25 08:59' })}`, 'end'],
+      [`/kpi${q({ start: '2026/03/01 00:00', end: '2026/04/01 00:00' })}`, 'end'],
+      [`/kpi${q({ start: '1926/03/25 00:00', end: '2026/03/25 08:59' })}`, 'end'],
+      [`/flows${q({ start: '2026/03/01 00:00', end: '2026/04/01 00:00' })}`, 'end'],
       [`/flows${q({ start: '2026/03/25 08:00', end: '2026/03/25 08:59', limit: '0' })}`, 'limit'],
       [`/flows${q({ start: '2026/03/25 08:00', end: '2026/03/25 08:59', limit: '-5' })}`, 'limit'],
       [`/flows${q({ start: '2026/03/25 08:00', end: '2026/03/25 08:59', limit: '1.5' })}`, 'limit'],
@@ -236,6 +239,16 @@ describe('netflow routes over a loopback server', () => {
       expect(res.body.status).toBe(false);
       expect(res.body.errorMessage).toContain(`'${param}'`);
     }
+  });
+
+  it('answers the longest window (744 hours) and refuses one minute more, naming end', async () => {
+    const longest = await get(`/kpi${q({ start: '2026/03/01 00:00', end: '2026/03/31 23:59' })}`);
+    expect(longest.status).toBe(200);
+    expect(longest.body.result.timeseries).toHaveLength(744);
+    const over = await get(`/kpi${q({ start: '2026/03/01 00:00', end: '2026/04/01 00:00' })}`);
+    expect(over.status).toBe(400);
+    expect(over.body.errorMessage).toContain("'end'");
+    expect(over.body.errorMessage).toContain('744');
   });
 
   it('refuses a flow source the token’s entity does not own (403)', async () => {
