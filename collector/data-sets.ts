@@ -139,6 +139,8 @@ export function releasePending(t: Template, domain: DomainState, env: DecodeEnv,
       env.counters.add(ec, 'malformed');
     } else {
       env.counters.add(ec, 'pendingDecoded');
+      // These rows belong to earlier datagrams: they stay even if this one turns out malformed.
+      if (out.length > before) env.released.push(before, out.length);
     }
   }
 }

@@ -19,8 +19,10 @@
  * decoder.expire(Date.now()); // now and then: drops stale templates and held data
  * decoder.counters.snapshot(); // per-exporter counters for /metrics and `netsvc status`
  * ```
- * A malformed datagram adds no row at all: rows appended for it are taken
- * back before `decode` returns.
+ * A malformed datagram adds no row of its own: rows appended for it are taken
+ * back before `decode` returns. Held data that a template earlier in it
+ * released stays (it came from valid datagrams), and so does its sequence
+ * number, read from the header before anything else.
  *
  * Wiring notes: a flow source's `sampling` config is `samplingOverride`;
  * to keep templates across restarts, build the store with
@@ -96,6 +98,8 @@ export interface DecodeEnv {
   readonly receivedMs: number;
   /** Configured interval for this exporter (0 = none configured). */
   readonly overrideInterval: number;
+  /** Row ranges [start, end, start, end, …] of held data released by this datagram's templates (kept if it is malformed). */
+  readonly released: number[];
 }
 
 /** Thrown by nothing outside this module: marks a datagram as malformed while decoding it. */
@@ -156,6 +160,7 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
       exporter,
       receivedMs,
       overrideInterval: overrides.get(exporter.address) ?? 0,
+      released: [],
     };
     let ok: boolean;
     try {
@@ -173,10 +178,18 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
       ok = false;
     }
     if (!ok) {
-      out.length = Math.min(out.length, startRow);
+      // Only this datagram's own rows go: held data its templates released came from earlier, valid datagrams.
+      out.length = keepReleased(out, startRow, env.released);
       counters.add(ec, 'malformed');
-      return { status: 'malformed', version, flows: 0 };
+      countFlows(ec, startRow, out);
+      return { status: 'malformed', version, flows: out.length - startRow };
     }
+    const flows = countFlows(ec, startRow, out);
+    return { status: 'ok', version, flows };
+  }
+
+  /** Counts rows from `startRow` on as decoded flows of `ec`; returns how many. */
+  function countFlows(ec: ExporterCounters, startRow: number, out: FlowBatch): number {
     const flows = out.length - startRow;
     if (flows > 0) {
       let bytes = 0;
@@ -191,7 +204,7 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
       counters.add(ec, 'bytes', bytes);
       counters.add(ec, 'packetsInFlows', packets);
     }
-    return { status: 'ok', version, flows };
+    return flows;
   }
 
   function decodeV5(buf: Buffer, env: DecodeEnv, out: FlowBatch): boolean {
@@ -215,6 +228,19 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
     templates: store,
     config: cfg,
   };
+}
+
+/** Moves the rows of the `released` ranges down to `startRow`, in order; returns the batch's new length. */
+function keepReleased(out: FlowBatch, startRow: number, released: readonly number[]): number {
+  let to = startRow;
+  for (let i = 0; i + 1 < released.length; i += 2) {
+    const from = Math.max(released[i]!, to);
+    const end = Math.min(released[i + 1]!, out.length);
+    if (end <= from) continue;
+    if (from !== to) out.moveRows(from, to, end - from);
+    to += end - from;
+  }
+  return to;
 }
 
 /**

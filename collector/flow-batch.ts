@@ -154,6 +154,12 @@ export class FlowBatch {
     return i;
   }
 
+  /** Copies `count` rows starting at `from` to start at `to` (`to` ≤ `from`; overlapping is fine); `length` is the caller's to set. */
+  moveRows(from: number, to: number, count: number): void {
+    for (const name of NUMERIC_COLUMNS) this.cols[name].copyWithin(to, from, from + count);
+    for (const name of ADDRESS_COLUMNS) this[name].copyWithin(to * 16, from * 16, (from + count) * 16);
+  }
+
   /** Drops the last row (a decoder that found a row invalid after starting it). */
   popRow(): void {
     if (this.length > 0) this.length--;

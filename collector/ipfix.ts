@@ -32,6 +32,11 @@ export function decodeIpfix(buf: Buffer, env: DecodeEnv, out: FlowBatch): boolea
   if (buf.length < IPFIX_HEADER_LENGTH) return false;
   const length = buf.readUInt16BE(2);
   if (length < IPFIX_HEADER_LENGTH || length > buf.length) return false;
+  const domain = env.templates.domain(env.exporter.address, 10, buf.readUInt32BE(12));
+  // The header is whole: its sequence is checked now, and the expectation
+  // resyncs (record count unknown) until the message decodes completely, so
+  // a malformed message never makes the next one count a false gap.
+  trackSequence(domain, buf.readUInt32BE(8), -1, env);
   // The sets must tile the message exactly (RFC 7011 §3.3.1).
   for (let p = IPFIX_HEADER_LENGTH; p < length; ) {
     if (length - p < 4) return false;
@@ -40,7 +45,6 @@ export function decodeIpfix(buf: Buffer, env: DecodeEnv, out: FlowBatch): boolea
     p += len;
   }
   const header: SetHeader = { exportMs: buf.readUInt32BE(4) * 1000, sysUptimeMs: 0 };
-  const domain = env.templates.domain(env.exporter.address, 10, buf.readUInt32BE(12));
   let records = 0;
   for (let p = IPFIX_HEADER_LENGTH; p < length; ) {
     const id = buf.readUInt16BE(p);

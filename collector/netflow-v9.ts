@@ -23,10 +23,13 @@ export const V9_HEADER_LENGTH = 20;
 /** Decodes one v9 datagram into `out`; false when it is malformed (the caller takes back any rows). */
 export function decodeV9(buf: Buffer, env: DecodeEnv, out: FlowBatch): boolean {
   if (buf.length < V9_HEADER_LENGTH) return false;
+  const domain = env.templates.domain(env.exporter.address, 9, buf.readUInt32BE(16));
+  // The header is whole, so the packet counts in the sequence even when its
+  // flowsets turn out malformed: else the next packet would count a false gap.
+  trackSequence(domain, buf.readUInt32BE(12), 1, env);
   const end = flowsetsEnd(buf);
   if (end < 0) return false;
   const header: SetHeader = { exportMs: buf.readUInt32BE(8) * 1000, sysUptimeMs: buf.readUInt32BE(4) };
-  const domain = env.templates.domain(env.exporter.address, 9, buf.readUInt32BE(16));
   for (let p = V9_HEADER_LENGTH; p < end; ) {
     const id = buf.readUInt16BE(p);
     const len = buf.readUInt16BE(p + 2);
@@ -43,7 +46,6 @@ export function decodeV9(buf: Buffer, env: DecodeEnv, out: FlowBatch): boolean {
     // ids 2–255 are reserved: skipped by their length.
     p = setEnd;
   }
-  trackSequence(domain, buf.readUInt32BE(12), 1, env);
   return true;
 }
 

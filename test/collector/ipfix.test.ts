@@ -210,6 +210,20 @@ describe('IPFIX', () => {
     expect(c.sequenceGaps).toBe(1);
     expect(c.sequenceMissing).toBe(4);
   });
+  it('a malformed message with data records resyncs the sequence instead of counting a false gap at the next', () => {
+    const d = createFlowDecoder();
+    const b = new FlowBatch();
+    d.decode(ipfixMessage({ exportSecs: EXPORT_S, sequence: 0 }, set(2, ipfixTemplateRecord(256, BASIC), false)), from, RECEIVED, b);
+    const data = set(256, Buffer.concat([0, 1, 2].map((k) => basicRecord(`10.7.0.${k}`, 1))), false);
+    // A template set naming template id 5 (below 256): malformed, after three data records.
+    const bad = set(2, Buffer.concat([uint(5, 2), uint(1, 2), uint(8, 2), uint(4, 2)]), false);
+    expect(d.decode(ipfixMessage({ exportSecs: EXPORT_S, sequence: 0 }, data, bad), from, RECEIVED, b).status).toBe('malformed');
+    expect(d.decode(ipfixMessage({ exportSecs: EXPORT_S, sequence: 3 }, data), from, RECEIVED, b).status).toBe('ok');
+    const c = d.counters.exporter(from.address);
+    expect(c.sequenceGaps).toBe(0);
+    expect(b.length).toBe(3);
+  });
+
   it('keeps ICMP type*256+code in the destination port (icmpTypeCodeIPv4/IPv6), other protocols keep their port', () => {
     const fields: Spec[] = [
       [8, 4],
