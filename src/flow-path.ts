@@ -27,6 +27,7 @@ export interface FlowPath {
   listeners: FlowListeners;
   query: CaptureNetflowQuery;
   builder: KpiBuilder;
+  retention: CaptureRetention;
   /** Stops receiving, writes and seals what is due, finishes cache builds, closes files. */
   close(): Promise<void>;
 }
@@ -136,6 +137,7 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     listeners,
     query,
     builder,
+    retention,
     close() {
       closing ??= (async () => {
         retention.close();

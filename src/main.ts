@@ -96,6 +96,7 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     areas.logviewer = logviewer.routes;
     const metrics = createMetrics();
     metrics.addFlowStats(flows.listeners);
+    metrics.addStorageStats({ writer: flows.writer, query: flows.query, retention: flows.retention, kpiBuilder: flows.builder });
     if (logviewer.receiver) metrics.addSyslogReceiver(logviewer.receiver);
     const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas, metrics: () => metrics.text() });
     server = await listenHttp(app.fetch, config.http.host, config.http.port);

@@ -1,7 +1,8 @@
 /**
  * Prometheus metrics (prom-client) of the service: the flow collector's
  * counters per source and exporter, the embedded syslog receiver's
- * counters, plus the process's own metrics.
+ * counters, the capture storage's counters (writer, queries, retention, KPI
+ * cache builds), plus the process's own metrics.
  *
  * Counters are not copied on every event: components keep plain numbers
  * (the decoder's per-exporter counters, the listener's queue counters) and
@@ -12,6 +13,9 @@ import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { COUNTER_NAMES, type CounterName, type ExporterCounters } from '../collector/collector-counters.js';
 import type { SyslogReceiverCounters } from '../collector/syslog-receiver.js';
 import type { SocketStats, SourceStats } from '../collector/udp-listener.js';
+import type { ReadStats } from '../storage/capture/reader.js';
+import type { WriterCounters } from '../storage/capture/writer.js';
+import type { QueryCounters } from '../storage/kpi/netflow-query.js';
 
 /** What the flow listeners report at scrape time. */
 export interface FlowStatsProvider {
@@ -26,6 +30,17 @@ export interface SyslogStatsProvider {
   readonly openConnections: number;
 }
 
+/**
+ * The capture storage's counter objects, read at scrape time (CaptureWriter,
+ * CaptureNetflowQuery, CaptureRetention and KpiBuilder fit); any may be absent.
+ */
+export interface StorageStatsProvider {
+  writer?: { readonly counters: Readonly<WriterCounters> };
+  query?: { readonly counters: Readonly<QueryCounters> };
+  retention?: { readonly counters: Readonly<{ filesRemoved: number; bytesFreed: number; errors: number }> };
+  kpiBuilder?: { readonly stats: Readonly<ReadStats> };
+}
+
 /** The metrics registry of one service instance. */
 export interface Metrics {
   readonly registry: Registry;
@@ -35,6 +50,8 @@ export interface Metrics {
   addFlowStats(provider: FlowStatsProvider): void;
   /** Adds the embedded syslog receiver's counters (`netsvc_syslog_*`); absent from scrapes until a receiver runs. */
   addSyslogReceiver(receiver: SyslogStatsProvider): void;
+  /** Adds the capture storage's counters (`netsvc_capture_*`, `netsvc_query_*`, `netsvc_retention_*`, `netsvc_kpi_build_*`). */
+  addStorageStats(provider: StorageStatsProvider): void;
   /** The exposition text, for `GET /metrics`. */
   text(): Promise<string>;
 }
@@ -77,6 +94,33 @@ const SYSLOG_COUNTERS: ReadonlyArray<readonly [keyof SyslogReceiverCounters, str
   ['writeErrors', 'write_errors_total', 'Batch writes to SystemEvents that failed (the batch stays queued and is retried)'],
   ['tcpConnections', 'tcp_connections_total', 'Syslog TCP connections accepted'],
   ['tcpRejected', 'tcp_rejected_total', 'Syslog TCP connections refused: over the connection limit, or while closing'],
+];
+
+/** Storage counters: metric name, help text, and how to read it from a provider (undefined: that part is absent). */
+const STORAGE_COUNTERS: ReadonlyArray<readonly [string, string, (p: StorageStatsProvider) => number | undefined]> = [
+  ['netsvc_capture_rows_received_total', 'Flow rows handed to the capture writer', (p) => p.writer?.counters.rowsReceived],
+  ['netsvc_capture_rows_written_total', 'Flow rows written to capture files', (p) => p.writer?.counters.rowsWritten],
+  ['netsvc_capture_blocks_written_total', 'Blocks written to capture files', (p) => p.writer?.counters.blocksWritten],
+  ['netsvc_capture_bytes_written_total', 'Bytes of the blocks written to capture files', (p) => p.writer?.counters.bytesWritten],
+  ['netsvc_capture_write_errors_total', 'Capture file opens and block writes that failed', (p) => p.writer?.counters.writeErrors],
+  ['netsvc_capture_rows_lost_total', 'Flow rows lost because their block could not be written', (p) => p.writer?.counters.rowsLost],
+  ['netsvc_capture_hours_opened_total', 'Hourly capture files opened', (p) => p.writer?.counters.hoursOpened],
+  ['netsvc_capture_hours_sealed_total', 'Hourly capture files sealed', (p) => p.writer?.counters.hoursSealed],
+  ['netsvc_capture_hours_reopened_total', 'Sealed hours reopened for late rows', (p) => p.writer?.counters.hoursReopened],
+  ['netsvc_capture_seal_errors_total', 'Seals of an hour that failed (retried later)', (p) => p.writer?.counters.sealErrors],
+  ['netsvc_capture_recovered_files_total', 'Open capture files recovered at start (left by a crash)', (p) => p.writer?.counters.recoveredFiles],
+  ['netsvc_capture_recovered_dropped_blocks_total', 'Torn blocks cut off while recovering open files', (p) => p.writer?.counters.recoveredDroppedBlocks],
+  ['netsvc_capture_recovered_dropped_bytes_total', 'Bytes cut off while recovering open files', (p) => p.writer?.counters.recoveredDroppedBytes],
+  ['netsvc_capture_damaged_files_moved_aside_total', 'Unreadable open capture files moved aside at start', (p) => p.writer?.counters.damagedFilesMovedAside],
+  ['netsvc_query_corrupt_files_total', 'Damaged or truncated capture files skipped by API queries', (p) => p.query?.counters.corruptFiles],
+  ['netsvc_query_corrupt_blocks_total', 'Damaged blocks skipped by API queries', (p) => p.query?.counters.corruptBlocks],
+  ['netsvc_query_blocks_read_total', 'Capture blocks read by API queries', (p) => p.query?.counters.blocksRead],
+  ['netsvc_query_blocks_skipped_total', 'Capture blocks skipped by API queries by their index (outside the window)', (p) => p.query?.counters.blocksSkipped],
+  ['netsvc_retention_files_removed_total', 'Capture files removed by retention', (p) => p.retention?.counters.filesRemoved],
+  ['netsvc_retention_bytes_freed_total', 'Bytes freed by retention', (p) => p.retention?.counters.bytesFreed],
+  ['netsvc_retention_errors_total', 'Capture files retention failed to remove', (p) => p.retention?.counters.errors],
+  ['netsvc_kpi_build_corrupt_files_total', 'Sealed capture files the KPI cache builder could not read (hour not cached)', (p) => p.kpiBuilder?.stats.corruptFiles],
+  ['netsvc_kpi_build_corrupt_blocks_total', 'Damaged blocks skipped while building the KPI cache', (p) => p.kpiBuilder?.stats.corruptBlocks],
 ];
 
 /** `templatesAdded` → `netsvc_flow_templates_added_total`. */
@@ -201,9 +245,29 @@ export function createMetrics(): Metrics {
     });
   };
 
+  const storage: StorageStatsProvider[] = [];
+  // Registered with the first provider, like the syslog series.
+  const registerStorage = (): void => {
+    for (const [name, help, pick] of STORAGE_COUNTERS) {
+      new Counter({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(storage.reduce((n, p) => n + (pick(p) ?? 0), 0));
+        },
+      });
+    }
+  };
+
   return {
     registry,
     contentType: registry.contentType,
+    addStorageStats(provider) {
+      if (!storage.length) registerStorage();
+      storage.push(provider);
+    },
     addFlowStats(provider) {
       providers.push(provider);
     },

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -6,8 +6,11 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { loadTokenKey, openAdminStore, startService } from '../../src/main.js';
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
+import { listCaptureFiles } from '../../storage/capture/reader.js';
+import { CaptureWriter } from '../../storage/capture/writer.js';
 import { getJson, postJson } from '../helpers/http.js';
 import { LOOPBACK_LISTENERS } from '../helpers/service.js';
+import { FakeClock, randomFlows } from '../storage/capture/flows.js';
 
 function config(dataDir: string, env: Record<string, string> = {}) {
   return loadConfig({ cwd: dataDir, dataDir, env: { ...LOOPBACK_LISTENERS, NETSVC_HTTP__PORT: '0', ...env } });
@@ -53,6 +56,37 @@ describe('token key', () => {
       expect(res.body.status).toBe(true);
     } finally {
       await second.close();
+    }
+  });
+});
+
+describe('GET /metrics of a running service', () => {
+  it('has the capture storage series, and counts a damaged sealed hour the KPI cache could not build', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netsvc-metrics-'));
+    const H8 = Date.UTC(2026, 2, 25, 8);
+    const clock = new FakeClock(H8 + 60_000);
+    const writer = new CaptureWriter({ dataDir: dir, timezone: 'UTC', now: clock.now, timer: false });
+    await writer.start();
+    writer.write('netflow', randomFlows(300, { received: H8 + 1000 }));
+    clock.t = H8 + 3_700_000;
+    await writer.close();
+    const sealed = listCaptureFiles(dir, 'netflow', 'UTC').find((f) => f.kind === 'sealed')!;
+    truncateSync(sealed.path, Math.floor(sealed.size / 2));
+
+    const service = await startService(config(dir, { NETSVC_TIMEZONE: 'UTC' }), { logger: createLogger('silent'), now: Date.now });
+    try {
+      let text = '';
+      for (let i = 0; i < 100 && !text.includes('netsvc_kpi_build_corrupt_files_total 1'); i++) {
+        text = await (await fetch(`${service.url}/metrics`)).text();
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(text).toContain('netsvc_kpi_build_corrupt_files_total 1');
+      for (const name of ['capture_write_errors', 'capture_rows_lost', 'capture_seal_errors', 'capture_recovered_files', 'query_corrupt_files', 'query_corrupt_blocks', 'retention_files_removed']) {
+        expect(text).toMatch(new RegExp(`^netsvc_${name}_total \\d+$`, 'm'));
+      }
+    } finally {
+      await service.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

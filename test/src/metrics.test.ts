@@ -1,10 +1,19 @@
 import { createSocket } from 'node:dgram';
+import { rmSync, truncateSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SummarySink } from '../../collector/flow-sink.js';
 import { createFlowListeners, type FlowListeners } from '../../collector/udp-listener.js';
 import { parseMetrics, statusFromSamples } from '../../src/commands/status.js';
 import { createMetrics, flowMetricName } from '../../src/metrics.js';
+import { CaptureRetention } from '../../storage/capture/retention.js';
+import { listCaptureFiles } from '../../storage/capture/reader.js';
+import { CaptureWriter } from '../../storage/capture/writer.js';
+import { CaptureNetflowQuery } from '../../storage/kpi/capture-netflow-query.js';
+import { KpiBuilder } from '../../storage/kpi/kpi-builder.js';
+import { SqliteKpiCache } from '../../storage/kpi/sqlite-kpi-cache.js';
 import { flowFixtures } from '../helpers/flow-fixtures.js';
+import { FakeClock, randomFlows, tempDataDir } from '../storage/capture/flows.js';
 
 const fixture = flowFixtures().find((f) => f.name === '2/softflowd-v10')!;
 let listeners: FlowListeners;
@@ -66,5 +75,58 @@ describe('Prometheus metrics', () => {
     const b = createMetrics();
     a.addFlowStats(listeners);
     expect(await b.text()).not.toContain('exporter="127.0.0.1"');
+  });
+});
+
+describe('Prometheus metrics of the capture storage', () => {
+  const H8 = Date.UTC(2026, 2, 25, 8);
+  const HOUR = 3_600_000;
+
+  it('counts what the writer wrote, a damaged file skipped by a query and by the KPI builder, and retention', async () => {
+    const dir = tempDataDir();
+    const clock = new FakeClock(H8 + 60_000);
+    const writer = new CaptureWriter({ dataDir: dir, timezone: 'UTC', now: clock.now, timer: false });
+    await writer.start();
+    writer.write('netflow', randomFlows(500, { received: H8 + 1000 }));
+    clock.t = H8 + HOUR + 100_000;
+    await writer.close();
+    const file = listCaptureFiles(dir, 'netflow', 'UTC').find((f) => f.kind === 'sealed')!;
+    expect(file).toBeDefined();
+    // Cut off at half: no footer, a torn block.
+    truncateSync(file.path, Math.floor(file.size / 2));
+
+    const cache = new SqliteKpiCache(join(dir, 'kpi.sqlite'));
+    const query = new CaptureNetflowQuery({ dataDir: dir, timezone: 'UTC', sources: ['netflow'], cache, now: clock.now });
+    const builder = new KpiBuilder({ cache, dataDir: dir, timezone: 'UTC', yieldEvery: 0 });
+    const retention = new CaptureRetention({ dataDir: dir, timezone: 'UTC', maxAgeHours: 24, sources: ['netflow'], now: () => H8 + 100 * HOUR });
+    const metrics = createMetrics();
+    metrics.addStorageStats({ writer, query, retention, kpiBuilder: builder });
+    try {
+      const first = await metrics.text();
+      expect(first).toContain('# TYPE netsvc_capture_write_errors_total counter');
+      expect(first).toContain('netsvc_capture_rows_written_total 500');
+      expect(first).toContain('netsvc_capture_rows_lost_total 0');
+      expect(first).toContain('netsvc_capture_hours_sealed_total 1');
+      expect(first).toContain('netsvc_query_corrupt_files_total 0');
+
+      // A part of the hour: the query scans the file, finds it damaged and skips it.
+      await query.kpi('netflow', H8, H8 + HOUR - 60_000);
+      expect(await builder.buildHour({ ...file, size: Math.floor(file.size / 2) })).toBe(false);
+      const removed = retention.runOnce();
+      expect(removed).toHaveLength(1);
+
+      const text = await metrics.text();
+      expect(text).toContain('netsvc_query_corrupt_files_total 1');
+      expect(text).toContain('netsvc_kpi_build_corrupt_files_total 1');
+      expect(text).toContain('netsvc_retention_files_removed_total 1');
+      expect(text).toContain(`netsvc_retention_bytes_freed_total ${Math.floor(file.size / 2)}`);
+    } finally {
+      cache.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('shows no storage series in a registry without storage', async () => {
+    expect(await createMetrics().text()).not.toContain('netsvc_capture_');
   });
 });
