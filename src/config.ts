@@ -31,6 +31,12 @@ const flowSourceSchema = z
     receiveBuffer: z.number().int().positive().default(8 * 1024 * 1024),
     /** Per-exporter sampling interval override, keyed by exporter address. */
     sampling: z.record(z.string(), z.number().int().positive()).default({}),
+    /** A template not re-announced for this long is forgotten (0 = kept until replaced). */
+    templateTtlSec: z.number().int().min(0).default(3600),
+    /** Data sets that came before their template are held this long at most. */
+    pendingMaxAgeSec: z.number().int().positive().default(60),
+    /** Data sets held at most while waiting for their template (0 = hold none). */
+    pendingMaxSets: z.number().int().min(0).default(1024),
   })
   .strict();
 
@@ -192,8 +198,8 @@ export const configSchema = z
     }),
     hotspot: hotspotSchema.default({ disabledGroup: 'daloRADIUS-Disabled-Users', maxPerPage: 2000 }),
     flowSources: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), flowSourceSchema).default({
-      netflow: { listen: '0.0.0.0:2055', exporters: [], receiveBuffer: 8 * 1024 * 1024, sampling: {} },
-      lentor: { listen: '0.0.0.0:2056', exporters: [], receiveBuffer: 8 * 1024 * 1024, sampling: {} },
+      netflow: { listen: '0.0.0.0:2055', exporters: [], receiveBuffer: 8 * 1024 * 1024, sampling: {}, templateTtlSec: 3600, pendingMaxAgeSec: 60, pendingMaxSets: 1024 },
+      lentor: { listen: '0.0.0.0:2056', exporters: [], receiveBuffer: 8 * 1024 * 1024, sampling: {}, templateTtlSec: 3600, pendingMaxAgeSec: 60, pendingMaxSets: 1024 },
     }),
     entities: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/), entitySchema).default({
       default: {

@@ -46,6 +46,19 @@ describe('loadConfig', () => {
     expect(cfg.dataDir).toBe(join(cwd, 'b'));
   });
 
+  it('gives each flow source template TTL and held-data bounds, with defaults, and refuses negative ones', () => {
+    const cwd = tempDir();
+    writeFileSync(
+      join(cwd, 'netsvc.config.json'),
+      JSON.stringify({ flowSources: { a: { listen: '127.0.0.1:2055', templateTtlSec: 600, pendingMaxAgeSec: 5, pendingMaxSets: 10 }, b: { listen: '127.0.0.1:2056' } }, entities: { default: { flowSources: ['a', 'b'] } } }),
+    );
+    const cfg = loadConfig({ cwd, env: {} });
+    expect(cfg.flowSources.a).toMatchObject({ templateTtlSec: 600, pendingMaxAgeSec: 5, pendingMaxSets: 10 });
+    expect(cfg.flowSources.b).toMatchObject({ templateTtlSec: 3600, pendingMaxAgeSec: 60, pendingMaxSets: 1024 });
+    writeFileSync(join(cwd, 'netsvc.config.json'), JSON.stringify({ flowSources: { a: { listen: '127.0.0.1:2055', pendingMaxSets: -1 } }, entities: { default: { flowSources: ['a'] } } }));
+    expect(() => loadConfig({ cwd, env: {} })).toThrow(/pendingMaxSets/);
+  });
+
   it('names an unknown key', () => {
     const cwd = tempDir();
     const file = join(cwd, 'c.json');
