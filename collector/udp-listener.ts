@@ -33,6 +33,12 @@ export interface FlowSourceConfig {
   receiveBuffer?: number;
   /** Exporter address → sampling interval override. */
   sampling?: Readonly<Record<string, number>>;
+  /** A template not re-announced for this long is forgotten (0 = never); default the listener's `templateTtlMs`. */
+  templateTtlSec?: number;
+  /** Data sets that came before their template are held this long at most (default 60). */
+  pendingMaxAgeSec?: number;
+  /** Data sets held at most while waiting for their template (default 1024). */
+  pendingMaxSets?: number;
 }
 
 /** The part of a pino logger the listener uses. */
@@ -286,8 +292,9 @@ export function openSourceDecoder(
   now: () => number,
   logger?: ListenerLogger,
 ): SourceDecoder {
+  const ttlMs = cfg.templateTtlSec !== undefined ? cfg.templateTtlSec * 1000 : opts.templateTtlMs;
   const persistence = opts.templateDir
-    ? new TemplatePersistence({ path: join(opts.templateDir, `${name}.msgpack`), now, ttlMs: opts.templateTtlMs })
+    ? new TemplatePersistence({ path: join(opts.templateDir, `${name}.msgpack`), now, ttlMs })
     : undefined;
   let templates: TemplateCache | undefined;
   if (persistence) {
@@ -299,7 +306,15 @@ export function openSourceDecoder(
       logger?.warn({ source: name, err }, 'saved flow templates unreadable; starting without them');
     }
   }
-  const decoder = createFlowDecoder({ samplingOverride: { ...cfg.sampling }, templateTtlMs: opts.templateTtlMs }, templates);
+  const decoder = createFlowDecoder(
+    {
+      samplingOverride: { ...cfg.sampling },
+      templateTtlMs: ttlMs,
+      ...(cfg.pendingMaxAgeSec !== undefined && { pendingMaxAgeMs: cfg.pendingMaxAgeSec * 1000 }),
+      ...(cfg.pendingMaxSets !== undefined && { pendingMaxSets: cfg.pendingMaxSets }),
+    },
+    templates,
+  );
   let savedRevision = decoder.templates.revision;
   return {
     decoder,

@@ -308,6 +308,42 @@ describe.each(VARIANTS)('flow listener, %s', (_name, make) => {
     rmSync(templateDir, { recursive: true, force: true });
   });
 
+  it('holds early data as long and as much as the source\'s pendingMaxAgeSec and pendingMaxSets say', async () => {
+    const f = fixtures.find((x) => x.name === '1/pmacct-v9')!;
+    const all = f.datagrams().map((d) => d.payload);
+    const hasTemplate = (p: Buffer): boolean => {
+      for (let o = 20; o + 4 <= p.length; ) {
+        const len = p.readUInt16BE(o + 2);
+        if (p.readUInt16BE(o) < 256) return true;
+        if (len < 4) break;
+        o += len;
+      }
+      return false;
+    };
+    const dataOnly = all.filter((p) => !hasTemplate(p));
+    const withTemplates = all.filter(hasTemplate);
+    expect(dataOnly.length).toBeGreaterThan(1);
+    const l = await listen(
+      { short: { listen: '127.0.0.1:0', pendingMaxAgeSec: 1 }, few: { listen: '127.0.0.1:0', pendingMaxSets: 1 } },
+      new SummarySink(),
+    );
+    const s = await sender();
+    const ports = l.addresses();
+    await send(s, dataOnly, ports.short!.port);
+    await send(s, dataOnly, ports.few!.port);
+    await settle(l, 2 * dataOnly.length);
+    await new Promise((r) => setTimeout(r, 1200));
+    await send(s, withTemplates, ports.short!.port);
+    await settle(l, 2 * dataOnly.length + withTemplates.length);
+    const [short, few] = l.sourceStats().map((x) => x.total);
+    // Held longer than 1 s: dropped when the template came, none decoded late.
+    expect(short!.pendingBuffered).toBeGreaterThan(1);
+    expect(short!.pendingExpired).toBe(short!.pendingBuffered);
+    expect(short!.pendingDecoded).toBe(0);
+    // Room for one held set: every earlier one was pushed out.
+    expect(few!.pendingDropped).toBe(few!.pendingBuffered - 1);
+  });
+
   it('fails to start on a port in use and leaves nothing bound', async () => {
     const taken = await sender();
     const port = taken.address().port;
