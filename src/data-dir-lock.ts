@@ -5,7 +5,7 @@
  * "recover" and seal serve's open `nfcapd.current.*` file and serve would go
  * on writing to a deleted file.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The capture files of the data directory are being written by another live process. */
@@ -51,35 +51,38 @@ function holder(path: string): { pid: number; role: string } | undefined {
 }
 
 /**
- * Takes the lock for `role` ('serve' or 'import'), created with O_EXCL; a lock
+ * Takes the lock for `role` ('serve' or 'import'), created exclusively; a lock
  * left by a process that is no longer alive is taken over. Throws
  * DataDirLockedError when a live process holds it.
  */
 export function acquireDataDirLock(dataDir: string, role: 'serve' | 'import', hint: string): DataDirLock {
   const path = dataDirLockPath(dataDir);
   mkdirSync(join(dataDir, 'flows'), { recursive: true });
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const fd = openSync(path, 'wx', 0o644);
+  // The pid is written to a private file first and linked into place (link fails with EEXIST like
+  // O_EXCL), so nobody ever reads a lock file before its pid is in it.
+  const tmp = `${path}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${process.pid} ${role}\n`, { mode: 0o644 });
+  try {
+    for (let attempt = 0; ; attempt++) {
       try {
-        writeSync(fd, `${process.pid} ${role}\n`);
-      } finally {
-        closeSync(fd);
-      }
-      break;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 3) throw err;
-      const h = holder(path);
-      if (h && alive(h.pid)) {
-        throw new DataDirLockedError(`data directory ${dataDir} is being written by netsvc ${h.role} (pid ${h.pid}, ${path}); ${hint}`, h.pid);
-      }
-      // Stale (dead pid) or half-written by a process that died at once: take it over.
-      try {
-        unlinkSync(path);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+        linkSync(tmp, path);
+        break;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 3) throw err;
+        const h = holder(path);
+        if (h && alive(h.pid)) {
+          throw new DataDirLockedError(`data directory ${dataDir} is being written by netsvc ${h.role} (pid ${h.pid}, ${path}); ${hint}`, h.pid);
+        }
+        // Stale: its process is gone (or the file is unreadable junk). Take it over.
+        try {
+          unlinkSync(path);
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+        }
       }
     }
+  } finally {
+    unlinkSync(tmp);
   }
   let released = false;
   return {
