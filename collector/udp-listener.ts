@@ -651,7 +651,11 @@ class Listeners implements FlowListeners {
       this.started = false;
       throw err;
     }
-    this.timer = setInterval(() => this.maybeExpire(), this.opts.expireEveryMs);
+    this.timer = setInterval(() => {
+      this.maybeExpire();
+      // Templates expired here are saved as removed soon, as a withdrawal is.
+      this.saveChangedSoon();
+    }, this.opts.expireEveryMs);
     this.timer.unref();
   }
 
