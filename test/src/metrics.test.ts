@@ -47,6 +47,7 @@ describe('Prometheus metrics', () => {
     expect(text).toContain(`netsvc_flow_datagrams_total{source="netflow",exporter="127.0.0.1"} ${ref.datagrams_replayed + 1}`);
     expect(text).toContain('netsvc_flow_unknown_version_total{source="netflow",exporter="127.0.0.1"} 1');
     expect(text).toContain('netsvc_flow_queue_drops_total{source="lentor"} 0');
+    expect(text).toContain('netsvc_flow_decoder_errors_total{source="netflow"} 0');
     expect(text).toMatch(/netsvc_flow_templates_added_total\{source="netflow",exporter="127.0.0.1"\} [1-9]/);
     expect(text).toMatch(/netsvc_flow_receive_buffer_bytes\{listen="127\.0\.0\.1:\d+"\} \d+/);
     // Process metrics come along.
