@@ -16,11 +16,11 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loopbackConfig } from '../helpers/service.js';
 import { parseSyslog } from '../../collector/syslog-parser.js';
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
 import type { SqlClient } from '../../storage/sql/sql-client.js';
 import type { SyslogRecord } from '../../storage/syslog/syslog-store.js';
-import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { openAdminStore, startService, type ServiceHandle } from '../../src/main.js';
 import { availableDialects, createTestDatabase, requireAll, type TestDatabase } from '../helpers/databases.js';
@@ -86,17 +86,9 @@ describe.skipIf(!haveRsyslog || dialects.length === 0)('rsyslogd → SystemEvent
 
     // netsvc serve as an operator runs it next to rsyslog: one entity per database, rsyslog's zone (UTC here).
     dir = mkdtempSync(join(tmpdir(), 'netsvc-rsyslog-serve-'));
-    const config = loadConfig({
-      cwd: dir,
-      env: {},
-      dataDir: join(dir, 'data'),
-      overrides: {
-        'http.port': 0,
-        timezone: 'UTC',
-        flowSources: { netflow: { listen: '127.0.0.1:0' }, lentor: { listen: '127.0.0.1:0' } },
-        syslogReceiver: { enabled: false, host: '127.0.0.1', port: 0 },
-        entities: Object.fromEntries(backends.map((b) => [b.dialect, { syslog: b.db.url }])),
-      },
+    const config = loopbackConfig(dir, {
+      syslogReceiver: { enabled: false, host: '127.0.0.1', port: 0 },
+      entities: Object.fromEntries(backends.map((b) => [b.dialect, { syslog: b.db.url }])),
     });
     const admin = openAdminStore(config);
     const creds = [];

@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loopbackConfig } from '../helpers/service.js';
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
-import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { openAdminStore, startService, type ServiceHandle } from '../../src/main.js';
 import { requireAll } from '../helpers/databases.js';
@@ -34,16 +34,8 @@ describe.skipIf(!haveLogger)('netsvc serve: embedded syslog receiver → logview
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'netsvc-serve-syslog-'));
     port = await freePort();
-    const config = loadConfig({
-      cwd: dir,
-      env: {},
-      dataDir: join(dir, 'data'),
-      overrides: {
-        'http.port': 0,
-        timezone: 'UTC',
-        flowSources: { netflow: { listen: '127.0.0.1:0' }, lentor: { listen: '127.0.0.1:0' } },
-        syslogReceiver: { host: '127.0.0.1', port, flushIntervalMs: 50 },
-      },
+    const config = loopbackConfig(dir, {
+      syslogReceiver: { host: '127.0.0.1', port, flushIntervalMs: 50 },
     });
     const admin = openAdminStore(config);
     admin.addEntity('default', { logviewer: true });

@@ -10,12 +10,12 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loopbackConfig } from '../helpers/service.js';
 import { SyslogReceiver, type SyslogReceiverConfig } from '../../collector/syslog-receiver.js';
 import { openSqlClient } from '../../storage/sql/open-sql-client.js';
 import type { SqlClient } from '../../storage/sql/sql-client.js';
 import { SqliteSyslogStore } from '../../storage/syslog/sqlite-syslog-store.js';
 import { parseMetrics } from '../../src/commands/status.js';
-import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { startService, type ServiceHandle } from '../../src/main.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
@@ -178,16 +178,8 @@ describe('netsvc serve: the receiver counters on /metrics', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'netsvc-serve-metrics-'));
     port = await freePort();
-    const config = loadConfig({
-      cwd: dir,
-      env: {},
-      dataDir: join(dir, 'data'),
-      overrides: {
-        'http.port': 0,
-        timezone: 'UTC',
-        flowSources: { netflow: { listen: '127.0.0.1:0' }, lentor: { listen: '127.0.0.1:0' } },
-        syslogReceiver: { host: '127.0.0.1', port, flushIntervalMs: 20 },
-      },
+    const config = loopbackConfig(dir, {
+      syslogReceiver: { host: '127.0.0.1', port, flushIntervalMs: 20 },
     });
     service = await startService(config, { logger: createLogger('silent'), now: Date.now });
   });
