@@ -496,11 +496,14 @@ describe.each(dialects)('hotspot API over a RADIUS database it cannot use, on %s
     }
   });
 
-  // SQLite has no server: a file that cannot be opened fails at start-up (openSqlClient), not per request.
-  it.skipIf(dialect === 'sqlite')('answers 503 with a generic message when the database does not exist or nothing listens on its port', async () => {
-    const admin = dialect === 'mysql' ? MYSQL_ADMIN_URL : POSTGRES_ADMIN_URL;
-    const scheme = dialect === 'mysql' ? 'mysql' : 'postgres';
-    await expectUnavailable(`${admin}/netsvc_missing_${randomBytes(4).toString('hex')}`, UNREACHABLE, 'unavailable');
-    await expectUnavailable(`${scheme}://netsvc:pw@127.0.0.1:${await closedPort()}/radius`, UNREACHABLE, 'unavailable');
-  });
+  // Only for database servers: SQLite has none, and a file that cannot be opened fails at start-up
+  // (openSqlClient), not per request. Not registered at all for SQLite, so no run reports a skip.
+  if (dialect !== 'sqlite') {
+    it('answers 503 with a generic message when the database does not exist or nothing listens on its port', async () => {
+      const admin = dialect === 'mysql' ? MYSQL_ADMIN_URL : POSTGRES_ADMIN_URL;
+      const scheme = dialect === 'mysql' ? 'mysql' : 'postgres';
+      await expectUnavailable(`${admin}/netsvc_missing_${randomBytes(4).toString('hex')}`, UNREACHABLE, 'unavailable');
+      await expectUnavailable(`${scheme}://netsvc:pw@127.0.0.1:${await closedPort()}/radius`, UNREACHABLE, 'unavailable');
+    });
+  }
 });
