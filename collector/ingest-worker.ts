@@ -44,6 +44,19 @@ interface WorkerInput {
   statsEveryMs: number;
 }
 
+/**
+ * Test hook: `expire:N` or `flush:N` makes the first N expiry runs or batch
+ * flushes of this thread throw, to prove the decode loop outlives them.
+ */
+const fault = /^(expire|flush):(\d+)$/.exec(process.env.NETSVC_TEST_INGEST_FAULT ?? '');
+let faultsLeft = fault ? Number(fault[2]) : 0;
+function injectFault(step: 'expire' | 'flush'): void {
+  if (fault?.[1] === step && faultsLeft > 0) {
+    faultsLeft--;
+    throw new Error(`injected ${step} failure`);
+  }
+}
+
 /** Exporter ids the socket thread can hand out (16 bytes of shared memory each). */
 const MAX_EXPORTERS = 65_536;
 
@@ -80,6 +93,7 @@ let inFlightRows = 0;
 let release: (() => void) | undefined;
 const forward: FlowSink = {
   write(source: string, batch: FlowBatch) {
+    injectFault('flush');
     const n = batch.length;
     const numeric = NUMERIC_COLUMNS.map((c) => batch.cols[c].slice(0, n).buffer as ArrayBuffer);
     const addrs = ADDRESS_COLUMNS.map((c) => batch[c].slice(0, n * 16).buffer as ArrayBuffer);
@@ -121,6 +135,8 @@ const sources: Source[] = plan.names.map((name) => {
   const { decoder, save, changed } = openSourceDecoder(name, input.sources[name]!, opts, Date.now, logger);
   return { name, save, changed, ingest: new SourceIngest({ source: name, sink: forward, decoder, batchRows: opts.batchRows }) };
 });
+/** Per source: failures of the decode thread's own steps (flush, expiry, template save), each survived. */
+const ingestErrors: number[] = plan.names.map(() => 0);
 const refs = new Map<number, ExporterRef>();
 let bound: { address: string; port: number; granted: number }[] = [];
 
@@ -146,6 +162,7 @@ function sourceStats(): SourceStats[] {
       sinkErrors: 0,
       sinkLostFlows: 0,
       decoderErrors: s.ingest.decoderErrors,
+      ingestErrors: ingestErrors[i]!,
       total: snap.total,
       exporters: snap.exporters,
     };
@@ -196,22 +213,38 @@ function hasRows(): boolean {
   return sources.some((s) => s.ingest.batch.length > 0);
 }
 
-async function flushAll(): Promise<void> {
-  for (const s of sources) {
-    const r = s.ingest.flush();
+/** Counts and logs (rate-limited) a failed step of source `i` (every source when undefined); the loop goes on. */
+function stepFailed(step: string, err: unknown, i?: number): void {
+  const hit = i === undefined ? sources.map((_, k) => k) : [i];
+  for (const k of hit) ingestErrors[k]!++;
+  const name = i === undefined ? '*' : sources[i]!.name;
+  rateLog(`step:${step}:${name}`, { source: name, step, err, ingestErrors: i === undefined ? undefined : ingestErrors[i] }, 'flow decode thread step failed; counted, ingest goes on', 'error');
+}
+
+/** Flushes one source's batch; a failure loses that batch (the ingest clears it), is counted, and is not thrown. */
+async function flushOne(i: number): Promise<void> {
+  try {
+    const r = sources[i]!.ingest.flush();
     if (r) await r;
+  } catch (err) {
+    stepFailed('flush', err, i);
   }
 }
 
+async function flushAll(): Promise<void> {
+  for (let i = 0; i < sources.length; i++) await flushOne(i);
+}
+
 function saveTemplates(onlyChanged = false): void {
-  for (const s of sources) {
-    if (onlyChanged && !s.changed()) continue;
+  sources.forEach((s, i) => {
     try {
+      if (onlyChanged && !s.changed()) return;
       s.save();
     } catch (err) {
+      ingestErrors[i]!++;
       rateLog(`save:${s.name}`, { source: s.name, err }, 'flow templates could not be saved');
     }
-  }
+  });
 }
 
 function maintain(now: number): void {
@@ -228,13 +261,37 @@ function maintain(now: number): void {
   }
   if (now - lastExpire >= opts.expireEveryMs) {
     lastExpire = now;
-    for (const s of sources) s.ingest.decoder.expire(now);
+    sources.forEach((s, i) => {
+      try {
+        injectFault('expire');
+        s.ingest.decoder.expire(now);
+      } catch (err) {
+        stepFailed('expire', err, i);
+      }
+    });
   }
 }
 
 async function decodeLoop(): Promise<void> {
-  const consumed = plan.sockets.map((_, g) => ring.socketStat(g, 'consumed'));
   for (;;) {
+    try {
+      if (await loopOnce()) return;
+    } catch (err) {
+      // Anything the steps did not catch themselves: counted on every source, the loop goes on.
+      ring.release(); // a record taken but not released would otherwise come back forever
+      stepFailed('loop', err);
+      oldestRowAt = hasRows() ? Date.now() : 0;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+}
+
+const consumedStats = plan.sockets.map((_, g) => ring.socketStat(g, 'consumed'));
+
+/** One pass of the decode loop: drain a chunk, maintain, flush, wait; true when closing is complete. */
+async function loopOnce(): Promise<boolean> {
+  const consumed = consumedStats;
+  {
     let n = 0;
     for (; n < opts.drainChunk; n++) {
       const rec = ring.next();
@@ -253,8 +310,7 @@ async function decodeLoop(): Promise<void> {
       ring.stats[consumed[g]!]!++;
       if (s && oldestRowAt === 0 && s.ingest.batch.length > 0) oldestRowAt = Date.now();
       if (s?.ingest.full) {
-        const r = s.ingest.flush();
-        if (r) await r;
+        await flushOne(rec.source);
         if (!hasRows()) oldestRowAt = 0;
       }
     }
@@ -268,12 +324,12 @@ async function decodeLoop(): Promise<void> {
     if (n === opts.drainChunk) {
       // More is likely waiting; let acks and requests in between chunks.
       await yieldToLoop();
-      continue;
+      return false;
     }
     // The ring was empty.
     if (closing && readerClosed && ring.usedBytes() === 0) {
       await flushAll();
-      return;
+      return true;
     }
     if (!hasRows() && idleWaiters.length > 0) {
       const s = stats();
@@ -282,6 +338,7 @@ async function decodeLoop(): Promise<void> {
     let wait = hasRows() ? Math.max(1, opts.flushDelayMs - (Date.now() - oldestRowAt)) : 1000;
     if (changedSince > 0) wait = Math.min(wait, Math.max(1, opts.templateSaveDelayMs - (Date.now() - changedSince)));
     await ring.waitForData(wait);
+    return false;
   }
 }
 

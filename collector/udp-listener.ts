@@ -119,6 +119,8 @@ export interface SourceStats {
   sinkLostFlows: number;
   /** Datagrams the decoder threw on (a bug): dropped, ingest goes on. */
   decoderErrors: number;
+  /** Failures of the ingest's own steps (flush, template expiry or save) that were counted and survived. */
+  ingestErrors: number;
   /** Decoder counters: the sum and per exporter address. */
   total: ExporterCounters;
   exporters: Record<string, ExporterCounters>;
@@ -743,6 +745,8 @@ class Listeners implements FlowListeners {
         sinkErrors: s.sinkErrors,
         sinkLostFlows: s.sinkLostFlows,
         decoderErrors: s.ingest.decoderErrors,
+        // Counted by the worker-thread listeners only (their decode thread's steps).
+        ingestErrors: 0,
         total: snap.total,
         exporters: snap.exporters,
       };

@@ -171,6 +171,7 @@ export function createMetrics(): Metrics {
   perSource(`${FLOW_METRIC_PREFIX}sink_errors_total`, 'Flow batches the storage writer failed to take', (s) => s.sinkErrors);
   perSource(`${FLOW_METRIC_PREFIX}sink_lost_flows_total`, 'Flows in batches the storage writer failed to take', (s) => s.sinkLostFlows);
   perSource(`${FLOW_METRIC_PREFIX}decoder_errors_total`, 'Datagrams the decoder failed on unexpectedly (dropped; ingest goes on)', (s) => s.decoderErrors);
+  perSource(`${FLOW_METRIC_PREFIX}ingest_errors_total`, 'Failed flush, template expiry or save steps of the flow decode thread (counted; ingest goes on)', (s) => s.ingestErrors);
 
   const perSocket = (name: string, help: string, pick: (s: SocketStats) => number, counter: boolean): void => {
     const config = {

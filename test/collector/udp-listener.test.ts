@@ -408,3 +408,55 @@ describe('flow listener, a decoder that throws', () => {
     expect(summary.summary().flows).toBe(v5.reference().totals.flows - lost);
   });
 });
+
+describe('flow listener, worker thread, a failing flush or expiry step', () => {
+  const flowsOf = (p: Buffer): number => p.readUInt16BE(2); // v5 header: record count
+
+  async function withFault(fault: string, options: Record<string, unknown>): Promise<FlowListeners> {
+    // The decode thread reads the hook when it starts; the variable is gone again before the test goes on.
+    process.env.NETSVC_TEST_INGEST_FAULT = fault;
+    try {
+      const l = createThreadedFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: summary, logger }, { statsEveryMs: 20, ...options });
+      open.push(l);
+      await l.start();
+      return l;
+    } finally {
+      delete process.env.NETSVC_TEST_INGEST_FAULT;
+    }
+  }
+  let summary = new SummarySink();
+  let errors: object[] = [];
+  const logger = { info: () => {}, warn: () => {}, error: (o: object) => errors.push(o) };
+  beforeEach(() => {
+    summary = new SummarySink();
+    errors = [];
+  });
+
+  it('counts a failed flush, loses only that batch, and decodes what comes after', async () => {
+    const payloads = v5.datagrams().map((d) => d.payload);
+    const l = await withFault('flush:1', {});
+    const s = await sender();
+    const port = l.addresses().netflow!.port;
+    await send(s, payloads.slice(0, 1), port);
+    await settle(l, 1);
+    await send(s, payloads.slice(1), port);
+    await settle(l, payloads.length);
+    expect(l.sourceStats()[0]!.ingestErrors).toBe(1);
+    expect(errors).toContainEqual(expect.objectContaining({ source: 'netflow', step: 'flush' }));
+    expect(summary.summary().flows).toBe(v5.reference().totals.flows - flowsOf(payloads[0]!));
+  });
+
+  it('counts failed expiry runs and keeps decoding', async () => {
+    const payloads = v5.datagrams().map((d) => d.payload);
+    const l = await withFault('expire:2', { expireEveryMs: 1 });
+    const s = await sender();
+    const port = l.addresses().netflow!.port;
+    await send(s, payloads.slice(0, 1), port);
+    await settle(l, 1);
+    await new Promise((r) => setTimeout(r, 50)); // expiry runs (and fails) while idle
+    await send(s, payloads.slice(1), port);
+    await settle(l, payloads.length);
+    expect(l.sourceStats()[0]!.ingestErrors).toBe(2);
+    expect(summary.summary().flows).toBe(v5.reference().totals.flows);
+  });
+});
