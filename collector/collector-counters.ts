@@ -35,6 +35,12 @@ export type CounterName = (typeof COUNTER_NAMES)[number];
 /** The counters of one exporter (or the total over all of them). */
 export type ExporterCounters = Record<CounterName, number>;
 
+/** Exporter counter sets kept apart, at most; later addresses share one set. */
+export const MAX_EXPORTER_COUNTERS = 4096;
+
+/** The label of the counter set shared by exporters beyond the cap. */
+export const OTHER_EXPORTERS = 'other';
+
 /** Makes a zeroed counter set. */
 export function zeroCounters(): ExporterCounters {
   const c = {} as ExporterCounters;
@@ -48,12 +54,23 @@ export class CollectorCounters {
   readonly total: ExporterCounters = zeroCounters();
   private readonly byExporter = new Map<string, ExporterCounters>();
 
-  /** The counters of one exporter, created on first use. */
+  /**
+   * `maxExporters` bounds the counter sets, the shared one included (and so the Prometheus series):
+   * spoofed or scanning senders must not grow them without end.
+   */
+  constructor(private readonly maxExporters = MAX_EXPORTER_COUNTERS) {}
+
+  /** The counters of one exporter, created on first use; beyond `maxExporters` addresses, the shared `other` set. */
   exporter(address: string): ExporterCounters {
     let c = this.byExporter.get(address);
     if (c === undefined) {
-      c = zeroCounters();
-      this.byExporter.set(address, c);
+      // One place is kept for the shared set, so there are never more than maxExporters.
+      const key = this.byExporter.size >= this.maxExporters - 1 ? OTHER_EXPORTERS : address;
+      c = this.byExporter.get(key);
+      if (c === undefined) {
+        c = zeroCounters();
+        this.byExporter.set(key, c);
+      }
     }
     return c;
   }

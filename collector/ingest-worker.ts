@@ -137,16 +137,17 @@ const sources: Source[] = plan.names.map((name) => {
 });
 /** Per source: failures of the decode thread's own steps (flush, expiry, template save), each survived. */
 const ingestErrors: number[] = plan.names.map(() => 0);
-const refs = new Map<number, ExporterRef>();
+const refs = new Map<number, { gen: number; ref: ExporterRef }>();
 let bound: { address: string; port: number; granted: number }[] = [];
 
-function exporter(id: number): ExporterRef {
-  let ref = refs.get(id);
-  if (ref === undefined) {
-    ref = exporterRef(formatIp(ring.exporterAddress(id)));
-    refs.set(id, ref);
+/** The address an id names; ids are recycled, so a cached one is used only for the same generation. */
+function exporter(id: number, gen: number): ExporterRef {
+  let e = refs.get(id);
+  if (e === undefined || e.gen !== gen) {
+    e = { gen, ref: exporterRef(formatIp(ring.exporterAddress(id))) };
+    refs.set(id, e);
   }
-  return ref;
+  return e.ref;
 }
 
 function sourceStats(): SourceStats[] {
@@ -298,11 +299,11 @@ async function loopOnce(): Promise<boolean> {
       if (!rec) break;
       const s = sources[rec.source];
       if (s) {
-        const outcome = s.ingest.decode(rec.payload, exporter(rec.exporterId), rec.receivedMs);
+        const outcome = s.ingest.decode(rec.payload, exporter(rec.exporterId, rec.exporterGen), rec.receivedMs);
         if (outcome.status === 'decoder-error') {
-          rateLog(`decoder-error:${s.name}`, { source: s.name, exporter: exporter(rec.exporterId).address, version: outcome.version, err: outcome.error, decoderErrors: s.ingest.decoderErrors }, 'flow decoder failed on a datagram; dropped, ingest goes on', 'error');
+          rateLog(`decoder-error:${s.name}`, { source: s.name, exporter: exporter(rec.exporterId, rec.exporterGen).address, version: outcome.version, err: outcome.error, decoderErrors: s.ingest.decoderErrors }, 'flow decoder failed on a datagram; dropped, ingest goes on', 'error');
         } else if (outcome.status !== 'ok') {
-          rateLog(`${outcome.status}:${s.name}:${rec.exporterId}`, { source: s.name, exporter: exporter(rec.exporterId).address, status: outcome.status, version: outcome.version }, 'datagram dropped by the decoder');
+          rateLog(`${outcome.status}:${s.name}:${rec.exporterId}`, { source: s.name, exporter: exporter(rec.exporterId, rec.exporterGen).address, status: outcome.status, version: outcome.version }, 'datagram dropped by the decoder');
         }
       }
       const g = rec.socket;

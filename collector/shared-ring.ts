@@ -16,7 +16,7 @@
  *   | exporters  16 B × maxExp  |  id → address, IPv4-mapped IPv6
  *   +---------------------------+
  *   | data  `capacity` bytes    |  records, never split at the end:
- *   |   u32 length | u16 source | u16 socket | u32 exporter id | u32 0 |
+ *   |   u32 length | u16 source | u16 socket | u32 exporter id | u32 id generation |
  *   |   f64 received ms | payload … padded to 8                         |
  *   |   length 0xFFFFFFFF marks "wrap to the start"                     |
  *   +---------------------------+
@@ -120,24 +120,72 @@ class RingBase {
   }
 }
 
+/** Exporters not seen for this long give their id back when the table is full (default of RingProducer). */
+export const EXPORTER_IDLE_MS = 600_000;
+
 /** The socket thread's side. */
 export class RingProducer extends RingBase {
   private readonly ids = new Map<string, number>();
   private nextId = 0;
+  private readonly free: number[] = [];
+  private readonly lastSeen: Float64Array;
+  /** Byte count (since start) at the end of each id's last record: consumed past it, no record names the id. */
+  private readonly lastEnd: Float64Array;
+  private readonly gen: Uint32Array;
+  private pushedBytes = 0;
+  private lastSweep = -Infinity;
+
+  constructor(
+    sab: SharedArrayBuffer,
+    layout: RingLayout,
+    private readonly now: () => number = Date.now,
+    private readonly idleMs: number = EXPORTER_IDLE_MS,
+  ) {
+    super(sab, layout);
+    this.lastSeen = new Float64Array(layout.maxExporters);
+    this.lastEnd = new Float64Array(layout.maxExporters);
+    this.gen = new Uint32Array(layout.maxExporters);
+  }
 
   /**
    * Registers an exporter address (as 16 bytes, IPv4-mapped for IPv4) and
-   * returns its id, or -1 when the table is full.
+   * returns its id, or -1 when the table is full. When it is full, ids of
+   * exporters idle for `idleMs` whose records are all consumed are freed and
+   * reused with a new generation, so a burst of hostile source addresses
+   * does not lock out later real exporters until restart.
    */
   exporterId(address: string, bytes16: () => Uint8Array): number {
+    const t = this.now();
     let id = this.ids.get(address);
-    if (id !== undefined) return id;
-    if (this.nextId >= this.layout.maxExporters) return -1;
-    id = this.nextId++;
+    if (id !== undefined) {
+      this.lastSeen[id] = t;
+      return id;
+    }
+    if (this.nextId < this.layout.maxExporters) id = this.nextId++;
+    else {
+      if (this.free.length === 0) this.sweep(t);
+      id = this.free.pop();
+      if (id === undefined) return -1;
+    }
     // Written before any record that names it is published (by the W store).
     this.exporterBytes.set(bytes16(), id * 16);
     this.ids.set(address, id);
+    this.lastSeen[id] = t;
     return id;
+  }
+
+  /** Frees idle ids no queued record names; at most once a second (or once per `idleMs` if shorter), as it walks the table. */
+  private sweep(t: number): void {
+    if (t - this.lastSweep < Math.min(1000, this.idleMs)) return;
+    this.lastSweep = t;
+    const consumed = this.pushedBytes - this.usedBytes();
+    for (const [address, id] of this.ids) {
+      if (t - this.lastSeen[id]! >= this.idleMs && this.lastEnd[id]! <= consumed) {
+        this.ids.delete(address);
+        this.gen[id] = (this.gen[id]! + 1) >>> 0;
+        this.free.push(id);
+      }
+    }
   }
 
   /** Appends one datagram; false (nothing written) when the ring has no room. */
@@ -149,11 +197,13 @@ export class RingProducer extends RingBase {
     const used = (w - r) & POS_MASK;
     let off = w & this.mask;
     const tail = cap - off;
+    let advance = need;
     if (need > tail) {
       if (used + tail + need > cap) return false;
       this.view.setUint32(off, WRAP, true);
       w = (w + tail) & POS_MASK;
       off = 0;
+      advance += tail;
     } else if (used + need > cap) {
       return false;
     }
@@ -162,10 +212,13 @@ export class RingProducer extends RingBase {
     v.setUint16(off + 4, source, true);
     v.setUint16(off + 6, socket, true);
     v.setUint32(off + 8, exporterId, true);
-    v.setUint32(off + 12, 0, true);
+    const known = exporterId >= 0 && exporterId < this.layout.maxExporters;
+    v.setUint32(off + 12, known ? this.gen[exporterId]! : 0, true);
     v.setFloat64(off + 16, receivedMs, true);
     this.data.set(payload, off + HEADER);
     Atomics.store(this.ctrl, W, (w + need) & POS_MASK);
+    this.pushedBytes += advance;
+    if (known) this.lastEnd[exporterId] = this.pushedBytes;
     if (Atomics.load(this.ctrl, SLEEP) === 1) Atomics.notify(this.ctrl, W);
     return true;
   }
@@ -177,13 +230,15 @@ export interface RingRecord {
   source: number;
   socket: number;
   exporterId: number;
+  /** Bumped each time the id is given to another address: an id's cached address is valid only for its generation. */
+  exporterGen: number;
   receivedMs: number;
 }
 
 /** The decoding thread's side. */
 export class RingConsumer extends RingBase {
   private readonly buf: Buffer;
-  private readonly rec: RingRecord = { payload: Buffer.alloc(0), source: 0, socket: 0, exporterId: 0, receivedMs: 0 };
+  private readonly rec: RingRecord = { payload: Buffer.alloc(0), source: 0, socket: 0, exporterId: 0, exporterGen: 0, receivedMs: 0 };
   private pendingAdvance = 0;
 
   constructor(sab: SharedArrayBuffer, layout: RingLayout) {
@@ -218,6 +273,7 @@ export class RingConsumer extends RingBase {
     rec.source = v.getUint16(off + 4, true);
     rec.socket = v.getUint16(off + 6, true);
     rec.exporterId = v.getUint32(off + 8, true);
+    rec.exporterGen = v.getUint32(off + 12, true);
     rec.receivedMs = v.getFloat64(off + 16, true);
     rec.payload = this.buf.subarray(off + HEADER, off + HEADER + len);
     this.pendingAdvance = (HEADER + len + 7) & ~7;

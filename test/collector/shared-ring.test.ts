@@ -85,4 +85,37 @@ describe('shared datagram ring', () => {
     expect(ringCapacityFor(64 * 1024 * 1024 + 1)).toBe(128 * 1024 * 1024);
     expect(() => createRingBuffer({ ...layout, capacity: 100_000 })).toThrow(RangeError);
   });
+
+  it('gives the ids of idle exporters to new ones once their datagrams are consumed, never a name a queued datagram still uses', () => {
+    const sab = createRingBuffer(layout);
+    let t = 1_000_000;
+    const p = new RingProducer(sab, layout, () => t, 60_000);
+    const c = new RingConsumer(sab, layout);
+    // Four hostile source addresses fill the table; the last one's datagram stays queued.
+    for (let i = 1; i <= 4; i++) expect(p.push(Buffer.from([i]), 0, 0, p.exporterId(`10.0.0.${i}`, addr(i)), t)).toBe(true);
+    for (let i = 1; i <= 3; i++) {
+      c.next();
+      c.release();
+    }
+    expect(p.exporterId('10.0.0.50', addr(50))).toBe(-1); // nobody idle yet
+    t += 60_000;
+    const got: number[] = [];
+    for (let i = 50; i < 55; i++) got.push(p.exporterId(`10.0.0.${i}`, addr(i)));
+    // Three ids came back; the one a queued datagram names did not, and the fourth newcomer is refused.
+    expect(got.filter((id) => id >= 0).sort()).toEqual([0, 1, 2]);
+    expect(got.slice(3)).toEqual([-1, -1]);
+    const queued = c.next()!;
+    expect(Array.from(c.exporterAddress(queued.exporterId))).toEqual(Array.from(addr(4)()));
+    c.release();
+    // A real exporter's datagram on a recycled id names the new address under a new generation.
+    const id = got[0]!;
+    expect(p.push(Buffer.from([9]), 0, 0, id, t)).toBe(true);
+    const rec = c.next()!;
+    expect(rec.exporterId).toBe(id);
+    expect(rec.exporterGen).toBe(1);
+    expect(Array.from(c.exporterAddress(rec.exporterId))).toEqual(Array.from(addr(50)()));
+    c.release();
+    // A recycled exporter that keeps sending keeps its id.
+    expect(p.exporterId('10.0.0.50', addr(50))).toBe(id);
+  });
 });
