@@ -42,13 +42,14 @@ interface WorkerInput {
   options: Partial<FlowListenerOptions>;
   maxInFlightRows: number;
   statsEveryMs: number;
+  faultInjection?: string;
 }
 
 /**
  * Test hook: `expire:N` or `flush:N` makes the first N expiry runs or batch
  * flushes of this thread throw, to prove the decode loop outlives them.
  */
-const fault = /^(expire|flush):(\d+)$/.exec(process.env.NETSVC_TEST_INGEST_FAULT ?? '');
+const fault = /^(expire|flush):(\d+)$/.exec((workerData as WorkerInput).faultInjection ?? '');
 let faultsLeft = fault ? Number(fault[2]) : 0;
 function injectFault(step: 'expire' | 'flush'): void {
   if (fault?.[1] === step && faultsLeft > 0) {

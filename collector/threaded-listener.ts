@@ -51,6 +51,8 @@ export interface ThreadedListenerOptions extends FlowListenerOptions {
   maxInFlightRows: number;
   /** How often the worker reports its counters. */
   statsEveryMs: number;
+  /** Test hook: `expire:N` or `flush:N` makes the decode thread's first N expiry runs or flushes throw. */
+  faultInjection?: string;
 }
 
 /** Defaults: 512 Ki rows (about 70 MB) between the threads, counters every second. */
@@ -97,9 +99,9 @@ class ThreadedListeners implements FlowListeners {
     } catch (err) {
       return Promise.reject(err);
     }
-    const { maxInFlightRows, statsEveryMs, ...options } = { ...DEFAULT_THREADED_OPTIONS, ...this.opts };
+    const { maxInFlightRows, statsEveryMs, faultInjection, ...options } = { ...DEFAULT_THREADED_OPTIONS, ...this.opts };
     const worker = new Worker(ingestWorkerPath(), {
-      workerData: { sources: this.config, options, maxInFlightRows, statsEveryMs },
+      workerData: { sources: this.config, options, maxInFlightRows, statsEveryMs, faultInjection },
     });
     this.worker = worker;
     return new Promise<void>((resolve, reject) => {

@@ -413,16 +413,10 @@ describe('flow listener, worker thread, a failing flush or expiry step', () => {
   const flowsOf = (p: Buffer): number => p.readUInt16BE(2); // v5 header: record count
 
   async function withFault(fault: string, options: Record<string, unknown>): Promise<FlowListeners> {
-    // The decode thread reads the hook when it starts; the variable is gone again before the test goes on.
-    process.env.NETSVC_TEST_INGEST_FAULT = fault;
-    try {
-      const l = createThreadedFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: summary, logger }, { statsEveryMs: 20, ...options });
-      open.push(l);
-      await l.start();
-      return l;
-    } finally {
-      delete process.env.NETSVC_TEST_INGEST_FAULT;
-    }
+    const l = createThreadedFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: summary, logger }, { statsEveryMs: 20, faultInjection: fault, ...options });
+    open.push(l);
+    await l.start();
+    return l;
   }
   let summary = new SummarySink();
   let errors: object[] = [];
