@@ -5,12 +5,12 @@
  * newest-first query, as `latest` serves them.
  */
 import { execFile } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendUdp } from '../helpers/net.js';
 import { SyslogReceiver, type SyslogReceiverConfig } from '../../collector/syslog-receiver.js';
 import { openSqlClient } from '../../storage/sql/open-sql-client.js';
 import { SqliteSyslogStore } from '../../storage/syslog/sqlite-syslog-store.js';
@@ -51,16 +51,6 @@ async function waitFor<T>(fn: () => Promise<T | undefined>, ms = 5000): Promise<
   }
 }
 
-function sendUdp(port: number, text: string | Buffer): Promise<void> {
-  const s = createSocket('udp4');
-  return new Promise((resolve, reject) =>
-    s.send(typeof text === 'string' ? Buffer.from(text) : text, port, '127.0.0.1', (err) => {
-      s.close();
-      if (err) reject(err);
-      else resolve();
-    }),
-  );
-}
 
 const loggerOk = await hasLogger();
 

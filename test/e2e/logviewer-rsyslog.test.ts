@@ -10,12 +10,12 @@
  * parser is checked against rsyslog on the same raw datagrams.
  */
 import { execFile } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendUdp } from '../helpers/net.js';
 import { loopbackConfig } from '../helpers/service.js';
 import { parseSyslog } from '../../collector/syslog-parser.js';
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
@@ -45,16 +45,6 @@ interface Backend {
   token: string;
 }
 
-function sendUdp(port: number, text: string): Promise<void> {
-  const s = createSocket('udp4');
-  return new Promise((resolve, reject) =>
-    s.send(Buffer.from(text), port, '127.0.0.1', (err) => {
-      s.close();
-      if (err) reject(err);
-      else resolve();
-    }),
-  );
-}
 
 async function waitFor<T>(fn: () => Promise<T | undefined>, what: string, ms = 10_000): Promise<T> {
   const until = Date.now() + ms;

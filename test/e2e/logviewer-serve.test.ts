@@ -16,7 +16,7 @@ import { createLogger } from '../../src/log.js';
 import { openAdminStore, startService, type ServiceHandle } from '../../src/main.js';
 import { requireAll } from '../helpers/databases.js';
 import { getJson, postJson } from '../helpers/http.js';
-import { freePort } from './rsyslogd.js';
+import { freePort } from '../helpers/net.js';
 
 const run = promisify(execFile);
 const haveLogger = await run('logger', ['-V']).then(

@@ -4,12 +4,12 @@
  * with rsyslog's stock templates. Started and stopped by PID.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../helpers/net.js';
 
 const run = promisify(execFile);
 
@@ -54,25 +54,6 @@ export async function rsyslogAvailable(dir: string): Promise<boolean> {
   }
 }
 
-/** A port free for both UDP and TCP on 127.0.0.1, above the well-known range. */
-export async function freePort(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 40_000);
-    const tcpFree = await new Promise<boolean>((resolve) => {
-      const s = createServer();
-      s.once('error', () => resolve(false));
-      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-    });
-    if (!tcpFree) continue;
-    const udpFree = await new Promise<boolean>((resolve) => {
-      const u = createSocket('udp4');
-      u.once('error', () => resolve(false));
-      u.bind(port, '127.0.0.1', () => u.close(() => resolve(true)));
-    });
-    if (udpFree) return port;
-  }
-  throw new Error('no free port found');
-}
 
 function q(value: string): string {
   return JSON.stringify(value); // rsyslog's RainerScript strings use the same quoting

@@ -10,7 +10,6 @@
  * the foreground (`-X`), and stopped by its PID.
  */
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { accessSync, constants, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -18,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { Dialect } from '../../storage/sql/sql-client.js';
 import { availableDialects, requireAll } from './databases.js';
+import { freePort } from './net.js';
 
 const run = promisify(execFile);
 const ETC = process.env.FREERADIUS_ETC ?? '/etc/freeradius/3.0';
@@ -77,17 +77,6 @@ export interface FreeradiusInstance {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  for (;;) {
-    const port = 20000 + Math.floor(Math.random() * 30000);
-    const ok = await new Promise<boolean>((done) => {
-      const s = createSocket('udp4');
-      s.once('error', () => done(false));
-      s.bind(port, '127.0.0.1', () => s.close(() => done(true)));
-    });
-    if (ok) return port;
-  }
-}
 
 /** Parses radclient/radtest output: the received code and its attribute lines. */
 export function parseReply(output: string): RadiusReply {

@@ -4,12 +4,12 @@
  * counters read back from the registry's exposition text; then the same
  * through `/metrics` of a running service.
  */
-import { createSocket } from 'node:dgram';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sendUdp } from '../helpers/net.js';
 import { loopbackConfig } from '../helpers/service.js';
 import { SyslogReceiver, type SyslogReceiverConfig } from '../../collector/syslog-receiver.js';
 import { openSqlClient } from '../../storage/sql/open-sql-client.js';
@@ -19,7 +19,7 @@ import { parseMetrics } from '../../src/commands/status.js';
 import { createLogger } from '../../src/log.js';
 import { startService, type ServiceHandle } from '../../src/main.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
-import { freePort } from '../e2e/rsyslogd.js';
+import { freePort } from '../helpers/net.js';
 
 const CONFIG: SyslogReceiverConfig = {
   host: '127.0.0.1',
@@ -33,16 +33,6 @@ const CONFIG: SyslogReceiverConfig = {
   timezone: 'UTC',
 };
 
-function sendUdp(port: number, text: string): Promise<void> {
-  const s = createSocket('udp4');
-  return new Promise((resolve, reject) =>
-    s.send(Buffer.from(text), port, '127.0.0.1', (err) => {
-      s.close();
-      if (err) reject(err);
-      else resolve();
-    }),
-  );
-}
 
 /** One sample's value from the registry text; undefined when the series is absent. */
 async function value(metrics: Metrics | (() => Promise<string>), name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
