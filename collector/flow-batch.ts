@@ -97,12 +97,17 @@ export class FlowBatch {
 
   /**
    * A batch of `length` rows (≥ 1) over columns that already hold them (not copied), e.g.
-   * buffers transferred from a worker; each array must hold exactly `length` rows.
+   * buffers transferred from a worker; each array holds at least `length` rows, and the
+   * smallest room of them is the batch's capacity.
    */
   static over(length: number, cols: NumericArrays, addrs: Readonly<Record<AddressColumn, Uint8Array>>): FlowBatch {
     // Built through the constructor (one row) so every batch has the same shape, then pointed at the columns.
     const b = new FlowBatch(1);
-    b.cap = length;
+    let cap = Infinity;
+    for (const name of NUMERIC_COLUMNS) cap = Math.min(cap, cols[name].length);
+    for (const name of ADDRESS_COLUMNS) cap = Math.min(cap, Math.floor(addrs[name].length / 16));
+    if (cap < length) throw new RangeError(`columns hold ${cap} rows, fewer than ${length}`);
+    b.cap = cap;
     b.cols = cols;
     b.srcAddr = addrs.srcAddr;
     b.dstAddr = addrs.dstAddr;
@@ -116,6 +121,20 @@ export class FlowBatch {
     const out = {} as Record<NumericColumn, Float64Array | Uint32Array | Uint16Array | Uint8Array>;
     for (const name of NUMERIC_COLUMNS) out[name] = new COLUMN_TYPES[name](n);
     return out as unknown as NumericArrays;
+  }
+
+  /**
+   * Gives the column buffers away (to be transferred to another thread) and
+   * starts over empty on fresh arrays of the same capacity: no row is copied.
+   * For batches whose arrays the batch allocated itself (not `over` views).
+   */
+  handOff(): { numeric: ArrayBuffer[]; addrs: ArrayBuffer[] } {
+    const numeric = NUMERIC_COLUMNS.map((name) => this.cols[name].buffer as ArrayBuffer);
+    const addrs = ADDRESS_COLUMNS.map((name) => this[name].buffer as ArrayBuffer);
+    this.cols = FlowBatch.allocNumeric(this.cap);
+    for (const name of ADDRESS_COLUMNS) this[name] = new Uint8Array(this.cap * 16);
+    this.length = 0;
+    return { numeric, addrs };
   }
 
   /** Rows that can be appended before the arrays grow. */

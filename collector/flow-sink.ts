@@ -15,6 +15,12 @@ export interface FlowSink {
    * piling up memory.
    */
   write(source: string, batch: FlowBatch): void | Promise<void>;
+  /**
+   * Like `write`, but the batch is the sink's from now on (the caller never
+   * touches it again), so a sink may keep its arrays instead of copying
+   * them. Optional: callers that own a batch fall back to `write`.
+   */
+  take?(source: string, batch: FlowBatch): void | Promise<void>;
 }
 
 /** Flows, bytes and packets of one group. */

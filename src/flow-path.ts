@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { createThreadedFlowListeners } from '../collector/threaded-listener.js';
+import { batchRowsFor, createThreadedFlowListeners } from '../collector/threaded-listener.js';
 import type { FlowListeners } from '../collector/udp-listener.js';
 import type { AppEnv } from '../api/context.js';
 import { createNetflowRoutes } from '../api/routes/netflow.js';
@@ -90,7 +90,11 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
   // Sockets and decoders run in a worker thread, so the writer's block
   // compression and API queries on this thread never keep datagrams from
   // being read; templates survive restarts in <dataDir>/templates.
-  const listeners = createThreadedFlowListeners(config.flowSources, { sink: writer, logger: log }, { templateDir: join(config.dataDir, 'templates') });
+  const listeners = createThreadedFlowListeners(config.flowSources, { sink: writer, logger: log }, {
+    templateDir: join(config.dataDir, 'templates'),
+    // Batches of a capture block: the writer then adopts each as it is (CaptureWriter.take).
+    batchRows: batchRowsFor(c.blockRows),
+  });
   const dns = new CachedReverseDns({ ...config.dns, now });
 
   try {

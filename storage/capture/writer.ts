@@ -260,6 +260,44 @@ export class CaptureWriter implements FlowSink {
     }
   }
 
+  /**
+   * Takes a batch the caller gives up (see FlowSink.take). When all its rows
+   * fall in one hour that has nothing pending, the batch itself becomes that
+   * hour's pending rows, and a batch of (nearly) a whole block is written
+   * from where it lies: at high rates the listener's batches are blocks, and copying
+   * every row once more was a sixth of the writer's time. Otherwise as `write`.
+   */
+  take(source: string, batch: FlowBatch): void {
+    const n = batch.length;
+    if (this.closed || n === 0) return this.write(source, batch);
+    const rec = batch.cols.received;
+    let lo = rec[0]!;
+    let hi = lo;
+    for (let i = 1; i < n; i++) {
+      const r = rec[i]!;
+      if (r < lo) lo = r;
+      else if (r > hi) hi = r;
+    }
+    let h = this.lastHour.get(source);
+    if (!h || lo < h.hourStart || lo >= h.hourEnd) {
+      h = this.hourFor(source, lo);
+      this.lastHour.set(source, h);
+    }
+    // Nearly a block (the listener sends batches a datagram short of one) is written as it is;
+    // rows still pending before it go first, as a block of their own.
+    const nearBlock = n >= this.blockRows - (this.blockRows >> 3);
+    if (hi >= h.hourEnd || h.sealing || batch.capacity < this.blockRows) return this.write(source, batch);
+    if (h.pending.length > 0) {
+      if (!nearBlock) return this.write(source, batch);
+      this.flushHour(h);
+      if (h.pending.length > 0) return this.write(source, batch); // the file could not take them
+    }
+    this.counters.rowsReceived += n;
+    if (this.spare.length < SPARE_BATCHES && h.pending.capacity >= this.blockRows) this.spare.push(h.pending);
+    h.pending = batch;
+    if (nearBlock) this.flushHour(h);
+  }
+
   /** Flushes hours whose interval has passed and seals hours that are over; the timer calls it. */
   async tick(): Promise<void> {
     const now = this.now();

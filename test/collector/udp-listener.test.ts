@@ -379,6 +379,40 @@ describe('flow listener configuration', () => {
   });
 });
 
+describe('flow listener, worker thread, handing batches over', () => {
+  it('gives a sink that can take them the decoded buffers of full batches as they are, and copies only small ones', async () => {
+    const summary = new SummarySink();
+    const seen: { how: 'take' | 'write'; rows: number; room: number }[] = [];
+    const sink: FlowSink = {
+      write(source, batch) {
+        seen.push({ how: 'write', rows: batch.length, room: batch.capacity });
+        summary.write(source, batch);
+      },
+      take(source, batch) {
+        seen.push({ how: 'take', rows: batch.length, room: batch.capacity });
+        summary.write(source, batch);
+      },
+    };
+    // Batches of 2048 rows (room for 4096); a long flush delay so only a full batch or idle() sends one.
+    const l = createThreadedFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink }, { statsEveryMs: 20, batchRows: 2048, flushDelayMs: 60_000 });
+    open.push(l);
+    await l.start();
+    const payloads = v9.datagrams().map((d) => d.payload);
+    const loops = 6;
+    for (let k = 0; k < loops; k++) await send(await sender(), payloads, l.addresses().netflow!.port);
+    await settle(l, payloads.length * loops);
+    const ref = v9.reference().totals;
+    expect(summary.summary('netflow')).toMatchObject({ flows: ref.flows * loops, bytes: ref.bytes * loops, packets: ref.packets * loops });
+    const full = seen.filter((b) => b.rows >= 2048);
+    expect(full.length).toBeGreaterThan(0);
+    for (const b of full) expect(b).toMatchObject({ how: 'take', room: 4096 });
+    // What idle() flushed at the end is a few rows: copied out to exactly their size.
+    const last = seen[seen.length - 1]!;
+    expect(last.rows).toBeLessThan(2048);
+    expect(last.room).toBe(last.rows);
+  });
+});
+
 describe('flow listener, a decoder that throws', () => {
   it('counts the datagram, logs once, and keeps decoding the following datagrams', async () => {
     const payloads = v5.datagrams().map((d) => d.payload);

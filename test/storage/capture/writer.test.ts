@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FlowBatch } from '../../../collector/flow-batch.js';
 import { nodeFs, type CaptureFs } from '../../../storage/capture/capture-fs.js';
 import { CaptureFile, listCaptureFiles, scanFlows } from '../../../storage/capture/reader.js';
-import { CaptureWriter, type HourSealedEvent } from '../../../storage/capture/writer.js';
+import { appendRows, CaptureWriter, type HourSealedEvent } from '../../../storage/capture/writer.js';
 import { FakeClock, prng, randomFlows, rowsOf, slice, tempDataDir } from './flows.js';
 
 const H9 = Date.UTC(2026, 2, 25, 9); // 10:00 in Europe/Paris (CET, before the March DST change)
@@ -327,5 +327,58 @@ describe('capture writer', () => {
     b.clear();
     w.flush();
     expect(readAll(listCaptureFiles(dir, 'netflow', 'Europe/Paris')[0]!.path)).toEqual(expected);
+  });
+
+  describe('take (a batch the listener gives up)', () => {
+    it('writes a batch of nearly a block as one block, after the rows already pending, and keeps every row in order', async () => {
+      const dir = tempDataDir();
+      const clock = new FakeClock(H9);
+      const w = makeWriter(dir, clock, { blockRows: 1000 });
+      await w.start();
+      const early = randomFlows(30, { received: H9, seed: 1 });
+      const big = randomFlows(950, { received: H9 + 1000, seed: 2 }); // ≥ 7/8 of a block
+      const grown = new FlowBatch(1000); // the listener's batches have a block's room
+      appendRows(grown, big, 0, 950);
+      const half = randomFlows(600, { received: H9 + 2000, seed: 3 });
+      const halfGrown = new FlowBatch(1000);
+      appendRows(halfGrown, half, 0, 600);
+      const tail = randomFlows(100, { received: H9 + 3000, seed: 4 });
+      w.write('netflow', early);
+      w.take('netflow', grown);
+      // No flush interval passed: both were written because the batch was nearly a block.
+      const path = listCaptureFiles(dir, 'netflow', 'Europe/Paris')[0]!.path;
+      let f = CaptureFile.open(path);
+      expect(f.blocks.map((b) => b.rows)).toEqual([30, 950]);
+      f.close();
+      expect(readAll(path)).toEqual(rowsOf([early, big]));
+      // A smaller batch becomes the pending rows; rows written after it follow it.
+      w.take('netflow', halfGrown);
+      w.write('netflow', tail);
+      w.flush();
+      f = CaptureFile.open(path);
+      expect(f.blocks.map((b) => b.rows)).toEqual([30, 950, 700]);
+      f.close();
+      expect(readAll(path)).toEqual(rowsOf([early, big, half, tail]));
+      expect(w.counters.rowsReceived).toBe(1680);
+      expect(w.aggregatesFor('netflow', H9)!.totals().flows).toBe(1680);
+    });
+
+    it('falls back to copying for batches that straddle an hour or are small, with the same rows written', async () => {
+      const dir = tempDataDir();
+      const clock = new FakeClock(H9 + 3_599_000);
+      const w = makeWriter(dir, clock, { blockRows: 1000, sealGraceMs: 60_000 });
+      await w.start();
+      const straddling = randomFlows(200, { received: H9 + 3_599_000, stepMs: 10, seed: 3 }); // 100 rows each side of 10:00 UTC
+      const small = randomFlows(5, { received: H10 + 5000, seed: 4 });
+      const expected9 = rowsOf([slice(straddling, 0, 100)]);
+      const expected10 = rowsOf([slice(straddling, 100, 200), small]);
+      w.take('netflow', straddling);
+      w.take('netflow', small);
+      w.flush();
+      const files = listCaptureFiles(dir, 'netflow', 'Europe/Paris');
+      expect(files).toHaveLength(2);
+      expect(readAll(files[0]!.path)).toEqual(expected9);
+      expect(readAll(files[1]!.path)).toEqual(expected10);
+    });
   });
 });
