@@ -48,54 +48,105 @@ function getShuffled(src: Uint8Array, n: number, width: number, i: number): numb
   return (src[i]! | (src[n + i]! << 8) | (src[2 * n + i]! << 16) | (src[3 * n + i]! << 24)) >>> 0;
 }
 
-function encodeRawFloat(values: ArrayLike<number>, n: number, min: number, max: number): TransformedColumn {
-  const f = new Float64Array(n);
-  for (let i = 0; i < n; i++) f[i] = values[i]!;
-  const src = new Uint8Array(f.buffer);
+// The encoder works on float64 copies of a column: one typed-array class in every hot loop
+// (V8 then keeps one optimised version of each), and no rarely taken branch inside a loop
+// whose first use would throw the optimised code away. Reused between calls: no allocation.
+let scratchA = new Float64Array(0);
+let scratchB = new Float64Array(0);
+
+function scratch(which: 'a' | 'b', n: number): Float64Array {
+  if (which === 'a') {
+    if (scratchA.length < n) scratchA = new Float64Array(n);
+    return scratchA;
+  }
+  if (scratchB.length < n) scratchB = new Float64Array(n);
+  return scratchB;
+}
+
+// Results of rangeOf (module state instead of an object per call).
+let rangeMin = 0;
+let rangeMax = 0;
+
+function rangeOf(d: Float64Array, n: number): void {
+  let min = Infinity;
+  let max = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const v = d[i]!;
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  rangeMin = min;
+  rangeMax = max;
+}
+
+/** rangeOf, and whether every value is a safe integer, in one pass (fractions and NaN leave a non-zero sum). */
+function rangeOfIntegers(d: Float64Array, n: number): boolean {
+  let min = Infinity;
+  let max = -Infinity;
+  let frac = 0;
+  for (let i = 0; i < n; i++) {
+    const v = d[i]!;
+    if (v < min) min = v;
+    if (v > max) max = v;
+    frac += v - Math.floor(v);
+  }
+  rangeMin = min;
+  rangeMax = max;
+  return frac === 0 && min >= -Number.MAX_SAFE_INTEGER && max <= Number.MAX_SAFE_INTEGER;
+}
+
+function encodeRawFloat(d: Float64Array, n: number, min: number, max: number): TransformedColumn {
+  const src = new Uint8Array(d.buffer, d.byteOffset, n * 8);
   const out = new Uint8Array(n * 8);
   for (let i = 0; i < n; i++) for (let k = 0; k < 8; k++) out[k * n + i] = src[i * 8 + k]!;
   return { transform: TRANSFORM.raw, width: 8, base: 0, min, max, bytes: out };
 }
 
 /**
- * Frame-of-reference: (values[i] − ref[i] − dmin) in `width` bytes, shuffled.
- * Written as plain loops per width (no per-value callback) because this is
- * the writer's hottest code.
+ * Frame-of-reference: (d[i] − base) in `width` bytes, shuffled; undefined
+ * when the range needs more than 4 bytes. Plain loops per width because
+ * this is the writer's hottest code.
  */
-function encodeFor(
-  values: NumericArray,
-  ref: Float64Array | undefined,
-  n: number,
-  dmin: number,
-  dmax: number,
-  transform: number,
-  min: number,
-  max: number,
-): TransformedColumn | undefined {
-  const width = widthFor(dmax - dmin);
+function encodeFor(d: Float64Array, n: number, base: number, top: number, transform: number, min: number, max: number): TransformedColumn | undefined {
+  const width = widthFor(top - base);
   if (width === 0) return undefined;
   const out = new Uint8Array(n * width);
   if (width === 1) {
-    if (ref) for (let i = 0; i < n; i++) out[i] = values[i]! - ref[i]! - dmin;
-    else for (let i = 0; i < n; i++) out[i] = values[i]! - dmin;
+    for (let i = 0; i < n; i++) out[i] = d[i]! - base;
   } else if (width === 2) {
     for (let i = 0; i < n; i++) {
-      const v = ref ? values[i]! - ref[i]! - dmin : values[i]! - dmin;
-      out[i] = v & 0xff;
+      const v = d[i]! - base;
+      out[i] = v;
       out[n + i] = v >>> 8;
     }
   } else {
     const p2 = 2 * n;
     const p3 = 3 * n;
     for (let i = 0; i < n; i++) {
-      const v = ref ? values[i]! - ref[i]! - dmin : values[i]! - dmin;
-      out[i] = v & 0xff;
-      out[n + i] = (v >>> 8) & 0xff;
-      out[p2 + i] = (v >>> 16) & 0xff;
+      const v = d[i]! - base;
+      out[i] = v;
+      out[n + i] = v >>> 8;
+      out[p2 + i] = v >>> 16;
       out[p3 + i] = v >>> 24;
     }
   }
-  return { transform, width, base: dmin, min, max, bytes: out };
+  return { transform, width, base, min, max, bytes: out };
+}
+
+/** Zigzag deltas of consecutive values (the first is the base); undefined when one needs more than 4 bytes. */
+function encodeDelta(d: Float64Array, n: number, min: number, max: number): TransformedColumn | undefined {
+  const z = scratch('b', n);
+  z[0] = 0;
+  for (let i = 1; i < n; i++) {
+    const v = d[i]! - d[i - 1]!;
+    z[i] = 2 * Math.abs(v) - (v < 0 ? 1 : 0); // zigzag: 2v, or −2v − 1 below zero
+  }
+  rangeOf(z, n);
+  if (rangeMax >= TWO32) return undefined;
+  const col = encodeFor(z, n, 0, rangeMax, TRANSFORM.delta, min, max)!;
+  // Row 0 holds no delta (0 either way); the first value is the base.
+  col.base = d[0]!;
+  return col;
 }
 
 /**
@@ -108,20 +159,27 @@ export function encodeNumeric(
   kind: 'int' | 'delta' | 'rel',
   ref?: Float64Array,
 ): TransformedColumn {
-  let min = Infinity;
-  let max = -Infinity;
-  let integral = true;
-  const isFloat = values instanceof Float64Array;
-  for (let i = 0; i < n; i++) {
-    const v = values[i]!;
-    if (v < min) min = v;
-    if (v > max) max = v;
-    if (isFloat && !Number.isSafeInteger(v)) integral = false;
-  }
   if (n === 0) return { transform: TRANSFORM.const, width: 0, base: 0, min: 0, max: 0, bytes: new Uint8Array(8) };
+  let d: Float64Array;
+  let integral = true;
+  if (values instanceof Float64Array) {
+    // Times and counters: checked for integers in the same pass as their range.
+    d = values;
+    integral = rangeOfIntegers(d, n);
+  } else {
+    // Integer column classes hold integers only; the typed-array copy converts any of them to float64 in one native call.
+    d = scratch('a', n);
+    d.set(values.subarray(0, n));
+    rangeOf(d, n);
+  }
+  let min = rangeMin;
+  let max = rangeMax;
   if (!integral) {
+    rangeOf(d, n); // NaN left out of the range again
+    min = rangeMin;
+    max = rangeMax;
     // NaN and fractions land here; min/max stay meaningful only for finite values.
-    return encodeRawFloat(values, n, Number.isNaN(min) ? 0 : min, Number.isNaN(max) ? 0 : max);
+    return encodeRawFloat(d, n, Number.isNaN(min) ? 0 : min, Number.isNaN(max) ? 0 : max);
   }
   if (min === max) {
     const bytes = new Uint8Array(8);
@@ -129,52 +187,18 @@ export function encodeNumeric(
     return { transform: TRANSFORM.const, width: 0, base: min, min, max, bytes };
   }
   if (kind === 'delta') {
-    let zmax = 0;
-    let ok = true;
-    for (let i = 1; i < n; i++) {
-      const d = values[i]! - values[i - 1]!;
-      const z = d >= 0 ? 2 * d : -2 * d - 1;
-      if (z >= TWO32) {
-        ok = false;
-        break;
-      }
-      if (z > zmax) zmax = z;
-    }
-    if (ok) {
-      const width = widthFor(zmax);
-      const out = new Uint8Array(n * width);
-      for (let i = 1; i < n; i++) {
-        const d = values[i]! - values[i - 1]!;
-        const z = d >= 0 ? 2 * d : -2 * d - 1;
-        out[i] = z & 0xff;
-        if (width > 1) out[n + i] = (z >>> 8) & 0xff;
-        if (width > 2) {
-          out[2 * n + i] = (z >>> 16) & 0xff;
-          out[3 * n + i] = z >>> 24;
-        }
-      }
-      return { transform: TRANSFORM.delta, width, base: values[0]!, min, max, bytes: out };
-    }
+    const col = encodeDelta(d, n, min, max);
+    if (col) return col;
   }
   if (kind === 'rel' && ref) {
-    let dmin = Infinity;
-    let dmax = -Infinity;
-    let ok = true;
-    for (let i = 0; i < n; i++) {
-      const d = values[i]! - ref[i]!;
-      if (!Number.isSafeInteger(d)) {
-        ok = false;
-        break;
-      }
-      if (d < dmin) dmin = d;
-      if (d > dmax) dmax = d;
-    }
-    if (ok) {
-      const col = encodeFor(values, ref, n, dmin, dmax, TRANSFORM.rel, min, max);
+    const r = scratch('b', n);
+    for (let i = 0; i < n; i++) r[i] = d[i]! - ref[i]!;
+    if (rangeOfIntegers(r, n)) {
+      const col = encodeFor(r, n, rangeMin, rangeMax, TRANSFORM.rel, min, max);
       if (col) return col;
     }
   }
-  return encodeFor(values, undefined, n, min, max, TRANSFORM.int, min, max) ?? encodeRawFloat(values, n, min, max);
+  return encodeFor(d, n, min, max, TRANSFORM.int, min, max) ?? encodeRawFloat(d, n, min, max);
 }
 
 /** Inverse of encodeNumeric: fills `out[0..n)`; `ref` must already be decoded for `rel`. */
