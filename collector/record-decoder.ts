@@ -48,6 +48,11 @@ export interface CompiledTemplate {
 /** Which time base flowStart/EndSysUpTime use: v9 header uptime or IPFIX systemInitTimeMilliseconds. */
 export type UptimeBase = 'header' | 'systemInit';
 
+// Whether this platform stores the low byte of a word first (then addresses are written as words).
+const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+// Bytes 00 00 ff ff (the IPv4-mapped prefix's last word) read as a native 32-bit word.
+const MAPPED_WORD = new Int32Array(Uint8Array.from([0, 0, 0xff, 0xff]).buffer)[0]!;
+
 /** Returns the template's compiled decoder, building it on first use. */
 export function compiledFor(t: Template, base: UptimeBase): CompiledTemplate {
   const c = t.compiled as CompiledTemplate | undefined;
@@ -204,17 +209,28 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     ver = has('ipv') ? `((${val('ipv')} === 4 || ${val('ipv')} === 6) ? ${val('ipv')} : ${guess})` : guess;
   } else ver = '0';
 
+  // Addresses are stored as four 32-bit words per row (`<col>32` views, o4 = row × 4) on
+  // little-endian platforms: a quarter of the stores of byte-wise writing. A word holds the
+  // wire bytes k..k+3 with byte k lowest, which is their order in memory.
+  const word = (p: string, k: number): string => `(b[${p}+${k}] | (b[${p}+${k + 1}] << 8) | (b[${p}+${k + 2}] << 16) | (b[${p}+${k + 3}] << 24))`;
   const write4 = (col: string, p: string | undefined): string[] => {
+    if (LITTLE_ENDIAN) return [`${col}32[o4] = 0; ${col}32[o4+1] = 0; ${col}32[o4+2] = ${MAPPED_WORD}; ${col}32[o4+3] = ${p === undefined ? '0' : word(p, 0)};`];
     const out = [];
     for (let k = 0; k < 10; k++) out.push(`${col}[o+${k}] = 0;`);
     out.push(`${col}[o+10] = 255; ${col}[o+11] = 255;`);
     for (let k = 0; k < 4; k++) out.push(`${col}[o+${12 + k}] = ${p === undefined ? '0' : `b[${p}+${k}]`};`);
     return out;
   };
-  const write16 = (col: string, p: string | undefined): string[] =>
-    p === undefined
+  const write16 = (col: string, p: string | undefined): string[] => {
+    if (LITTLE_ENDIAN) {
+      return p === undefined
+        ? [`${col}32[o4] = 0; ${col}32[o4+1] = 0; ${col}32[o4+2] = 0; ${col}32[o4+3] = 0;`]
+        : [`{ const s = ${p}; ${col}32[o4] = ${word('s', 0)}; ${col}32[o4+1] = ${word('s', 4)}; ${col}32[o4+2] = ${word('s', 8)}; ${col}32[o4+3] = ${word('s', 12)}; }`];
+    }
+    return p === undefined
       ? [`for (let k = 0; k < 16; k++) ${col}[o+k] = 0;`]
       : [`{ const s = ${p}; for (let k = 0; k < 16; k++) ${col}[o+k] = b[s+k]; }`];
+  };
   const addr = (col: string, r4: string, r6: string): string[] => {
     if (ver === '4') return write4(col, pos.get(r4));
     if (ver === '6') return write16(col, pos.get(r6));
@@ -280,6 +296,14 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     `    cSp = c.srcPort, cDp = c.dstPort, cPr = c.proto, cFl = c.tcpFlags, cTos = c.tos, cVer = c.ipVersion,`,
     `    cIv = c.samplingInterval, cIn = c.inputIf, cOut = c.outputIf, cSas = c.srcAs, cDas = c.dstAs;`,
     `  const aS = out.srcAddr, aD = out.dstAddr, aN = out.nextHop, aE = out.exporter, ex = x.exporter;`,
+    ...(LITTLE_ENDIAN
+      ? [
+          // Word views of the address columns (a batch's own arrays start on a word boundary).
+          `  const aS32 = new Int32Array(aS.buffer, aS.byteOffset, aS.length >> 2), aD32 = new Int32Array(aD.buffer, aD.byteOffset, aD.length >> 2),`,
+          `    aN32 = new Int32Array(aN.buffer, aN.byteOffset, aN.length >> 2), aE32 = new Int32Array(aE.buffer, aE.byteOffset, aE.length >> 2);`,
+          `  const e0 = ${word('0', 0).replace(/b\[/g, 'ex[')}, e1 = ${word('0', 4).replace(/b\[/g, 'ex[')}, e2 = ${word('0', 8).replace(/b\[/g, 'ex[')}, e3 = ${word('0', 12).replace(/b\[/g, 'ex[')};`,
+        ]
+      : []),
     `  const recv = x.receivedMs, exportMs = x.exportMs, up = x.sysUptimeMs, init = x.sysInitMs;`,
     `  const ovr = x.override, smp = x.samplers, defIv = ovr > 0 ? ovr : x.interval;`,
     `  let r = out.length, n = 0;`,
@@ -289,11 +313,11 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     `    n++;`,
     `    const ver = ${ver};`,
     ver === '0' ? `    p = nx; continue;` : `    if (ver === 0) { p = nx; continue; }`,
-    `    const o = r * 16;`,
+    LITTLE_ENDIAN ? `    const o4 = r * 4;` : `    const o = r * 16;`,
     ...addr('aS', 'src4', 'src6'),
     ...addr('aD', 'dst4', 'dst6'),
     ...nextHop(),
-    `    for (let k = 0; k < 16; k++) aE[o+k] = ex[k];`,
+    LITTLE_ENDIAN ? `    aE32[o4] = e0; aE32[o4+1] = e1; aE32[o4+2] = e2; aE32[o4+3] = e3;` : `    for (let k = 0; k < 16; k++) aE[o+k] = ex[k];`,
     `    const proto = ${num('proto', '0')};`,
     `    let dp = ${num('dport', '0')};`,
     icmp !== undefined ? `    if (proto === 1 || proto === 58) dp = ${icmp};` : '',
