@@ -91,6 +91,12 @@ export interface CaptureWriterOptions {
   timer?: boolean;
   /** Keep the open hour's aggregates (default true); an offline import that only seals hours can skip them. */
   aggregates?: boolean;
+  /**
+   * Written rows that may wait for the aggregates (default 4 blocks). The
+   * timer adds waiting rows for a bounded time per tick; beyond this many,
+   * each flush adds them at once, so memory stays bounded at any rate.
+   */
+  maxAggregationBacklogRows?: number;
 }
 
 /** Counters of the writer ("everything that moves gets a counter"). */
@@ -126,6 +132,8 @@ interface OpenHour {
   aggregates: FlowAggregates;
   /** Rows already in the file but not yet added to `aggregates` (see catchUp). */
   aggQueue: AggSegment[];
+  /** Rows in `aggQueue`. */
+  aggQueuedRows: number;
   pending: FlowBatch;
   lastFlush: number;
   sealing: boolean;
@@ -197,6 +205,7 @@ export class CaptureWriter implements FlowSink {
   private readonly flushIntervalMs: number;
   private readonly blockRows: number;
   private readonly graceMs: number;
+  private readonly maxAggBacklogRows: number;
   private timer: NodeJS.Timeout | undefined;
   private readonly seals = new Set<Promise<void>>();
   private lastLog = new Map<string, number>();
@@ -208,6 +217,7 @@ export class CaptureWriter implements FlowSink {
     this.flushIntervalMs = opts.flushIntervalMs ?? 5000;
     this.blockRows = opts.blockRows ?? 65_536;
     this.graceMs = opts.sealGraceMs ?? 2 * this.flushIntervalMs;
+    this.maxAggBacklogRows = opts.maxAggregationBacklogRows ?? 4 * this.blockRows;
     this.codec = createCodec(opts.codec ?? 'zstd', opts.level ?? 3);
   }
 
@@ -372,20 +382,22 @@ export class CaptureWriter implements FlowSink {
     const until = performance.now() + budgetMs;
     while (h.aggQueue.length > 0) {
       const seg = h.aggQueue.shift()!;
+      h.aggQueuedRows -= seg.rows;
       h.aggregates.add(seg.batch, seg.from, seg.rows);
       if (seg.last && this.spare.length < SPARE_BATCHES) this.spare.push(seg.batch);
       if (performance.now() >= until) break;
     }
   }
 
-  /** Open hours (source, hour start, file path), for status output. */
-  openHours(): Array<{ source: string; hourStart: number; path: string; rows: number; pending: number }> {
+  /** Open hours (source, hour start, file path, rows written, buffered and not yet aggregated), for status output. */
+  openHours(): Array<{ source: string; hourStart: number; path: string; rows: number; pending: number; aggregationBacklog: number }> {
     return [...this.hours.values()].map((h) => ({
       source: h.source,
       hourStart: h.hourStart,
       path: h.path,
       rows: h.totals.all.flows,
       pending: h.pending.length,
+      aggregationBacklog: h.aggQueuedRows,
     }));
   }
 
@@ -419,6 +431,7 @@ export class CaptureWriter implements FlowSink {
       totals: emptyTotals(),
       aggregates: new FlowAggregates(),
       aggQueue: [],
+      aggQueuedRows: 0,
       pending: new FlowBatch(1024),
       lastFlush: this.now(),
       sealing: false,
@@ -559,10 +572,12 @@ export class CaptureWriter implements FlowSink {
         if (handOver) {
           lastSegment = { batch: h.pending, from, rows, last: false };
           h.aggQueue.push(lastSegment);
+          h.aggQueuedRows += rows;
         } else {
           const copy = new FlowBatch(rows);
           appendRows(copy, h.pending, from, rows);
           h.aggQueue.push({ batch: copy, from: 0, rows, last: false });
+          h.aggQueuedRows += rows;
         }
       }
       this.counters.rowsWritten += rows;
@@ -571,15 +586,19 @@ export class CaptureWriter implements FlowSink {
     }
     if (!lastSegment) {
       dropFront(h.pending, n);
-      return;
+    } else {
+      // The old batch now belongs to the aggregation queue; the rows after `n` move to a fresh (or reused) one.
+      lastSegment.last = true;
+      const old = h.pending;
+      const next = this.spare.pop() ?? new FlowBatch(Math.max(this.blockRows, old.length - n));
+      next.length = 0;
+      appendRows(next, old, n, old.length - n);
+      h.pending = next;
     }
-    // The old batch now belongs to the aggregation queue; the rows after `n` move to a fresh (or reused) one.
-    lastSegment.last = true;
-    const old = h.pending;
-    const next = this.spare.pop() ?? new FlowBatch(Math.max(this.blockRows, old.length - n));
-    next.length = 0;
-    appendRows(next, old, n, old.length - n);
-    h.pending = next;
+    // The timer's catch-up is bounded in time; when rows come faster than it adds them, the
+    // queue (and the batches it holds) would grow all hour. Past the bound, every flush pays
+    // for its own rows.
+    while (h.aggQueuedRows > this.maxAggBacklogRows) this.catchUp(h, 0);
   }
 
   // ------------------------------------------------------------------ sealing
@@ -835,7 +854,10 @@ export class CaptureWriter implements FlowSink {
         for (let i = 0; i < f.blocks.length; i++) {
           const b = f.readBlock(i, FlowAggregates.COLUMNS);
           accumulateTotals(h.totals, b);
-          if (this.opts.aggregates !== false) h.aggQueue.push({ batch: b, from: 0, rows: b.length, last: false });
+          if (this.opts.aggregates !== false) {
+            h.aggQueue.push({ batch: b, from: 0, rows: b.length, last: false });
+            h.aggQueuedRows += b.length;
+          }
         }
       } finally {
         f.close();

@@ -329,6 +329,23 @@ describe('capture writer', () => {
     expect(readAll(listCaptureFiles(dir, 'netflow', 'Europe/Paris')[0]!.path)).toEqual(expected);
   });
 
+  it('keeps at most maxAggregationBacklogRows written rows waiting for the aggregates, however fast rows come', async () => {
+    const dir = tempDataDir();
+    const clock = new FakeClock(H9);
+    const w = makeWriter(dir, clock, { blockRows: 1000, maxAggregationBacklogRows: 2500 });
+    await w.start();
+    const rows = randomFlows(12_000, { received: H9, stepMs: 1, seed: 8 });
+    // Rows in small batches and no timer tick in between: only the flushes of full blocks run.
+    for (let from = 0; from < rows.length; from += 500) w.write('netflow', slice(rows, from, from + 500));
+    const [open] = w.openHours();
+    expect(open!.rows).toBe(12_000);
+    expect(open!.aggregationBacklog).toBeGreaterThan(0);
+    expect(open!.aggregationBacklog).toBeLessThanOrEqual(2500);
+    const totals = w.aggregatesFor('netflow', H9)!.totals();
+    expect(totals.flows).toBe(12_000);
+    expect(w.openHours()[0]!.aggregationBacklog).toBe(0);
+  });
+
   describe('take (a batch the listener gives up)', () => {
     it('writes a batch of nearly a block as one block, after the rows already pending, and keeps every row in order', async () => {
       const dir = tempDataDir();
