@@ -64,6 +64,7 @@ export interface TemplateCacheOptions {
 /** The store: one DomainState per (exporter, version, domain). */
 export class TemplateCache {
   private readonly domains = new Map<string, DomainState>();
+  private last: DomainState | undefined;
   readonly ttlMs: number;
   /** Goes up whenever a template is added, changed or removed (a refresh does not count): persistence saves when it moved. */
   revision = 0;
@@ -74,12 +75,17 @@ export class TemplateCache {
 
   /** The state of one exporter domain, created on first use. */
   domain(address: string, version: number, domainId: number): DomainState {
+    // Consecutive datagrams mostly come from the same domain: answered without building the
+    // map key (a string per datagram). Domains are never removed, so the last one stays valid.
+    const last = this.last;
+    if (last !== undefined && last.address === address && last.version === version && last.domainId === domainId) return last;
     const key = domainKey(address, version, domainId);
     let d = this.domains.get(key);
     if (d === undefined) {
       d = new DomainState(address, version, domainId);
       this.domains.set(key, d);
     }
+    this.last = d;
     return d;
   }
 
