@@ -80,6 +80,7 @@ export const COLUMN_TYPES: { readonly [K in NumericColumn]: ArrayCtor } = {
 export class FlowBatch {
   length = 0;
   private cap: number;
+  private initialCap: number;
   cols: NumericArrays;
   srcAddr: Uint8Array;
   dstAddr: Uint8Array;
@@ -88,6 +89,7 @@ export class FlowBatch {
 
   constructor(capacity = 1024) {
     this.cap = Math.max(1, capacity);
+    this.initialCap = this.cap;
     this.cols = FlowBatch.allocNumeric(this.cap);
     this.srcAddr = new Uint8Array(this.cap * 16);
     this.dstAddr = new Uint8Array(this.cap * 16);
@@ -108,11 +110,14 @@ export class FlowBatch {
     for (const name of ADDRESS_COLUMNS) cap = Math.min(cap, Math.floor(addrs[name].length / 16));
     if (cap < length) throw new RangeError(`columns hold ${cap} rows, fewer than ${length}`);
     b.cap = cap;
+    b.initialCap = cap;
     b.cols = cols;
-    b.srcAddr = addrs.srcAddr;
-    b.dstAddr = addrs.dstAddr;
-    b.nextHop = addrs.nextHop;
-    b.exporter = addrs.exporter;
+    // Address columns start on a word boundary (decoders and encoders read them as 32-bit words).
+    const aligned = (a: Uint8Array): Uint8Array => (a.byteOffset % 4 === 0 ? a : a.slice());
+    b.srcAddr = aligned(addrs.srcAddr);
+    b.dstAddr = aligned(addrs.dstAddr);
+    b.nextHop = aligned(addrs.nextHop);
+    b.exporter = aligned(addrs.exporter);
     b.length = length;
     return b;
   }
@@ -131,6 +136,9 @@ export class FlowBatch {
   handOff(): { numeric: ArrayBuffer[]; addrs: ArrayBuffer[] } {
     const numeric = NUMERIC_COLUMNS.map((name) => this.cols[name].buffer as ArrayBuffer);
     const addrs = ADDRESS_COLUMNS.map((name) => this[name].buffer as ArrayBuffer);
+    // Back to the room the batch was made with: one datagram that made it grow once must
+    // not double every batch after it.
+    this.cap = this.initialCap;
     this.cols = FlowBatch.allocNumeric(this.cap);
     for (const name of ADDRESS_COLUMNS) this[name] = new Uint8Array(this.cap * 16);
     this.length = 0;

@@ -56,7 +56,8 @@ export interface ThreadedListenerOptions extends FlowListenerOptions {
 }
 
 /**
- * Defaults: 512 Ki rows (about 70 MB) between the threads, counters every
+ * Defaults: 512 Ki rows (about 70 MB, up to twice that when batches go
+ * over half full in their whole buffers) between the threads, counters every
  * second, and batches of 62 Ki rows: with the one datagram that overshoots
  * (< 2 Ki rows) a batch stays within the capture writer's 64 Ki-row block,
  * so at high rates each batch crosses to the main thread as whole buffers and

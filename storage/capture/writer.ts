@@ -94,7 +94,8 @@ export interface CaptureWriterOptions {
   /**
    * Written rows that may wait for the aggregates (default 4 blocks). The
    * timer adds waiting rows for a bounded time per tick; beyond this many,
-   * each flush adds them at once, so memory stays bounded at any rate.
+   * each flush of an hour not yet over also adds as many rows as it wrote,
+   * so the wait (and the memory it holds) stops growing at any rate.
    */
   maxAggregationBacklogRows?: number;
 }
@@ -217,7 +218,7 @@ export class CaptureWriter implements FlowSink {
     this.flushIntervalMs = opts.flushIntervalMs ?? 5000;
     this.blockRows = opts.blockRows ?? 65_536;
     this.graceMs = opts.sealGraceMs ?? 2 * this.flushIntervalMs;
-    this.maxAggBacklogRows = opts.maxAggregationBacklogRows ?? 4 * this.blockRows;
+    this.maxAggBacklogRows = Math.max(0, opts.maxAggregationBacklogRows ?? 4 * this.blockRows);
     this.codec = createCodec(opts.codec ?? 'zstd', opts.level ?? 3);
   }
 
@@ -597,8 +598,15 @@ export class CaptureWriter implements FlowSink {
     }
     // The timer's catch-up is bounded in time; when rows come faster than it adds them, the
     // queue (and the batches it holds) would grow all hour. Past the bound, every flush pays
-    // for its own rows.
-    while (h.aggQueuedRows > this.maxAggBacklogRows) this.catchUp(h, 0);
+    // for as many rows as it wrote: a large backlog (a recovered or reopened file) then drains
+    // at the pace of new rows instead of in one long stall. An hour that is over is left to
+    // the timer and to sealing.
+    if (this.now() >= h.hourEnd) return;
+    let budget = n;
+    while (budget > 0 && h.aggQueue.length > 0 && h.aggQueuedRows > this.maxAggBacklogRows) {
+      budget -= h.aggQueue[0]!.rows;
+      this.catchUp(h, 0);
+    }
   }
 
   // ------------------------------------------------------------------ sealing

@@ -39,6 +39,30 @@ describe('FlowBatch hand-off between threads', () => {
     expect(Array.from(other.srcAddr.subarray(4 * 16 + 12, 4 * 16 + 16))).toEqual([10, 0, 0, 4]);
   });
 
+  it('starts over at the room it was made with, even after one large datagram made it grow', () => {
+    const b = filled(100, 64); // grew to 128 rows
+    expect(b.capacity).toBe(128);
+    b.handOff();
+    expect(b.capacity).toBe(64);
+  });
+
+  it('gives address columns that start off a word boundary a copy that does not, with the same bytes', () => {
+    const b = filled(3, 8);
+    const numeric = {} as Record<NumericColumn, Float64Array | Uint32Array | Uint16Array | Uint8Array>;
+    for (const c of NUMERIC_COLUMNS) numeric[c] = b.cols[c];
+    const addrs = {} as Record<AddressColumn, Uint8Array>;
+    for (const c of ADDRESS_COLUMNS) {
+      const shifted = new Uint8Array(b[c].length + 1);
+      shifted.set(b[c], 1);
+      addrs[c] = shifted.subarray(1);
+    }
+    const over = FlowBatch.over(3, numeric as unknown as NumericArrays, addrs);
+    for (const c of ADDRESS_COLUMNS) {
+      expect(over[c].byteOffset % 4).toBe(0);
+      expect(Array.from(over[c])).toEqual(Array.from(b[c]));
+    }
+  });
+
   it('refuses columns that hold fewer rows than the length it is given', () => {
     const given = filled(5, 8).handOff();
     expect(() => overBuffers(9, given)).toThrow(RangeError);
