@@ -41,11 +41,15 @@ export interface IngestBenchOptions {
   collectors: IngestCollector[];
   /** Export capture to replay (default: softflowd v9 of seed 1). */
   pcap?: string;
+  /** Measurements per rate and collector, taken in rounds over the collectors (a shared machine varies from minute to minute). */
+  repeat: number;
 }
 
 /** One measurement. */
 export interface IngestResult {
   rate: number;
+  /** Which of the `repeat` rounds (1-based). */
+  round: number;
   collector: IngestCollector;
   datagramsSent: number;
   /** Rate the sender achieved. */
@@ -201,36 +205,40 @@ export async function benchIngest(opts: IngestBenchOptions): Promise<IngestResul
   const results: IngestResult[] = [];
   for (const rate of opts.rates) {
     const loops = Math.max(1, Math.round((rate * opts.seconds) / perLoop));
-    for (const collector of opts.collectors) {
-      if (collector === 'nfcapd' && !haveNfcapd) continue;
-      const before = rcvbufErrors();
-      let m: { sent: { sent: number; elapsedMs: number }; flows: number; queueDrops?: number; maxStallMs?: number };
-      if (collector === 'nfcapd') m = await measureNfcapd(pcap, rate, loops);
-      else m = await measureNetsvc(collector.includes('capture') ? 'capture' : 'summary', collector.endsWith('worker'), pcap, rate, loops);
-      const flowsSent = loops * flowsPerLoop;
-      results.push({
-        rate,
-        collector,
-        datagramsSent: m.sent.sent,
-        sentPerSecond: Math.round((m.sent.sent / m.sent.elapsedMs) * 1000),
-        flowsSent,
-        flowsReceived: m.flows,
-        lossPercent: Math.round(((flowsSent - m.flows) / flowsSent) * 10000) / 100,
-        kernelDrops: rcvbufErrors() - before,
-        queueDrops: m.queueDrops ?? null,
-        maxStallMs: m.maxStallMs ?? null,
-      });
+    for (let round = 1; round <= opts.repeat; round++) {
+      for (const collector of opts.collectors) {
+        if (collector === 'nfcapd' && !haveNfcapd) continue;
+        const before = rcvbufErrors();
+        let m: { sent: { sent: number; elapsedMs: number }; flows: number; queueDrops?: number; maxStallMs?: number };
+        if (collector === 'nfcapd') m = await measureNfcapd(pcap, rate, loops);
+        else m = await measureNetsvc(collector.includes('capture') ? 'capture' : 'summary', collector.endsWith('worker'), pcap, rate, loops);
+        const flowsSent = loops * flowsPerLoop;
+        results.push({
+          rate,
+          round,
+          collector,
+          datagramsSent: m.sent.sent,
+          sentPerSecond: Math.round((m.sent.sent / m.sent.elapsedMs) * 1000),
+          flowsSent,
+          flowsReceived: m.flows,
+          lossPercent: Math.round(((flowsSent - m.flows) / flowsSent) * 10000) / 100,
+          kernelDrops: rcvbufErrors() - before,
+          queueDrops: m.queueDrops ?? null,
+          maxStallMs: m.maxStallMs ?? null,
+        });
+      }
     }
   }
   return results;
 }
 
-/** `--rates a,b,c`, `--ingest-seconds N`, `--collectors x,y` from the collector suite's extra arguments. */
+/** `--rates a,b,c`, `--ingest-seconds N`, `--collectors x,y`, `--repeat N` from the collector suite's extra arguments. */
 export function parseIngestArgs(rest: string[]): IngestBenchOptions {
   const opts: IngestBenchOptions = {
     rates: [10_000, 30_000, 60_000, 90_000, 120_000],
     seconds: 3,
     collectors: ['netsvc-capture-worker', 'netsvc-decode-1thread', 'nfcapd'],
+    repeat: 1,
   };
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i];
@@ -246,10 +254,59 @@ export function parseIngestArgs(rest: string[]): IngestBenchOptions {
       for (const n of names) if (!(INGEST_COLLECTORS as readonly string[]).includes(n)) throw new Error(`unknown collector ${n}; one of ${INGEST_COLLECTORS.join(', ')}`);
       opts.collectors = names as IngestCollector[];
       i++;
+    } else if (a === '--repeat' && v) {
+      opts.repeat = Math.max(1, Math.floor(Number(v)) || 1);
+      i++;
     } else if (a === '--pcap' && v) {
       opts.pcap = v;
       i++;
     }
   }
   return opts;
+}
+
+/** Middle value (the mean of the two middle ones for an even count). */
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** One line per rate and collector over its rounds: median loss and every round's loss, median drops, longest stall. */
+export interface IngestSummary {
+  rate: number;
+  collector: IngestCollector;
+  rounds: number;
+  flowsSent: number;
+  medianLossPercent: number;
+  lossPercents: number[];
+  medianKernelDrops: number;
+  medianQueueDrops: number | null;
+  maxStallMs: number | null;
+}
+
+/** Groups repeated measurements (in the order they were first seen). */
+export function summarizeIngest(results: IngestResult[]): IngestSummary[] {
+  const groups = new Map<string, IngestResult[]>();
+  for (const r of results) {
+    const k = `${r.rate}|${r.collector}`;
+    const g = groups.get(k) ?? [];
+    g.push(r);
+    groups.set(k, g);
+  }
+  return [...groups.values()].map((g) => {
+    const q = g.map((r) => r.queueDrops).filter((x): x is number => x !== null);
+    const st = g.map((r) => r.maxStallMs).filter((x): x is number => x !== null);
+    return {
+      rate: g[0]!.rate,
+      collector: g[0]!.collector,
+      rounds: g.length,
+      flowsSent: g[0]!.flowsSent,
+      medianLossPercent: median(g.map((r) => r.lossPercent)),
+      lossPercents: g.map((r) => r.lossPercent),
+      medianKernelDrops: median(g.map((r) => r.kernelDrops)),
+      medianQueueDrops: q.length ? median(q) : null,
+      maxStallMs: st.length ? Math.max(...st) : null,
+    };
+  });
 }

@@ -8,7 +8,7 @@
  * row, in order.
  */
 import { benchDecode } from './collector-decode.js';
-import { benchIngest, parseIngestArgs } from './collector-ingest.js';
+import { benchIngest, parseIngestArgs, summarizeIngest } from './collector-ingest.js';
 
 /** One table row: column name → value (numbers are formatted with separators). */
 export type BenchRow = Record<string, string | number>;
@@ -48,7 +48,23 @@ const ingestSection: BenchSection = {
   name: 'ingest',
   title: 'End-to-end UDP ingest, softflowd v9 replayed by a separate sender (8 MiB receive buffers)',
   async run(args) {
-    return (await benchIngest(parseIngestArgs(args.rest))).map((r) => ({
+    const opts = parseIngestArgs(args.rest);
+    const results = await benchIngest(opts);
+    if (opts.repeat > 1) {
+      // Rounds alternate the collectors; a line per rate and collector gives the median and every round.
+      return summarizeIngest(results).map((r) => ({
+        'datagrams/s': r.rate,
+        collector: r.collector,
+        rounds: r.rounds,
+        'flows sent': r.flowsSent,
+        'median loss %': r.medianLossPercent.toFixed(2),
+        'loss % by round': r.lossPercents.map((x) => x.toFixed(2)).join(' / '),
+        'kernel drops (median)': r.medianKernelDrops,
+        'queue drops (median)': r.medianQueueDrops ?? '-',
+        'main stall ms (max)': r.maxStallMs ?? '-',
+      }));
+    }
+    return results.map((r) => ({
       'datagrams/s': r.rate,
       collector: r.collector,
       'sent/s': r.sentPerSecond,
