@@ -250,12 +250,7 @@ export class CaptureWriter implements FlowSink {
     const rec = batch.cols.received;
     let i = 0;
     while (i < n) {
-      let h = this.lastHour.get(source);
-      const r = rec[i]!;
-      if (!h || r < h.hourStart || r >= h.hourEnd) {
-        h = this.hourFor(source, r);
-        this.lastHour.set(source, h);
-      }
+      const h = this.hourAt(source, rec[i]!);
       // A run of rows of the same hour is copied column by column, at most up to a whole
       // block at a time: the pending batch then never outgrows one block, and goes whole
       // to the aggregation queue when it is flushed (see flushHour).
@@ -289,11 +284,7 @@ export class CaptureWriter implements FlowSink {
       if (r < lo) lo = r;
       else if (r > hi) hi = r;
     }
-    let h = this.lastHour.get(source);
-    if (!h || lo < h.hourStart || lo >= h.hourEnd) {
-      h = this.hourFor(source, lo);
-      this.lastHour.set(source, h);
-    }
+    const h = this.hourAt(source, lo);
     // Nearly a block (the listener sends batches a datagram short of one) is written as it is;
     // rows still pending before it go first, as a block of their own.
     const nearBlock = n >= this.blockRows - (this.blockRows >> 3);
@@ -378,6 +369,12 @@ export class CaptureWriter implements FlowSink {
     return h.aggregates;
   }
 
+  /** Queues rows already in the file for the hour's aggregates (see catchUp). */
+  private queueForAggregates(h: OpenHour, seg: AggSegment): void {
+    h.aggQueue.push(seg);
+    h.aggQueuedRows += seg.rows;
+  }
+
   /** Adds queued flushed rows to an hour's aggregates, for at most `budgetMs`. */
   private catchUp(h: OpenHour, budgetMs: number): void {
     const until = performance.now() + budgetMs;
@@ -438,6 +435,15 @@ export class CaptureWriter implements FlowSink {
       sealing: false,
       sealRetryAt: 0,
     };
+  }
+
+  /** The open hour of a received time: the source's last one when it fits, else found or opened (and remembered). */
+  private hourAt(source: string, received: number): OpenHour {
+    const last = this.lastHour.get(source);
+    if (last && !(received < last.hourStart || received >= last.hourEnd)) return last;
+    const h = this.hourFor(source, received);
+    this.lastHour.set(source, h);
+    return h;
   }
 
   private hourFor(source: string, received: number): OpenHour {
@@ -572,13 +578,11 @@ export class CaptureWriter implements FlowSink {
         // below (allocating and copying 64 Ki rows per block cost about a tenth of the main thread at 120 000 datagrams/s).
         if (handOver) {
           lastSegment = { batch: h.pending, from, rows, last: false };
-          h.aggQueue.push(lastSegment);
-          h.aggQueuedRows += rows;
+          this.queueForAggregates(h, lastSegment);
         } else {
           const copy = new FlowBatch(rows);
           appendRows(copy, h.pending, from, rows);
-          h.aggQueue.push({ batch: copy, from: 0, rows, last: false });
-          h.aggQueuedRows += rows;
+          this.queueForAggregates(h, { batch: copy, from: 0, rows, last: false });
         }
       }
       this.counters.rowsWritten += rows;
@@ -862,10 +866,7 @@ export class CaptureWriter implements FlowSink {
         for (let i = 0; i < f.blocks.length; i++) {
           const b = f.readBlock(i, FlowAggregates.COLUMNS);
           accumulateTotals(h.totals, b);
-          if (this.opts.aggregates !== false) {
-            h.aggQueue.push({ batch: b, from: 0, rows: b.length, last: false });
-            h.aggQueuedRows += b.length;
-          }
+          if (this.opts.aggregates !== false) this.queueForAggregates(h, { batch: b, from: 0, rows: b.length, last: false });
         }
       } finally {
         f.close();
