@@ -48,19 +48,16 @@ function getShuffled(src: Uint8Array, n: number, width: number, i: number): numb
   return (src[i]! | (src[n + i]! << 8) | (src[2 * n + i]! << 16) | (src[3 * n + i]! << 24)) >>> 0;
 }
 
-// The encoder works on float64 copies of a column: one typed-array class in every hot loop
-// (V8 then keeps one optimised version of each), and no rarely taken branch inside a loop
-// whose first use would throw the optimised code away. Reused between calls: no allocation.
-let scratchA = new Float64Array(0);
-let scratchB = new Float64Array(0);
+// The encoder's hot loops all read float64 columns (integer columns are first converted
+// into a scratch array): one typed-array class per loop, so V8 keeps one optimised version
+// of each, and no rarely taken branch inside a loop whose first use would throw the
+// optimised code away. Two scratch arrays (a converted column, and its deltas or its
+// values relative to another column), reused between calls.
+const scratchArrays = [new Float64Array(0), new Float64Array(0)];
 
-function scratch(which: 'a' | 'b', n: number): Float64Array {
-  if (which === 'a') {
-    if (scratchA.length < n) scratchA = new Float64Array(n);
-    return scratchA;
-  }
-  if (scratchB.length < n) scratchB = new Float64Array(n);
-  return scratchB;
+function scratch(which: 0 | 1, n: number): Float64Array {
+  if (scratchArrays[which]!.length < n) scratchArrays[which] = new Float64Array(n);
+  return scratchArrays[which]!;
 }
 
 // Results of rangeOf (module state instead of an object per call).
@@ -135,7 +132,7 @@ function encodeFor(d: Float64Array, n: number, base: number, top: number, transf
 
 /** Zigzag deltas of consecutive values (the first is the base); undefined when one needs more than 4 bytes. */
 function encodeDelta(d: Float64Array, n: number, min: number, max: number): TransformedColumn | undefined {
-  const z = scratch('b', n);
+  const z = scratch(1, n);
   z[0] = 0;
   for (let i = 1; i < n; i++) {
     const v = d[i]! - d[i - 1]!;
@@ -168,17 +165,14 @@ export function encodeNumeric(
     integral = rangeOfIntegers(d, n);
   } else {
     // Integer column classes hold integers only; the typed-array copy converts any of them to float64 in one native call.
-    d = scratch('a', n);
+    d = scratch(0, n);
     d.set(values.subarray(0, n));
     rangeOf(d, n);
   }
-  let min = rangeMin;
-  let max = rangeMax;
+  const min = rangeMin;
+  const max = rangeMax;
   if (!integral) {
-    rangeOf(d, n); // NaN left out of the range again
-    min = rangeMin;
-    max = rangeMax;
-    // NaN and fractions land here; min/max stay meaningful only for finite values.
+    // NaN and fractions land here (NaN never enters the range); min/max stay meaningful only for finite values.
     return encodeRawFloat(d, n, Number.isNaN(min) ? 0 : min, Number.isNaN(max) ? 0 : max);
   }
   if (min === max) {
@@ -191,7 +185,7 @@ export function encodeNumeric(
     if (col) return col;
   }
   if (kind === 'rel' && ref) {
-    const r = scratch('b', n);
+    const r = scratch(1, n);
     for (let i = 0; i < n; i++) r[i] = d[i]! - ref[i]!;
     if (rangeOfIntegers(r, n)) {
       const col = encodeFor(r, n, rangeMin, rangeMax, TRANSFORM.rel, min, max);
