@@ -76,6 +76,18 @@ export const COLUMN_TYPES: { readonly [K in NumericColumn]: ArrayCtor } = {
   dstAs: Uint32Array,
 };
 
+/** Whether this platform stores a word's low byte first (address columns are then read and written as words). */
+export const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+
+/** The last word of the IPv4-mapped prefix (bytes 00 00 ff ff) as a native 32-bit integer, whatever the byte order. */
+export const MAPPED_WORD = new Int32Array(Uint8Array.from([0, 0, 0xff, 0xff]).buffer)[0]!;
+
+/** An address column as native 32-bit words, four per row (copied first when it does not start on a word boundary). */
+export function addressWords(col: Uint8Array): Int32Array {
+  const aligned = col.byteOffset % 4 === 0 ? col : col.slice();
+  return new Int32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength >> 2);
+}
+
 /** A growable set of flow columns; `length` rows are valid. */
 export class FlowBatch {
   length = 0;
@@ -120,6 +132,15 @@ export class FlowBatch {
     b.exporter = aligned(addrs.exporter);
     b.length = length;
     return b;
+  }
+
+  /** The batch of `length` rows whose column buffers `handOff` gave away (e.g. after they crossed threads). */
+  static fromBuffers(length: number, given: { numeric: readonly ArrayBuffer[]; addrs: readonly ArrayBuffer[] }): FlowBatch {
+    const cols = {} as Record<NumericColumn, Float64Array | Uint32Array | Uint16Array | Uint8Array>;
+    NUMERIC_COLUMNS.forEach((c, i) => (cols[c] = new COLUMN_TYPES[c](given.numeric[i]!)));
+    const addrs = {} as Record<AddressColumn, Uint8Array>;
+    ADDRESS_COLUMNS.forEach((c, i) => (addrs[c] = new Uint8Array(given.addrs[i]!)));
+    return FlowBatch.over(length, cols as unknown as NumericArrays, addrs);
   }
 
   private static allocNumeric(n: number): NumericArrays {

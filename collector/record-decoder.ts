@@ -12,7 +12,7 @@
  * Options data records (sampling, system init time) are rare and go through
  * a plain interpreter (`walkOptionsRecords`).
  */
-import type { FlowBatch } from './flow-batch.js';
+import { LITTLE_ENDIAN, MAPPED_WORD, type FlowBatch } from './flow-batch.js';
 import { IE, NTP_UNIX_OFFSET_S, VARIABLE_LENGTH } from './ie-registry.js';
 import type { Template, TemplateField } from './template-cache.js';
 
@@ -47,11 +47,6 @@ export interface CompiledTemplate {
 
 /** Which time base flowStart/EndSysUpTime use: v9 header uptime or IPFIX systemInitTimeMilliseconds. */
 export type UptimeBase = 'header' | 'systemInit';
-
-// Whether this platform stores the low byte of a word first (then addresses are written as words).
-const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
-// Bytes 00 00 ff ff (the IPv4-mapped prefix's last word) read as a native 32-bit word.
-const MAPPED_WORD = new Int32Array(Uint8Array.from([0, 0, 0xff, 0xff]).buffer)[0]!;
 
 /** Returns the template's compiled decoder, building it on first use. */
 export function compiledFor(t: Template, base: UptimeBase): CompiledTemplate {

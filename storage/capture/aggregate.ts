@@ -9,7 +9,7 @@
  * exact. Keys live in typed arrays and Maps of numbers (IPv4) or short
  * strings (IPv6), not an object per key.
  */
-import { FlowBatch, formatAddress } from '../../collector/flow-batch.js';
+import { addressWords, FlowBatch, formatAddress } from '../../collector/flow-batch.js';
 import { TCP_RST, emptyTotals, type ColumnName, type FileTotals } from './format.js';
 import { scanFlows, type CaptureFileInfo, type ScanOptions } from './reader.js';
 
@@ -50,12 +50,6 @@ export interface FlowAggregatesView {
   forEach(kind: KeyKind, fn: (key: string | number, stats: KeyStats) => void): void;
   /** Number of distinct keys in a table. */
   size(kind: KeyKind): number;
-}
-
-/** The address column as 32-bit words (copied when it is not 4-byte aligned). */
-function wordsOf(col: Uint8Array): Int32Array {
-  const aligned = col.byteOffset % 4 === 0 ? col : col.slice();
-  return new Int32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength >> 2);
 }
 
 /**
@@ -186,8 +180,8 @@ export class FlowAggregates implements FlowAggregatesView {
     const src = this.tables.srcIp;
     const dst = this.tables.dstIp;
     const ports = this.tables.dstPort;
-    const srcWords = wordsOf(batch.srcAddr);
-    const dstWords = wordsOf(batch.dstAddr);
+    const srcWords = addressWords(batch.srcAddr);
+    const dstWords = addressWords(batch.dstAddr);
     for (let i = from; i < from + n; i++) {
       const bytes = c.bytes[i]!;
       const packets = c.packets[i]!;

@@ -13,6 +13,8 @@
  * round trip is exact for every value a FlowBatch can hold.
  */
 
+import { addressWords, LITTLE_ENDIAN, MAPPED_WORD } from '../../collector/flow-batch.js';
+
 /** Transform identifiers as stored in a column directory entry. */
 export const TRANSFORM = { const: 0, int: 1, delta: 2, rel: 3, raw: 4, addr: 5 } as const;
 
@@ -242,18 +244,11 @@ const ADDR_ALL_V4 = 2;
 const ADDR_ALL_V6 = 3;
 
 
-// Bytes 00 00 ff ff read as a native 32-bit word (whatever the platform's byte order).
-const MAPPED_WORD = new Int32Array(Uint8Array.from([0, 0, 0xff, 0xff]).buffer)[0]!;
-
-// Whether this platform stores the low byte of a word first: the address loops then take
-// an address's bytes out of its 32-bit words (shifts) instead of reading them one by one.
-const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
-
 /** Transforms an address column (16 bytes per row) of `n` rows. */
 export function encodeAddresses(col: Uint8Array, n: number): TransformedColumn {
-  // Compared as 32-bit words: four compares per row instead of sixteen.
-  const aligned = col.byteOffset % 4 === 0 ? col : col.slice(0, n * 16);
-  const w = new Int32Array(aligned.buffer, aligned.byteOffset, n * 4);
+  // Compared as 32-bit words: four compares per row instead of sixteen. On little-endian
+  // platforms the loops below also take an address's bytes out of its words (shifts).
+  const w = addressWords(col.subarray(0, n * 16));
   const w0 = w[0];
   const w1 = w[1];
   const w2 = w[2];
@@ -277,7 +272,7 @@ export function encodeAddresses(col: Uint8Array, n: number): TransformedColumn {
   const v4 = kinds;
   const v6 = kinds + mapped * 4;
   if (LITTLE_ENDIAN) shuffleAddressWords(w, n, out, kinds > 0, v4, mapped, v6, others);
-  else shuffleAddressBytes(w, aligned, n, out, kinds > 0, v4, mapped, v6, others);
+  else shuffleAddressBytes(w, new Uint8Array(w.buffer, w.byteOffset, n * 16), n, out, kinds > 0, v4, mapped, v6, others);
   return { transform: TRANSFORM.addr, width: layout, base: mapped, min: mapped, max: others, bytes: out };
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ADDRESS_COLUMNS, COLUMN_TYPES, FlowBatch, NUMERIC_COLUMNS, type AddressColumn, type NumericArrays, type NumericColumn } from '../../collector/flow-batch.js';
+import { ADDRESS_COLUMNS, FlowBatch, NUMERIC_COLUMNS, type AddressColumn, type NumericArrays, type NumericColumn } from '../../collector/flow-batch.js';
 
 function filled(n: number, capacity: number): FlowBatch {
   const b = new FlowBatch(capacity);
@@ -13,15 +13,6 @@ function filled(n: number, capacity: number): FlowBatch {
   return b;
 }
 
-/** What crossing a thread does to the handed-off buffers: new typed arrays over the same memory. */
-function overBuffers(length: number, given: { numeric: ArrayBuffer[]; addrs: ArrayBuffer[] }): FlowBatch {
-  const cols = {} as Record<NumericColumn, Float64Array | Uint32Array | Uint16Array | Uint8Array>;
-  NUMERIC_COLUMNS.forEach((c, i) => (cols[c] = new COLUMN_TYPES[c](given.numeric[i]!)));
-  const addrs = {} as Record<AddressColumn, Uint8Array>;
-  ADDRESS_COLUMNS.forEach((c, i) => (addrs[c] = new Uint8Array(given.addrs[i]!)));
-  return FlowBatch.over(length, cols as unknown as NumericArrays, addrs);
-}
-
 describe('FlowBatch hand-off between threads', () => {
   it('gives its buffers away with the rows in them and starts over empty on new arrays of the same room', () => {
     const b = filled(5, 64);
@@ -32,7 +23,7 @@ describe('FlowBatch hand-off between threads', () => {
     // The batch keeps working: new rows do not touch what was given away.
     const i = b.addRow();
     b.cols.bytes[i] = 7;
-    const other = overBuffers(5, given);
+    const other = FlowBatch.fromBuffers(5, given);
     expect(other.capacity).toBe(64);
     expect(Array.from(other.cols.bytes.subarray(0, 5))).toEqual([100, 200, 300, 400, 500]);
     expect(Array.from(other.cols.srcPort.subarray(0, 5))).toEqual([1000, 1001, 1002, 1003, 1004]);
@@ -65,6 +56,6 @@ describe('FlowBatch hand-off between threads', () => {
 
   it('refuses columns that hold fewer rows than the length it is given', () => {
     const given = filled(5, 8).handOff();
-    expect(() => overBuffers(9, given)).toThrow(RangeError);
+    expect(() => FlowBatch.fromBuffers(9, given)).toThrow(RangeError);
   });
 });
