@@ -3,8 +3,8 @@
  * the main thread does (the capture writer encoding a block, the API
  * answering a query, a GC pause) keeps the sockets from being read:
  *
- *   socket thread (socket-worker.ts): recv, claim, copy into a shared ring
- *   decode thread (ingest-worker.ts): decode from the ring, post batches
+ *   ingest thread (ingest-worker.ts): the in-thread listeners of
+ *     udp-listener.ts (recv, claim, queue, decode), posting batches
  *   main thread (this module): hand batches to the sink, acknowledge them
  *
  * Same interface as the in-thread listeners (udp-listener.ts). Decoded
@@ -51,8 +51,6 @@ export interface ThreadedListenerOptions extends FlowListenerOptions {
   maxInFlightRows: number;
   /** How often the worker reports its counters. */
   statsEveryMs: number;
-  /** Test hook: `expire:N` or `flush:N` makes the decode thread's first N expiry runs or flushes throw. */
-  faultInjection?: string;
 }
 
 /**
@@ -112,9 +110,9 @@ class ThreadedListeners implements FlowListeners {
     } catch (err) {
       return Promise.reject(err);
     }
-    const { maxInFlightRows, statsEveryMs, faultInjection, ...options } = { ...DEFAULT_THREADED_OPTIONS, ...this.opts };
+    const { maxInFlightRows, statsEveryMs, ...options } = { ...DEFAULT_THREADED_OPTIONS, ...this.opts };
     const worker = new Worker(ingestWorkerPath(), {
-      workerData: { sources: this.config, options, maxInFlightRows, statsEveryMs, faultInjection },
+      workerData: { sources: this.config, options, maxInFlightRows, statsEveryMs },
     });
     this.worker = worker;
     return new Promise<void>((resolve, reject) => {

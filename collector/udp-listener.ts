@@ -76,6 +76,11 @@ export interface FlowListenerOptions {
   templateSaveDelayMs: number;
   /** Templates not re-announced for this long are forgotten. */
   templateTtlMs: number;
+  /**
+   * Test hook: `expire:N` or `flush:N` makes the first N template-expiry runs
+   * or batch hand-overs to the sink throw, to prove ingest outlives them.
+   */
+  faultInjection?: string;
 }
 
 /** Defaults: 64 Ki datagrams / 64 MiB queued, 8192-row batches (or 100 ms), 256 datagrams per drain slice. */
@@ -191,6 +196,8 @@ interface SourceState {
   queueDrops: number;
   sinkErrors: number;
   sinkLostFlows: number;
+  /** Failed template expiry runs and saves, each counted and survived. */
+  ingestErrors: number;
 }
 
 /** Parses `HOST:PORT` / `[V6]:PORT` into host, port and socket type. */
@@ -330,6 +337,33 @@ export function openSourceDecoder(
       return persistence !== undefined && decoder.templates.revision !== savedRevision;
     },
   };
+}
+
+/** The `faultInjection` test hook: `fail(step)` throws for the first N calls of the named step. */
+class FaultHook {
+  private left: number;
+  private readonly step: string | undefined;
+  constructor(spec: string | undefined) {
+    const m = /^(expire|flush):(\d+)$/.exec(spec ?? '');
+    this.step = m?.[1];
+    this.left = m ? Number(m[2]) : 0;
+  }
+  fail(step: 'expire' | 'flush'): void {
+    if (this.step === step && this.left > 0) {
+      this.left--;
+      throw new Error(`injected ${step} failure`);
+    }
+  }
+  /** `sink`, failing its first N writes when the hook says `flush:N`. */
+  wrapSink(sink: FlowSink): FlowSink {
+    if (this.step !== 'flush') return sink;
+    return {
+      write: (source, batch) => {
+        this.fail('flush');
+        return sink.write(source, batch);
+      },
+    };
+  }
 }
 
 /** Ring buffer of datagrams waiting to be decoded; bounded in count and bytes. */
@@ -562,6 +596,7 @@ class Listeners implements FlowListeners {
   private saveTimer: NodeJS.Timeout | undefined;
   private started = false;
   private closing: Promise<void> | undefined;
+  private readonly fault: FaultHook;
 
   constructor(
     configs: Readonly<Record<string, FlowSourceConfig>>,
@@ -572,6 +607,8 @@ class Listeners implements FlowListeners {
     this.logger = deps.logger;
     this.lastExpire = this.now();
     this.lastSave = this.now();
+    this.fault = new FaultHook(opts.faultInjection);
+    const sink = this.fault.wrapSink(deps.sink);
     const plan = planSockets(configs);
     plan.names.forEach((name) => {
       const cfg = configs[name]!;
@@ -585,11 +622,12 @@ class Listeners implements FlowListeners {
         config: cfg,
         save,
         changed,
-        ingest: new SourceIngest({ source: name, sink: deps.sink, decoder, batchRows: opts.batchRows }),
+        ingest: new SourceIngest({ source: name, sink, decoder, batchRows: opts.batchRows }),
         received: 0,
         queueDrops: 0,
         sinkErrors: 0,
         sinkLostFlows: 0,
+        ingestErrors: 0,
       });
     });
     for (const p of plan.sockets) {
@@ -618,7 +656,15 @@ class Listeners implements FlowListeners {
     }
     if (t - this.lastExpire < this.opts.expireEveryMs) return;
     this.lastExpire = t;
-    for (const s of this.sources) s.ingest.decoder.expire(t);
+    for (const s of this.sources) {
+      try {
+        this.fault.fail('expire');
+        s.ingest.decoder.expire(t);
+      } catch (err) {
+        s.ingestErrors++;
+        this.rateLog('error', `expire:${s.name}`, { source: s.name, step: 'expire', err, ingestErrors: s.ingestErrors }, 'flow template expiry failed; counted, ingest goes on');
+      }
+    }
   }
 
   /** Schedules a save of the sources whose templates changed, unless one is already due. */
@@ -638,7 +684,8 @@ class Listeners implements FlowListeners {
       try {
         s.save();
       } catch (err) {
-        this.rateLog('error', `save:${s.name}`, { source: s.name, err }, 'flow templates could not be saved');
+        s.ingestErrors++;
+        this.rateLog('error', `save:${s.name}`, { source: s.name, step: 'save', err, ingestErrors: s.ingestErrors }, 'flow templates could not be saved');
       }
     }
   }
@@ -745,8 +792,7 @@ class Listeners implements FlowListeners {
         sinkErrors: s.sinkErrors,
         sinkLostFlows: s.sinkLostFlows,
         decoderErrors: s.ingest.decoderErrors,
-        // Counted by the worker-thread listeners only (their decode thread's steps).
-        ingestErrors: 0,
+        ingestErrors: s.ingestErrors,
         total: snap.total,
         exporters: snap.exporters,
       };

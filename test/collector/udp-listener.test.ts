@@ -443,11 +443,11 @@ describe('flow listener, a decoder that throws', () => {
   });
 });
 
-describe('flow listener, worker thread, a failing flush or expiry step', () => {
+describe.each(VARIANTS)('flow listener, %s, a failing hand-over or expiry step', (_name, make) => {
   const flowsOf = (p: Buffer): number => p.readUInt16BE(2); // v5 header: record count
 
   async function withFault(fault: string, options: Record<string, unknown>): Promise<FlowListeners> {
-    const l = createThreadedFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: summary, logger }, { statsEveryMs: 20, faultInjection: fault, ...options });
+    const l = make({ netflow: { listen: '127.0.0.1:0' } }, { sink: summary, logger }, { faultInjection: fault, ...options });
     open.push(l);
     await l.start();
     return l;
@@ -460,7 +460,7 @@ describe('flow listener, worker thread, a failing flush or expiry step', () => {
     errors = [];
   });
 
-  it('counts a failed flush, loses only that batch, and decodes what comes after', async () => {
+  it('counts a failed hand-over to the sink, loses only that batch, and decodes what comes after', async () => {
     const payloads = v5.datagrams().map((d) => d.payload);
     const l = await withFault('flush:1', {});
     const s = await sender();
@@ -469,8 +469,8 @@ describe('flow listener, worker thread, a failing flush or expiry step', () => {
     await settle(l, 1);
     await send(s, payloads.slice(1), port);
     await settle(l, payloads.length);
-    expect(l.sourceStats()[0]!.ingestErrors).toBe(1);
-    expect(errors).toContainEqual(expect.objectContaining({ source: 'netflow', step: 'flush' }));
+    expect(l.sourceStats()[0]).toMatchObject({ sinkErrors: 1, sinkLostFlows: flowsOf(payloads[0]!) });
+    expect(errors).toContainEqual(expect.objectContaining({ source: 'netflow', lostFlows: flowsOf(payloads[0]!) }));
     expect(summary.summary().flows).toBe(v5.reference().totals.flows - flowsOf(payloads[0]!));
   });
 
@@ -485,6 +485,7 @@ describe('flow listener, worker thread, a failing flush or expiry step', () => {
     await send(s, payloads.slice(1), port);
     await settle(l, payloads.length);
     expect(l.sourceStats()[0]!.ingestErrors).toBe(2);
+    expect(errors).toContainEqual(expect.objectContaining({ source: 'netflow', step: 'expire' }));
     expect(summary.summary().flows).toBe(v5.reference().totals.flows);
   });
 });
