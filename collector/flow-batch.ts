@@ -88,6 +88,14 @@ export function addressWords(col: Uint8Array): Int32Array {
   return new Int32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength >> 2);
 }
 
+/** The buffers under a batch's columns, in NUMERIC_COLUMNS and ADDRESS_COLUMNS order (e.g. to cross threads). */
+export interface ColumnBuffers {
+  numeric: ArrayBuffer[];
+  addrs: ArrayBuffer[];
+}
+
+type NumericArray = Float64Array | Uint32Array | Uint16Array | Uint8Array;
+
 /** A growable set of flow columns; `length` rows are valid. */
 export class FlowBatch {
   length = 0;
@@ -135,12 +143,17 @@ export class FlowBatch {
   }
 
   /** The batch of `length` rows whose column buffers `handOff` gave away (e.g. after they crossed threads). */
-  static fromBuffers(length: number, given: { numeric: readonly ArrayBuffer[]; addrs: readonly ArrayBuffer[] }): FlowBatch {
-    const cols = {} as Record<NumericColumn, Float64Array | Uint32Array | Uint16Array | Uint8Array>;
-    NUMERIC_COLUMNS.forEach((c, i) => (cols[c] = new COLUMN_TYPES[c](given.numeric[i]!)));
+  static fromBuffers(length: number, given: Readonly<ColumnBuffers>): FlowBatch {
     const addrs = {} as Record<AddressColumn, Uint8Array>;
     ADDRESS_COLUMNS.forEach((c, i) => (addrs[c] = new Uint8Array(given.addrs[i]!)));
-    return FlowBatch.over(length, cols as unknown as NumericArrays, addrs);
+    return FlowBatch.over(length, FlowBatch.numericOver(given.numeric), addrs);
+  }
+
+  /** Numeric columns over whole buffers, in NUMERIC_COLUMNS order. */
+  private static numericOver(buffers: readonly ArrayBuffer[]): NumericArrays {
+    const cols = {} as Record<NumericColumn, NumericArray>;
+    NUMERIC_COLUMNS.forEach((c, i) => (cols[c] = new COLUMN_TYPES[c](buffers[i]!)));
+    return cols as unknown as NumericArrays;
   }
 
   private static allocNumeric(n: number): NumericArrays {
@@ -151,19 +164,54 @@ export class FlowBatch {
 
   /**
    * Gives the column buffers away (to be transferred to another thread) and
-   * starts over empty on fresh arrays of the same capacity: no row is copied.
-   * For batches whose arrays the batch allocated itself (not `over` views).
+   * starts over empty with the same capacity: no row is copied. The new
+   * columns are `spare`'s buffers when they have exactly that capacity (column
+   * buffers a sink gave back, see `release`), else fresh arrays. Reused
+   * arrays still hold old rows; every decoder writes every column of a row it
+   * adds (`addRow` zeroes), so nothing of them shows. For batches whose arrays
+   * the batch allocated itself (not `over` views).
    */
-  handOff(): { numeric: ArrayBuffer[]; addrs: ArrayBuffer[] } {
+  handOff(spare?: ColumnBuffers): ColumnBuffers {
     const numeric = NUMERIC_COLUMNS.map((name) => this.cols[name].buffer as ArrayBuffer);
     const addrs = ADDRESS_COLUMNS.map((name) => this[name].buffer as ArrayBuffer);
     // Back to the room the batch was made with: one datagram that made it grow once must
     // not double every batch after it.
     this.cap = this.initialCap;
-    this.cols = FlowBatch.allocNumeric(this.cap);
-    for (const name of ADDRESS_COLUMNS) this[name] = new Uint8Array(this.cap * 16);
+    if (spare && FlowBatch.holdsRows(spare, this.cap)) {
+      this.cols = FlowBatch.numericOver(spare.numeric);
+      ADDRESS_COLUMNS.forEach((c, i) => (this[c] = new Uint8Array(spare.addrs[i]!)));
+    } else {
+      this.cols = FlowBatch.allocNumeric(this.cap);
+      for (const name of ADDRESS_COLUMNS) this[name] = new Uint8Array(this.cap * 16);
+    }
     this.length = 0;
     return { numeric, addrs };
+  }
+
+  /** True when `b` is a full set of column buffers of exactly `rows` rows each. */
+  static holdsRows(b: ColumnBuffers, rows: number): boolean {
+    if (b.numeric.length !== NUMERIC_COLUMNS.length || b.addrs.length !== ADDRESS_COLUMNS.length) return false;
+    return (
+      NUMERIC_COLUMNS.every((c, i) => b.numeric[i]!.byteLength === rows * COLUMN_TYPES[c].BYTES_PER_ELEMENT) &&
+      b.addrs.every((a) => a.byteLength === rows * 16)
+    );
+  }
+
+  /**
+   * Set by whoever lent this batch to a sink through `FlowSink.take` (the
+   * threaded listeners): a sink that is done with the batch's arrays calls it
+   * once, and must not touch the batch afterwards; the arrays then go back to
+   * be filled again instead of being allocated anew. Sinks that never call it
+   * only cost that reuse.
+   */
+  release: (() => void) | undefined = undefined;
+
+  /** The buffers under the batch's columns (whole, as `handOff` gives them). */
+  buffers(): ColumnBuffers {
+    return {
+      numeric: NUMERIC_COLUMNS.map((name) => this.cols[name].buffer as ArrayBuffer),
+      addrs: ADDRESS_COLUMNS.map((name) => this[name].buffer as ArrayBuffer),
+    };
   }
 
   /** Rows that can be appended before the arrays grow. */

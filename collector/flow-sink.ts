@@ -18,7 +18,9 @@ export interface FlowSink {
   /**
    * Like `write`, but the batch is the sink's from now on (the caller never
    * touches it again), so a sink may keep its arrays instead of copying
-   * them. Optional: callers that own a batch fall back to `write`.
+   * them. Once done with them it calls `batch.release` if set, and then
+   * leaves the batch alone (its arrays go back to be filled again).
+   * Optional: callers that own a batch fall back to `write`.
    */
   take?(source: string, batch: FlowBatch): void | Promise<void>;
 }

@@ -19,7 +19,7 @@
  * queue drops: memory stays bounded and every loss is counted.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { ADDRESS_COLUMNS, NUMERIC_COLUMNS, type FlowBatch } from './flow-batch.js';
+import { ADDRESS_COLUMNS, NUMERIC_COLUMNS, type ColumnBuffers, type FlowBatch } from './flow-batch.js';
 import type { FlowSink } from './flow-sink.js';
 import type { MainToWorker, WorkerToMain } from './threaded-listener.js';
 import { createFlowListeners, type FlowListenerOptions, type FlowListeners, type FlowSourceConfig, type ListenerLogger, type SocketStats, type SourceStats } from './udp-listener.js';
@@ -52,21 +52,25 @@ const logger: ListenerLogger = {
 
 let inFlightRows = 0;
 let release: (() => void) | undefined;
+/** Column buffers of whole batches the main thread gave back, reused by the next hand-offs. */
+const spares: ColumnBuffers[] = [];
+const MAX_SPARES = 4;
 const forward: FlowSink = {
   write(source: string, batch: FlowBatch) {
     const n = batch.length;
     // A batch at least half full goes over as it is (its buffers transferred, the ingest
-    // refills fresh ones): at high rates these are whole capture blocks that the writer
-    // adopts without a copy. A few rows of a timed flush are copied out instead.
-    const { numeric, addrs } =
-      n * 2 >= batch.capacity
-        ? batch.handOff()
-        : {
-            numeric: NUMERIC_COLUMNS.map((c) => batch.cols[c].slice(0, n).buffer as ArrayBuffer),
-            addrs: ADDRESS_COLUMNS.map((c) => batch[c].slice(0, n * 16).buffer as ArrayBuffer),
-          };
+    // refills arrays the main thread gave back, or fresh ones): at high rates these are whole
+    // capture blocks that the writer adopts without a copy. A few rows of a timed flush are
+    // copied out instead.
+    const whole = n * 2 >= batch.capacity;
+    const { numeric, addrs } = whole
+      ? batch.handOff(spares.pop())
+      : {
+          numeric: NUMERIC_COLUMNS.map((c) => batch.cols[c].slice(0, n).buffer as ArrayBuffer),
+          addrs: ADDRESS_COLUMNS.map((c) => batch[c].slice(0, n * 16).buffer as ArrayBuffer),
+        };
     inFlightRows += n;
-    post({ t: 'batch', source, length: n, numeric, addrs }, [...numeric, ...addrs]);
+    post({ t: 'batch', source, length: n, numeric, addrs, whole }, [...numeric, ...addrs]);
     if (inFlightRows <= input.maxInFlightRows) return;
     return new Promise<void>((resolve) => (release = resolve));
   },
@@ -100,6 +104,8 @@ port.on('message', (m: MainToWorker) => {
       release = undefined;
       r();
     }
+  } else if (m.t === 'recycle') {
+    if (spares.length < MAX_SPARES) spares.push({ numeric: m.numeric, addrs: m.addrs });
   } else if (m.t === 'idle') {
     void listeners.idle().then(() => post({ t: 'idle', id: m.id, ...stats() }));
   } else if (m.t === 'close' && !closing) {

@@ -274,8 +274,15 @@ export class CaptureWriter implements FlowSink {
    * every row once more was a sixth of the writer's time. Otherwise as `write`.
    */
   take(source: string, batch: FlowBatch): void {
+    if (this.adopt(source, batch)) return;
+    this.write(source, batch);
+    this.retire(batch); // copied: its arrays can be filled again
+  }
+
+  /** The `take` of a batch that becomes an hour's pending rows as it is; false when it has to be copied. */
+  private adopt(source: string, batch: FlowBatch): boolean {
     const n = batch.length;
-    if (this.closed || n === 0) return this.write(source, batch);
+    if (this.closed || n === 0) return false;
     const rec = batch.cols.received;
     let lo = rec[0]!;
     let hi = lo;
@@ -288,16 +295,17 @@ export class CaptureWriter implements FlowSink {
     // Nearly a block (the listener sends batches a datagram short of one) is written as it is;
     // rows still pending before it go first, as a block of their own.
     const nearBlock = n >= this.blockRows - (this.blockRows >> 3);
-    if (hi >= h.hourEnd || h.sealing || batch.capacity < this.blockRows) return this.write(source, batch);
+    if (hi >= h.hourEnd || h.sealing || batch.capacity < this.blockRows) return false;
     if (h.pending.length > 0) {
-      if (!nearBlock) return this.write(source, batch);
+      if (!nearBlock) return false;
       this.flushHour(h);
-      if (h.pending.length > 0) return this.write(source, batch); // the file could not take them
+      if (h.pending.length > 0) return false; // the file could not take them
     }
     this.counters.rowsReceived += n;
-    if (this.spare.length < SPARE_BATCHES && h.pending.capacity >= this.blockRows) this.spare.push(h.pending);
+    this.retire(h.pending);
     h.pending = batch;
     if (nearBlock) this.flushHour(h);
+    return true;
   }
 
   /** Flushes hours whose interval has passed and seals hours that are over; the timer calls it. */
@@ -369,6 +377,20 @@ export class CaptureWriter implements FlowSink {
     return h.aggregates;
   }
 
+  /**
+   * A batch the writer is done with: given back to whoever lent it (FlowBatch.release, the
+   * threaded listeners' decode thread fills it again), else kept as a spare pending batch.
+   */
+  private retire(b: FlowBatch): void {
+    const release = b.release;
+    if (release) {
+      b.release = undefined;
+      release();
+    } else if (this.spare.length < SPARE_BATCHES && b.capacity >= this.blockRows) {
+      this.spare.push(b);
+    }
+  }
+
   /** Queues rows already in the file for the hour's aggregates (see catchUp). */
   private queueForAggregates(h: OpenHour, seg: AggSegment): void {
     h.aggQueue.push(seg);
@@ -382,7 +404,7 @@ export class CaptureWriter implements FlowSink {
       const seg = h.aggQueue.shift()!;
       h.aggQueuedRows -= seg.rows;
       h.aggregates.add(seg.batch, seg.from, seg.rows);
-      if (seg.last && this.spare.length < SPARE_BATCHES) this.spare.push(seg.batch);
+      if (seg.last) this.retire(seg.batch);
       if (performance.now() >= until) break;
     }
   }

@@ -12,6 +12,7 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createFlowDecoder, exporterRef } from '../../collector/decoder.js';
 import { FlowBatch } from '../../collector/flow-batch.js';
+import { flowFixtures } from '../helpers/flow-fixtures.js';
 import { decodeFiles, ms, rows, type Row } from './rows.js';
 import { vendor, VENDOR_DIR } from './wire.js';
 
@@ -255,5 +256,33 @@ describe('vendor fixtures (logstash-codec-netflow)', () => {
     expect(r).toHaveLength(3);
     expect(counters.dataWithoutTemplate).toBeGreaterThanOrEqual(2);
     expect(counters.pendingDecoded).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('decoding into reused arrays', () => {
+  it('gives the same rows in arrays full of an earlier batch\'s bytes as in fresh ones (batches are recycled between threads)', () => {
+    const room = 65_536;
+    const junk = (): FlowBatch => {
+      const b = new FlowBatch(room);
+      const old = new FlowBatch(room).handOff();
+      for (const buf of [...old.numeric, ...old.addrs]) new Uint8Array(buf).fill(0xa5);
+      b.handOff(old);
+      return b;
+    };
+    let flows = 0;
+    for (const fx of flowFixtures()) {
+      const fresh = new FlowBatch(room);
+      const reused = junk();
+      const [d1, d2] = [createFlowDecoder(), createFlowDecoder()];
+      for (const d of fx.datagrams()) {
+        const from = exporterRef(d.srcAddr);
+        d1.decode(d.payload, from, d.timeMs, fresh);
+        d2.decode(d.payload, from, d.timeMs, reused);
+      }
+      expect(reused.capacity).toBe(room); // never grew: every row was written over junk
+      expect(rows(reused)).toEqual(rows(fresh));
+      flows += fresh.length;
+    }
+    expect(flows).toBeGreaterThan(1000);
   });
 });

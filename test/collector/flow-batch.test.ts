@@ -30,6 +30,22 @@ describe('FlowBatch hand-off between threads', () => {
     expect(Array.from(other.srcAddr.subarray(4 * 16 + 12, 4 * 16 + 16))).toEqual([10, 0, 0, 4]);
   });
 
+  it('refills the buffers it is given back when they have its room, and allocates when they do not', () => {
+    const b = filled(5, 64);
+    const first = b.handOff();
+    const back = filled(3, 64).handOff(); // another batch's arrays of the same room
+    b.handOff(back);
+    expect(b.cols.bytes.buffer).toBe(back.numeric[NUMERIC_COLUMNS.indexOf('bytes')]);
+    expect(b.srcAddr.buffer).toBe(back.addrs[ADDRESS_COLUMNS.indexOf('srcAddr')]);
+    expect(b.length).toBe(0);
+    const wrongRoom = filled(3, 32).handOff();
+    b.handOff(wrongRoom);
+    expect(b.cols.bytes.buffer).not.toBe(wrongRoom.numeric[NUMERIC_COLUMNS.indexOf('bytes')]);
+    expect(b.capacity).toBe(64);
+    expect(FlowBatch.holdsRows(first, 64)).toBe(true);
+    expect(FlowBatch.holdsRows(first, 32)).toBe(false);
+  });
+
   it('starts over at the room it was made with, even after one large datagram made it grow', () => {
     const b = filled(100, 64); // grew to 128 rows
     expect(b.capacity).toBe(128);

@@ -398,6 +398,45 @@ describe('capture writer', () => {
       expect(w.aggregatesFor('netflow', H9)!.totals().flows).toBe(1680);
     });
 
+    it('gives a lent batch back once its rows are written and aggregated, never before, and never touches it again', async () => {
+      const dir = tempDataDir();
+      const clock = new FakeClock(H9);
+      const w = makeWriter(dir, clock, { blockRows: 1000 });
+      await w.start();
+      const lend = (rows: FlowBatch, room = 1000): { batch: FlowBatch; given: () => number } => {
+        const batch = new FlowBatch(room);
+        appendRows(batch, rows, 0, rows.length);
+        let given = 0;
+        batch.release = () => {
+          given++;
+          // What the listener does: the arrays leave for the decode thread, detached here from now on.
+          const { numeric, addrs } = batch.buffers();
+          structuredClone([...numeric, ...addrs], { transfer: [...numeric, ...addrs] });
+        };
+        return { batch, given: () => given };
+      };
+      const a = randomFlows(950, { received: H9 + 1000, seed: 5 });
+      const b = randomFlows(600, { received: H9 + 2000, seed: 6 });
+      const small = randomFlows(40, { received: H9 + 2500, seed: 7 });
+      const lentA = lend(a);
+      w.take('netflow', lentA.batch);
+      // Written as a block at once, but its rows still wait for the open hour's aggregates.
+      expect(lentA.given()).toBe(0);
+      const lentB = lend(b);
+      w.take('netflow', lentB.batch); // becomes the pending rows
+      const lentSmall = lend(small, 64);
+      w.take('netflow', lentSmall.batch); // less than a block's room: copied behind b's rows, given back at once
+      expect(lentSmall.given()).toBe(1);
+      // A query of the open hour brings the aggregates up to date: a is given back; b is still pending.
+      expect(w.aggregatesFor('netflow', H9)!.totals().flows).toBe(950);
+      expect([lentA.given(), lentB.given()]).toEqual([1, 0]);
+      w.flush();
+      expect(w.aggregatesFor('netflow', H9)!.totals().flows).toBe(950 + 600 + 40);
+      expect([lentA.given(), lentB.given(), lentSmall.given()]).toEqual([1, 1, 1]);
+      const path = listCaptureFiles(dir, 'netflow', 'Europe/Paris')[0]!.path;
+      expect(readAll(path)).toEqual(rowsOf([a, b, small]));
+    });
+
     it('falls back to copying for batches that straddle an hour or are small, with the same rows written', async () => {
       const dir = tempDataDir();
       const clock = new FakeClock(H9 + 3_599_000);
