@@ -102,19 +102,42 @@ export class FlowBatch {
   private cap: number;
   private initialCap: number;
   cols: NumericArrays;
-  srcAddr: Uint8Array;
-  dstAddr: Uint8Array;
-  nextHop: Uint8Array;
-  exporter: Uint8Array;
+  srcAddr!: Uint8Array;
+  dstAddr!: Uint8Array;
+  nextHop!: Uint8Array;
+  exporter!: Uint8Array;
+  /**
+   * The address columns as native 32-bit words, four per row, over the same
+   * memory (decoders write addresses a word at a time); kept in step with the
+   * columns by `setAddresses`, so no view is made per datagram.
+   */
+  srcWords!: Int32Array;
+  dstWords!: Int32Array;
+  nextHopWords!: Int32Array;
+  exporterWords!: Int32Array;
 
   constructor(capacity = 1024) {
     this.cap = Math.max(1, capacity);
     this.initialCap = this.cap;
     this.cols = FlowBatch.allocNumeric(this.cap);
-    this.srcAddr = new Uint8Array(this.cap * 16);
-    this.dstAddr = new Uint8Array(this.cap * 16);
-    this.nextHop = new Uint8Array(this.cap * 16);
-    this.exporter = new Uint8Array(this.cap * 16);
+    this.setAddresses(FlowBatch.allocAddresses(this.cap));
+  }
+
+  /** Points the address columns (each starting on a word boundary) and their word views at `a`. */
+  private setAddresses(a: Readonly<Record<AddressColumn, Uint8Array>>): void {
+    const words = (col: Uint8Array): Int32Array => new Int32Array(col.buffer, col.byteOffset, col.byteLength >> 2);
+    this.srcAddr = a.srcAddr;
+    this.dstAddr = a.dstAddr;
+    this.nextHop = a.nextHop;
+    this.exporter = a.exporter;
+    this.srcWords = words(a.srcAddr);
+    this.dstWords = words(a.dstAddr);
+    this.nextHopWords = words(a.nextHop);
+    this.exporterWords = words(a.exporter);
+  }
+
+  private static allocAddresses(rows: number): Record<AddressColumn, Uint8Array> {
+    return { srcAddr: new Uint8Array(rows * 16), dstAddr: new Uint8Array(rows * 16), nextHop: new Uint8Array(rows * 16), exporter: new Uint8Array(rows * 16) };
   }
 
   /**
@@ -134,10 +157,7 @@ export class FlowBatch {
     b.cols = cols;
     // Address columns start on a word boundary (decoders and encoders read them as 32-bit words).
     const aligned = (a: Uint8Array): Uint8Array => (a.byteOffset % 4 === 0 ? a : a.slice());
-    b.srcAddr = aligned(addrs.srcAddr);
-    b.dstAddr = aligned(addrs.dstAddr);
-    b.nextHop = aligned(addrs.nextHop);
-    b.exporter = aligned(addrs.exporter);
+    b.setAddresses({ srcAddr: aligned(addrs.srcAddr), dstAddr: aligned(addrs.dstAddr), nextHop: aligned(addrs.nextHop), exporter: aligned(addrs.exporter) });
     b.length = length;
     return b;
   }
@@ -179,10 +199,11 @@ export class FlowBatch {
     this.cap = this.initialCap;
     if (spare && FlowBatch.holdsRows(spare, this.cap)) {
       this.cols = FlowBatch.numericOver(spare.numeric);
-      ADDRESS_COLUMNS.forEach((c, i) => (this[c] = new Uint8Array(spare.addrs[i]!)));
+      const [srcAddr, dstAddr, nextHop, exporter] = spare.addrs.map((a) => new Uint8Array(a)) as [Uint8Array, Uint8Array, Uint8Array, Uint8Array];
+      this.setAddresses({ srcAddr, dstAddr, nextHop, exporter });
     } else {
       this.cols = FlowBatch.allocNumeric(this.cap);
-      for (const name of ADDRESS_COLUMNS) this[name] = new Uint8Array(this.cap * 16);
+      this.setAddresses(FlowBatch.allocAddresses(this.cap));
     }
     this.length = 0;
     return { numeric, addrs };
@@ -230,11 +251,9 @@ export class FlowBatch {
       (cols[name] as Float64Array).set((this.cols[name] as Float64Array).subarray(0, this.length));
     }
     this.cols = cols;
-    for (const name of ADDRESS_COLUMNS) {
-      const grown = new Uint8Array(cap * 16);
-      grown.set(this[name].subarray(0, this.length * 16));
-      this[name] = grown;
-    }
+    const grown = FlowBatch.allocAddresses(cap);
+    for (const name of ADDRESS_COLUMNS) grown[name].set(this[name].subarray(0, this.length * 16));
+    this.setAddresses(grown);
     this.cap = cap;
   }
 

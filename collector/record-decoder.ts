@@ -293,9 +293,9 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     `  const aS = out.srcAddr, aD = out.dstAddr, aN = out.nextHop, aE = out.exporter, ex = x.exporter;`,
     ...(LITTLE_ENDIAN
       ? [
-          // Word views of the address columns (a batch's own arrays start on a word boundary).
-          `  const aS32 = new Int32Array(aS.buffer, aS.byteOffset, aS.length >> 2), aD32 = new Int32Array(aD.buffer, aD.byteOffset, aD.length >> 2),`,
-          `    aN32 = new Int32Array(aN.buffer, aN.byteOffset, aN.length >> 2), aE32 = new Int32Array(aE.buffer, aE.byteOffset, aE.length >> 2);`,
+          // The batch's word views of its address columns (a view made here per set was most of
+          // the garbage of the decode thread: ~1.5 KB per datagram).
+          `  const aS32 = out.srcWords, aD32 = out.dstWords, aN32 = out.nextHopWords, aE32 = out.exporterWords;`,
           `  const e0 = ${word('0', 0).replace(/b\[/g, 'ex[')}, e1 = ${word('0', 4).replace(/b\[/g, 'ex[')}, e2 = ${word('0', 8).replace(/b\[/g, 'ex[')}, e3 = ${word('0', 12).replace(/b\[/g, 'ex[')};`,
         ]
       : []),
