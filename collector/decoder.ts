@@ -31,7 +31,7 @@
  * and at shutdown.
  */
 import ipaddr from 'ipaddr.js';
-import { CollectorCounters, type ExporterCounters } from './collector-counters.js';
+import { CollectorCounters, zeroCounters, type ExporterCounters } from './collector-counters.js';
 import type { FlowBatch } from './flow-batch.js';
 import { decodeIpfix } from './ipfix.js';
 import { decodeV5Records, readV5Header } from './netflow-v5.js';
@@ -136,6 +136,19 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
     overrides.set(ipaddr.isValid(addr) ? ipaddr.process(addr).toString() : addr, n);
   }
 
+  // One env for every datagram (decoding is synchronous and never re-entered): a fresh
+  // object and array per datagram were a good part of the decode thread's garbage.
+  const scratchEnv: { -readonly [K in keyof DecodeEnv]: DecodeEnv[K] } = {
+    templates: store,
+    pending,
+    counters,
+    exporterCounters: zeroCounters(), // each datagram's exporter's, set before use
+    exporter: { address: '', bytes16: new Uint8Array(16) },
+    receivedMs: 0,
+    overrideInterval: 0,
+    released: [],
+  };
+
   const expirePending = (nowMs: number): void => {
     for (const gone of pending.expire(nowMs)) {
       counters.add(counters.exporter(gone.domain.address), 'pendingExpired');
@@ -152,16 +165,12 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
     }
     const version = datagram.readUInt16BE(0);
     const startRow = out.length;
-    const env: DecodeEnv = {
-      templates: store,
-      pending,
-      counters,
-      exporterCounters: ec,
-      exporter,
-      receivedMs,
-      overrideInterval: overrides.get(exporter.address) ?? 0,
-      released: [],
-    };
+    const env = scratchEnv;
+    env.exporterCounters = ec;
+    env.exporter = exporter;
+    env.receivedMs = receivedMs;
+    env.overrideInterval = overrides.get(exporter.address) ?? 0;
+    env.released.length = 0;
     let ok: boolean;
     try {
       if (version === 5) ok = decodeV5(datagram, env, out);

@@ -18,8 +18,8 @@
 import { trackSequence, type DecodeEnv } from './decoder.js';
 import { handleDataSet, type SetHeader } from './data-sets.js';
 import type { FlowBatch } from './flow-batch.js';
-import { storeTemplate } from './netflow-v9.js';
-import type { DomainState, TemplateField } from './template-cache.js';
+import { refreshTemplate, storeTemplate } from './netflow-v9.js';
+import type { DomainState, Template, TemplateField } from './template-cache.js';
 
 /** Bytes in the IPFIX message header. */
 export const IPFIX_HEADER_LENGTH = 16;
@@ -94,6 +94,14 @@ function readTemplateSet(
       p += 2;
       if (scopeCount > count) return false;
     }
+    // A template repeated with the layout already stored is refreshed without building its fields again.
+    const known = domain.templates.get(id);
+    const after = known === undefined ? -1 : sameFieldsEnd(known, options, scopeCount, buf, p, end, count);
+    if (after >= 0) {
+      refreshTemplate(known!, domain, env, out);
+      p = after;
+      continue;
+    }
     const fields: TemplateField[] = [];
     for (let k = 0; k < count; k++) {
       if (end - p < 4) return false;
@@ -111,6 +119,27 @@ function readTemplateSet(
     storeTemplate(domain, id, options, scopeCount, fields, env, out);
   }
   return true;
+}
+
+/**
+ * Where the `count` field specifiers at `buf[p]` end when they are exactly
+ * the layout of stored template `t` (same kind and scope count); -1 when
+ * they differ or overrun `end` (then they are parsed, and checked, as new).
+ */
+function sameFieldsEnd(t: Template, options: boolean, scopeCount: number, buf: Buffer, p: number, end: number, count: number): number {
+  if (t.options !== options || t.scopeCount !== scopeCount || t.fields.length !== count) return -1;
+  for (let k = 0; k < count; k++) {
+    if (end - p < 4) return -1;
+    const f = t.fields[k]!;
+    const raw = buf.readUInt16BE(p);
+    if (f.id !== (raw & 0x7fff) || f.length !== buf.readUInt16BE(p + 2)) return -1;
+    p += 4;
+    if (raw & 0x8000) {
+      if (end - p < 4 || f.enterprise !== buf.readUInt32BE(p)) return -1;
+      p += 4;
+    } else if (f.enterprise !== 0) return -1;
+  }
+  return p;
 }
 
 function withdraw(domain: DomainState, id: number, options: boolean, env: DecodeEnv): void {

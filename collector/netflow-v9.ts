@@ -15,7 +15,7 @@
 import { trackSequence, type DecodeEnv } from './decoder.js';
 import { handleDataSet, releasePending, type SetHeader } from './data-sets.js';
 import type { FlowBatch } from './flow-batch.js';
-import type { DomainState, TemplateField } from './template-cache.js';
+import type { DomainState, Template, TemplateField } from './template-cache.js';
 
 /** Bytes in the v9 header. */
 export const V9_HEADER_LENGTH = 20;
@@ -73,6 +73,14 @@ function readTemplates(buf: Buffer, p: number, end: number, domain: DomainState,
     if (id === 0 && count === 0) return true; // zero padding
     p += 4;
     if (id < 256 || count * 4 > end - p) return false;
+    // Most exporters repeat their templates in datagram after datagram: one already stored
+    // with this layout is refreshed without building its fields again.
+    const known = domain.templates.get(id);
+    if (known !== undefined && sameFields(known, buf, p, count)) {
+      refreshTemplate(known, domain, env, out);
+      p += count * 4;
+      continue;
+    }
     const fields: TemplateField[] = [];
     for (let k = 0; k < count; k++, p += 4) {
       fields.push({ id: buf.readUInt16BE(p), length: buf.readUInt16BE(p + 2), enterprise: 0 });
@@ -113,6 +121,22 @@ function readOptionsTemplates(
     storeTemplate(domain, id, true, scopeCount, fields, env, out);
   }
   return true;
+}
+
+/** True when `t` is a data template whose fields are the `count` v9 specifiers (type, length) at `buf[p]`. */
+function sameFields(t: Template, buf: Buffer, p: number, count: number): boolean {
+  if (t.options || t.fields.length !== count) return false;
+  for (let k = 0; k < count; k++, p += 4) {
+    const f = t.fields[k]!;
+    if (f.enterprise !== 0 || f.id !== buf.readUInt16BE(p) || f.length !== buf.readUInt16BE(p + 2)) return false;
+  }
+  return true;
+}
+
+/** A re-announcement of stored template `t` with the same layout: refreshed (as `storeTemplate` would), held data released. */
+export function refreshTemplate(t: Template, domain: DomainState, env: DecodeEnv, out: FlowBatch): void {
+  env.templates.refresh(t, env.receivedMs);
+  releasePending(t, domain, env, out);
 }
 
 /** Stores a template, counts what changed, and decodes data that was waiting for it. */

@@ -121,12 +121,21 @@ export class TemplateCache {
   ): TemplateChange {
     const old = domain.templates.get(id);
     if (old !== undefined && sameLayout(old, options, scopeCount, fields)) {
-      old.lastSeenMs = nowMs;
+      this.refresh(old, nowMs);
       return 'refreshed';
     }
     domain.templates.set(id, { id, options, scopeCount, fields, lastSeenMs: nowMs });
     this.revision++;
     return old === undefined ? 'added' : 'updated';
+  }
+
+  /**
+   * Notes a re-announcement of a stored template with the same layout (what
+   * `set` does for one): decoders that compare the wire layout with the
+   * stored one call this instead of parsing the fields again.
+   */
+  refresh(t: Template, nowMs: number): void {
+    t.lastSeenMs = nowMs;
   }
 
   /** Removes one template; true when it existed. */
@@ -209,6 +218,9 @@ export interface PendingOptions {
   maxAgeMs: number;
 }
 
+/** What the pending buffer answers when nothing goes (shared: it is asked on every datagram). */
+const NONE: readonly PendingSet[] = Object.freeze([]);
+
 /** A bounded FIFO of data sets waiting for their template. */
 export class PendingBuffer {
   private items: PendingSet[] = [];
@@ -224,19 +236,19 @@ export class PendingBuffer {
    * Holds a set; returns the sets evicted to respect the bound (oldest first),
    * so the caller can count them against their exporter.
    */
-  hold(item: PendingSet): PendingSet[] {
+  hold(item: PendingSet): readonly PendingSet[] {
     if (this.options.maxSets <= 0) return [item];
     this.items.push(item);
-    if (this.items.length <= this.options.maxSets) return [];
+    if (this.items.length <= this.options.maxSets) return NONE;
     return this.items.splice(0, this.items.length - this.options.maxSets);
   }
 
   /** Removes and returns the sets older than maxAgeMs at `nowMs`. */
-  expire(nowMs: number): PendingSet[] {
+  expire(nowMs: number): readonly PendingSet[] {
     // Called for every datagram: the oldest set is first (sets arrive in
     // received order), so when it is young enough nothing else is looked at.
     const head = this.items[0];
-    if (head === undefined || nowMs - head.receivedMs <= this.options.maxAgeMs) return [];
+    if (head === undefined || nowMs - head.receivedMs <= this.options.maxAgeMs) return NONE;
     const keep: PendingSet[] = [];
     const gone: PendingSet[] = [];
     for (const it of this.items) (nowMs - it.receivedMs > this.options.maxAgeMs ? gone : keep).push(it);
@@ -245,8 +257,8 @@ export class PendingBuffer {
   }
 
   /** Removes and returns the sets waiting for template `id` of `domain`. */
-  take(domain: DomainState, id: number): PendingSet[] {
-    if (this.items.length === 0) return [];
+  take(domain: DomainState, id: number): readonly PendingSet[] {
+    if (this.items.length === 0) return NONE;
     const keep: PendingSet[] = [];
     const hit: PendingSet[] = [];
     for (const it of this.items) (it.domain === domain && it.templateId === id ? hit : keep).push(it);
