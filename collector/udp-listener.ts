@@ -424,7 +424,11 @@ class DatagramQueue {
   drop(): void {
     const i = this.head;
     this.bytes -= this.payloads[i]!.length;
-    this.payloads[i] = undefined; // let the datagram be collected
+    // Let the datagram and its sender's address string be collected now: held until the
+    // slot came round again (64 Ki datagrams later) they outlived two scavenges, were
+    // promoted, and kept the old generation busy with mark-compacts.
+    this.payloads[i] = undefined;
+    this.addrs[i] = '';
     this.head = (i + 1) % this.capacity;
     this.count--;
   }
