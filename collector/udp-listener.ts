@@ -198,6 +198,8 @@ interface SourceState {
   sinkLostFlows: number;
   /** Failed template expiry runs and saves, each counted and survived. */
   ingestErrors: number;
+  /** When (performance.now(), like the flush timer) the batch being filled got its first row; 0 when empty. */
+  firstRowAt: number;
 }
 
 /** Parses `HOST:PORT` / `[V6]:PORT` into host, port and socket type. */
@@ -444,7 +446,6 @@ class SocketGroup {
   bound: { address: string; port: number } | undefined;
   private scheduled = false;
   private waiting = false;
-  private flushDue = false;
   private flushTimer: NodeJS.Timeout | undefined;
   private idleWaiters: Array<() => void> = [];
 
@@ -494,7 +495,9 @@ class SocketGroup {
       const i = q.peek();
       const state = this.owner.sources[q.source(i)]!;
       const ingest = state.ingest;
+      const empty = ingest.batch.length === 0;
       const outcome = ingest.decode(q.payload(i), ingest.exporter(q.addr(i)), q.time(i));
+      if (empty && ingest.batch.length > 0) state.firstRowAt = performance.now();
       if (outcome.status === 'decoder-error') {
         this.owner.rateLog('error', `decoder-error:${state.name}`, { source: state.name, exporter: q.addr(i), version: outcome.version, err: outcome.error, decoderErrors: ingest.decoderErrors }, 'flow decoder failed on a datagram; dropped, ingest goes on');
       } else if (outcome.status !== 'ok') {
@@ -506,21 +509,27 @@ class SocketGroup {
     this.owner.maybeExpire();
     this.owner.saveChangedSoon();
     const states = this.sourceIdx.map((s) => this.owner.sources[s]!);
-    const hasRows = states.some((s) => s.ingest.batch.length > 0);
-    // Partial batches go out when the flush delay has passed or someone waits
-    // for idle; handing over every few datagrams would make the sink (or the
-    // thread boundary) pay per-batch costs thousands of times a second.
-    if (hasRows && (this.flushDue || this.idleWaiters.length > 0 || this.owner.opts.flushDelayMs <= 0)) {
-      this.flushDue = false;
-      if (this.flushTimer) clearTimeout(this.flushTimer);
-      this.flushTimer = undefined;
-      if (this.flush(states)) return;
-    } else if (hasRows && !this.flushTimer) {
-      this.flushTimer = setTimeout(() => {
-        this.flushTimer = undefined;
-        this.flushDue = true;
-        this.schedule();
-      }, this.owner.opts.flushDelayMs);
+    // A partial batch goes out once its first row has waited the flush delay, or when someone
+    // waits for idle. Its age is per source, so at high rates only full batches go (each a
+    // capture block the writer takes as it is), and a busy source never holds back a quiet
+    // one's rows; handing over every few datagrams would make the sink (or the thread
+    // boundary) pay per-batch costs thousands of times a second.
+    const delay = this.owner.opts.flushDelayMs;
+    const now = performance.now();
+    const forced = this.idleWaiters.length > 0 || delay <= 0;
+    const due = states.filter((s) => s.ingest.batch.length > 0 && (forced || now - s.firstRowAt >= delay));
+    if (due.length > 0 && this.flush(due)) return;
+    let oldest = Infinity;
+    for (const s of states) if (s.ingest.batch.length > 0 && s.firstRowAt < oldest) oldest = s.firstRowAt;
+    const hasRows = oldest < Infinity;
+    if (hasRows && !this.flushTimer) {
+      this.flushTimer = setTimeout(
+        () => {
+          this.flushTimer = undefined;
+          this.schedule();
+        },
+        Math.max(1, oldest + delay - now),
+      );
     }
     if (q.count > 0) {
       this.schedule();
@@ -534,6 +543,7 @@ class SocketGroup {
     let pending: Promise<void> | undefined;
     for (const state of states) {
       const rows = state.ingest.batch.length;
+      state.firstRowAt = 0;
       const fail = (err: unknown): void => {
         state.sinkErrors++;
         state.sinkLostFlows += rows;
@@ -632,6 +642,7 @@ class Listeners implements FlowListeners {
         sinkErrors: 0,
         sinkLostFlows: 0,
         ingestErrors: 0,
+        firstRowAt: 0,
       });
     });
     for (const p of plan.sockets) {

@@ -153,6 +153,44 @@ describe.each(VARIANTS)('flow listener, %s', (_name, make) => {
     expect(Object.keys(l.sourceStats().find((s) => s.source === 'core')!.exporters)).toEqual(['127.0.0.2']);
   });
 
+  it('sends a busy source\'s rows in full batches, and a quiet source\'s once its first row is flushDelayMs old', async () => {
+    const port = await freeUdpPort();
+    const seen: { source: string; rows: number; at: number }[] = [];
+    const summary = new SummarySink();
+    const sink: FlowSink = {
+      write(source, batch) {
+        seen.push({ source, rows: batch.length, at: Date.now() });
+        summary.write(source, batch);
+      },
+    };
+    const batchRows = 256;
+    const l = await listen(
+      { busy: { listen: `127.0.0.1:${port}`, exporters: ['127.0.0.2'] }, quiet: { listen: `127.0.0.1:${port}`, exporters: ['127.0.0.3'] } },
+      sink,
+      { batchRows, flushDelayMs: 300 },
+    );
+    const v9s = v9.datagrams().map((d) => d.payload);
+    const busy = await sender('127.0.0.2');
+    const started = Date.now();
+    await send(await sender('127.0.0.3'), v5.datagrams().map((d) => d.payload).slice(0, 1), port);
+    // The busy exporter keeps sending (its batches fill in a few datagrams) for 1.2 s.
+    let loops = 0;
+    while (Date.now() - started < 1200) {
+      await send(busy, v9s, port);
+      loops++;
+      await new Promise((r) => setTimeout(r, 2)); // sends complete on next ticks: let the loop poll sockets
+    }
+    const quiet = seen.filter((b) => b.source === 'quiet');
+    expect(quiet).toHaveLength(1);
+    expect(quiet[0]!.at - started).toBeGreaterThanOrEqual(250);
+    expect(quiet[0]!.at - started).toBeLessThan(1000);
+    const busyBatches = seen.filter((b) => b.source === 'busy');
+    expect(busyBatches.length).toBeGreaterThan(3);
+    for (const b of busyBatches) expect(b.rows).toBeGreaterThanOrEqual(batchRows);
+    await settle(l, 1 + loops * v9s.length);
+    expect(summary.summary('busy').flows).toBe(v9.reference().totals.flows * loops);
+  });
+
   it('sends unclaimed exporters to the one source on the port that claims none', async () => {
     const port = await freeUdpPort();
     const sink = new SummarySink();
