@@ -7,7 +7,7 @@
  * hands it to the capture writer (end to end, as `netsvc serve` stores) or to
  * a summary sink (decode only); with `--threaded` sockets and decoders run
  * in the listener's worker thread and only the sink on the main thread. On each `stats` line on stdin it waits until
- * the queue is drained and prints one JSON line of counters; `quit` exits.
+ * the queue is drained and prints one JSON line of counters (with the process's CPU time so far); `quit` exits.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
@@ -21,6 +21,11 @@ function arg(name: string, fallback?: string): string {
   const v = i >= 0 ? process.argv[i + 1] : fallback;
   if (v === undefined) throw new Error(`missing ${name}`);
   return v;
+}
+
+function cpuUs(): number {
+  const u = process.cpuUsage();
+  return u.user + u.system;
 }
 
 async function main(): Promise<void> {
@@ -61,6 +66,8 @@ async function main(): Promise<void> {
           receiveBuffer: sock.receiveBufferGranted,
           rowsWritten: writer?.counters.rowsWritten ?? null,
           maxStallMs: Math.round(delay.max / 1e6),
+          // The whole process, every thread (socket and decode, writer, GC helpers), µs.
+          cpuUs: cpuUs(),
         })}\n`,
       );
     } else if (line === 'quit') {

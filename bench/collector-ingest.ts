@@ -63,6 +63,8 @@ export interface IngestResult {
   queueDrops: number | null;
   /** Longest stall of the receiver's main-thread event loop, ms (null for nfcapd). */
   maxStallMs: number | null;
+  /** CPU time of the whole receiver process (all threads) while the replay ran, per datagram it received, µs. */
+  cpuUsPerDatagram: number | null;
 }
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -124,9 +126,9 @@ class NetsvcReceiver {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
-  async stats(): Promise<{ received: number; queueDrops: number; flows: number; maxStallMs: number }> {
+  async stats(): Promise<{ received: number; queueDrops: number; flows: number; maxStallMs: number; cpuUs: number }> {
     this.child.stdin!.write('stats\n');
-    return JSON.parse(await this.line()) as { received: number; queueDrops: number; flows: number; maxStallMs: number };
+    return JSON.parse(await this.line()) as { received: number; queueDrops: number; flows: number; maxStallMs: number; cpuUs: number };
   }
 
   async stop(): Promise<void> {
@@ -143,10 +145,11 @@ async function measureNetsvc(
   pcap: string,
   rate: number,
   loops: number,
-): Promise<{ sent: { sent: number; elapsedMs: number }; flows: number; queueDrops: number; maxStallMs: number }> {
+): Promise<{ sent: { sent: number; elapsedMs: number }; flows: number; queueDrops: number; maxStallMs: number; cpuUsPerDatagram: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'netsvc-bench-'));
   const { r, port } = await NetsvcReceiver.start(sink, threaded, dir);
   try {
+    const before = await r.stats();
     const sent = await send(pcap, port, rate, loops);
     // Settled when the received count stops moving and the queue is drained.
     let last = -1;
@@ -156,14 +159,30 @@ async function measureNetsvc(
       await sleep(300);
       s = await r.stats();
     }
-    return { sent, flows: s.flows, queueDrops: s.queueDrops, maxStallMs: s.maxStallMs };
+    const cpuUsPerDatagram = (s.cpuUs - before.cpuUs) / Math.max(1, s.received - before.received);
+    return { sent, flows: s.flows, queueDrops: s.queueDrops, maxStallMs: s.maxStallMs, cpuUsPerDatagram };
   } finally {
     await r.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-async function measureNfcapd(pcap: string, rate: number, loops: number): Promise<{ sent: { sent: number; elapsedMs: number }; flows: number }> {
+/** CPU time (user + system, every thread) of a process so far, µs; NaN where /proc is missing. */
+function processCpuUs(pid: number): number {
+  try {
+    // Fields after the command name: state is the 1st, utime the 12th, stime the 13th (clock ticks, 100 per second on Linux).
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10_000;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+async function measureNfcapd(
+  pcap: string,
+  rate: number,
+  loops: number,
+): Promise<{ sent: { sent: number; elapsedMs: number }; flows: number; cpuUsPerDatagram: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'netsvc-bench-nfcapd-'));
   // nfcapd takes a port, not port 0: ask the kernel for a free one first.
   const probe = spawnSync(process.execPath, ['-e', "const s=require('dgram').createSocket('udp4');s.bind(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"], { encoding: 'utf8' });
@@ -180,14 +199,19 @@ async function measureNfcapd(pcap: string, rate: number, loops: number): Promise
       child.stderr!.on('data', onData);
       child.once('exit', (c) => reject(new Error(`nfcapd exited ${c}: ${log}`)));
     });
+    const cpuBefore = processCpuUs(child.pid!);
+    const dropsBefore = rcvbufErrors();
     const sent = await send(pcap, port, rate, loops);
     await sleep(1000);
+    const cpu = processCpuUs(child.pid!) - cpuBefore;
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
     process.kill(child.pid!, 'SIGTERM');
     await exited;
     const info = spawnSync('nfdump', ['-R', dir, '-I'], { encoding: 'utf8' });
     const m = /^Flows:\s*(\d+)/m.exec(info.stdout);
-    return { sent, flows: m ? Number(m[1]) : 0 };
+    // nfcapd does not say how many datagrams it took; without kernel drops it took all that were sent.
+    const taken = sent.sent - Math.max(0, rcvbufErrors() - dropsBefore);
+    return { sent, flows: m ? Number(m[1]) : 0, cpuUsPerDatagram: cpu / Math.max(1, taken) };
   } finally {
     if (child.exitCode === null && child.pid) process.kill(child.pid, 'SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -209,7 +233,7 @@ export async function benchIngest(opts: IngestBenchOptions): Promise<IngestResul
       for (const collector of opts.collectors) {
         if (collector === 'nfcapd' && !haveNfcapd) continue;
         const before = rcvbufErrors();
-        let m: { sent: { sent: number; elapsedMs: number }; flows: number; queueDrops?: number; maxStallMs?: number };
+        let m: { sent: { sent: number; elapsedMs: number }; flows: number; queueDrops?: number; maxStallMs?: number; cpuUsPerDatagram: number };
         if (collector === 'nfcapd') m = await measureNfcapd(pcap, rate, loops);
         else m = await measureNetsvc(collector.includes('capture') ? 'capture' : 'summary', collector.endsWith('worker'), pcap, rate, loops);
         const flowsSent = loops * flowsPerLoop;
@@ -225,6 +249,7 @@ export async function benchIngest(opts: IngestBenchOptions): Promise<IngestResul
           kernelDrops: rcvbufErrors() - before,
           queueDrops: m.queueDrops ?? null,
           maxStallMs: m.maxStallMs ?? null,
+          cpuUsPerDatagram: Number.isFinite(m.cpuUsPerDatagram) ? Math.round(m.cpuUsPerDatagram * 10) / 10 : null,
         });
       }
     }
@@ -283,6 +308,7 @@ export interface IngestSummary {
   medianKernelDrops: number;
   medianQueueDrops: number | null;
   maxStallMs: number | null;
+  medianCpuUsPerDatagram: number | null;
 }
 
 /** Groups repeated measurements (in the order they were first seen). */
@@ -297,6 +323,7 @@ export function summarizeIngest(results: IngestResult[]): IngestSummary[] {
   return [...groups.values()].map((g) => {
     const q = g.map((r) => r.queueDrops).filter((x): x is number => x !== null);
     const st = g.map((r) => r.maxStallMs).filter((x): x is number => x !== null);
+    const cpu = g.map((r) => r.cpuUsPerDatagram).filter((x): x is number => x !== null);
     return {
       rate: g[0]!.rate,
       collector: g[0]!.collector,
@@ -307,6 +334,7 @@ export function summarizeIngest(results: IngestResult[]): IngestSummary[] {
       medianKernelDrops: median(g.map((r) => r.kernelDrops)),
       medianQueueDrops: q.length ? median(q) : null,
       maxStallMs: st.length ? Math.max(...st) : null,
+      medianCpuUsPerDatagram: cpu.length ? median(cpu) : null,
     };
   });
 }

@@ -62,6 +62,7 @@ const ingestSection: BenchSection = {
         'kernel drops (median)': r.medianKernelDrops,
         'queue drops (median)': r.medianQueueDrops ?? '-',
         'main stall ms (max)': r.maxStallMs ?? '-',
+        'CPU µs/datagram (median)': r.medianCpuUsPerDatagram ?? '-',
       }));
     }
     return results.map((r) => ({
@@ -74,6 +75,7 @@ const ingestSection: BenchSection = {
       'kernel drops': r.kernelDrops,
       'queue drops': r.queueDrops ?? '-',
       'main stall ms': r.maxStallMs ?? '-',
+      'CPU µs/datagram': r.cpuUsPerDatagram ?? '-',
     }));
   },
 };
