@@ -58,6 +58,15 @@ export interface FlowListenerOptions {
   batchRows: number;
   /** Datagrams decoded before the drain yields to socket reads. */
   drainChunk: number;
+  /**
+   * Longest a drain turn decodes before it yields to socket reads, ms. The
+   * event loop takes at most 32 datagrams off a socket per turn: while
+   * decoding is slow (code not yet optimised after start, a burst of new
+   * templates) a turn that decoded more than that would leave the backlog in
+   * the kernel buffer, which drops when full; bounded by time, the backlog
+   * moves into the queue (64 Ki datagrams) and is decoded once decoding is fast.
+   */
+  drainSliceMs: number;
   /** How often template and held-data expiry runs. */
   expireEveryMs: number;
   /** Least time between two log lines about the same problem. */
@@ -83,12 +92,13 @@ export interface FlowListenerOptions {
   faultInjection?: string;
 }
 
-/** Defaults: 64 Ki datagrams / 64 MiB queued, 8192-row batches (or 100 ms), 256 datagrams per drain slice. */
+/** Defaults: 64 Ki datagrams / 64 MiB queued, 8192-row batches (or 100 ms), 256 datagrams or 0.3 ms per drain turn. */
 export const DEFAULT_LISTENER_OPTIONS: Readonly<FlowListenerOptions> = Object.freeze({
   queueDatagrams: 65_536,
   queueBytes: 64 * 1024 * 1024,
   batchRows: 8192,
   drainChunk: 256,
+  drainSliceMs: 0.3,
   expireEveryMs: 10_000,
   logEveryMs: 60_000,
   flushDelayMs: 100,
@@ -491,7 +501,11 @@ class SocketGroup {
     this.scheduled = false;
     const q = this.queue;
     const chunk = this.owner.opts.drainChunk;
+    const slice = this.owner.opts.drainSliceMs;
+    const started = performance.now();
     for (let n = 0; n < chunk && q.count > 0; n++) {
+      // The clock is read every 8 datagrams: a turn ends soon after its time is up.
+      if ((n & 7) === 7 && performance.now() - started > slice) break;
       const i = q.peek();
       const state = this.owner.sources[q.source(i)]!;
       const ingest = state.ingest;

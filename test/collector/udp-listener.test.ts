@@ -451,6 +451,48 @@ describe('flow listener, worker thread, handing batches over', () => {
   });
 });
 
+describe('flow listener, decoding slower than datagrams arrive', () => {
+  // A decoder that takes 1 ms per datagram, as code not yet optimised after a start can be.
+  const slow = (): FlowDecoder => {
+    const real = createFlowDecoder();
+    return {
+      ...real,
+      decode(datagram, exporter, receivedMs, out) {
+        const until = performance.now() + 1;
+        while (performance.now() < until);
+        return real.decode(datagram, exporter, receivedMs, out);
+      },
+    };
+  };
+
+  async function burst(options: Record<string, unknown>): Promise<{ highWater: number; flows: number; packets: number }> {
+    const summary = new SummarySink();
+    const l = createFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: summary, createDecoder: slow }, options);
+    open.push(l);
+    await l.start();
+    const payloads = v9.datagrams().map((d) => d.payload);
+    const s = await sender();
+    const port = l.addresses().netflow!.port;
+    // Ten loops of the capture sent at once: 200 datagrams wait in the kernel buffer.
+    await Promise.all(Array.from({ length: 10 }, () => Promise.all(payloads.map((p) => new Promise<void>((r) => s.send(p, port, '127.0.0.1', () => r()))))));
+    await settle(l, payloads.length * 10);
+    return { highWater: l.socketStats()[0]!.queueHighWater, flows: summary.summary().flows, packets: l.sourceStats()[0]!.total.packets };
+  }
+
+  it('takes the backlog off the socket into its own queue instead of leaving it in the kernel buffer', async () => {
+    const r = await burst({});
+    // The event loop reads at most 32 datagrams per turn; a longer queue means reads went on between decodes.
+    expect(r.highWater).toBeGreaterThan(64);
+    expect(r.packets).toBe(v9.datagrams().length * 10);
+    expect(r.flows).toBe(v9.reference().totals.flows * 10);
+  });
+
+  it('without a time slice, decodes a whole chunk between reads and the queue never holds more than one read', async () => {
+    const r = await burst({ drainSliceMs: 1e9 });
+    expect(r.highWater).toBeLessThanOrEqual(32);
+  });
+});
+
 describe('flow listener, a decoder that throws', () => {
   it('counts the datagram, logs once, and keeps decoding the following datagrams', async () => {
     const payloads = v5.datagrams().map((d) => d.payload);
