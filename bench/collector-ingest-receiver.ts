@@ -34,7 +34,7 @@ async function main(): Promise<void> {
   let writer: CaptureWriter | undefined;
   let sink: FlowSink;
   if (sinkKind === 'capture') {
-    writer = new CaptureWriter({ dataDir: arg('--data-dir'), timezone: 'UTC' });
+    writer = new CaptureWriter({ dataDir: arg('--data-dir'), timezone: 'UTC', warmUp: true }); // as serve starts it
     await writer.start();
     sink = writer;
   } else {

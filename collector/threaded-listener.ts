@@ -59,7 +59,7 @@ export interface ThreadedListenerOptions extends FlowListenerOptions {
 }
 
 /**
- * Defaults: 512 Ki rows (about 70 MB, up to twice that when batches go
+ * Defaults: the decode path warmed up before the sockets are bound (warm-up.ts), 512 Ki rows (about 70 MB, up to twice that when batches go
  * over half full in their whole buffers) between the threads, counters every
  * second, and batches of 62 Ki rows: with the one datagram that overshoots
  * (< 2 Ki rows) a batch stays within the capture writer's 64 Ki-row block,
@@ -67,7 +67,7 @@ export interface ThreadedListenerOptions extends FlowListenerOptions {
  * becomes a capture block without a copy (CaptureWriter.take);
  * `flushDelayMs` still sends smaller batches on time when traffic is light.
  */
-export const DEFAULT_THREADED_OPTIONS = Object.freeze({ maxInFlightRows: 524_288, statsEveryMs: 1000, batchRows: 63_488 });
+export const DEFAULT_THREADED_OPTIONS = Object.freeze({ maxInFlightRows: 524_288, statsEveryMs: 1000, batchRows: 63_488, warmUp: true });
 
 /** Batch rows that fit a capture block of `blockRows` with a datagram's overshoot. */
 export function batchRowsFor(blockRows: number): number {

@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { SourceIngest } from './ingest.js';
 import type { ExporterCounters } from './collector-counters.js';
 import { TemplatePersistence } from './template-persistence.js';
+import { warmUpDecoding } from './warm-up.js';
 
 /** A flow source's settings, as `flowSources.<name>` in the configuration holds them. */
 export interface FlowSourceConfig {
@@ -67,6 +68,8 @@ export interface FlowListenerOptions {
    * moves into the queue (64 Ki datagrams) and is decoded once decoding is fast.
    */
   drainSliceMs: number;
+  /** Decode synthetic datagrams once at start (warm-up.ts), so the decode path is optimised before the first real one. */
+  warmUp: boolean;
   /** How often template and held-data expiry runs. */
   expireEveryMs: number;
   /** Least time between two log lines about the same problem. */
@@ -99,6 +102,7 @@ export const DEFAULT_LISTENER_OPTIONS: Readonly<FlowListenerOptions> = Object.fr
   batchRows: 8192,
   drainChunk: 256,
   drainSliceMs: 0.3,
+  warmUp: false,
   expireEveryMs: 10_000,
   logEveryMs: 60_000,
   flushDelayMs: 100,
@@ -722,6 +726,7 @@ class Listeners implements FlowListeners {
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;
+    if (this.opts.warmUp) warmUpDecoding(this.now());
     try {
       for (const g of this.groups) await this.bind(g);
     } catch (err) {

@@ -72,7 +72,7 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     log,
     buildElsewhere: worker ? (file) => worker.build(file) : undefined,
   });
-  const writer = new CaptureWriter({ ...captureWriterOptions(config), now, log });
+  const writer = new CaptureWriter({ ...captureWriterOptions(config), now, log, warmUp: true });
   writer.onHourSealed(async (e) => {
     if (!(await builder.onSealed(e))) log.warn({ path: e.path }, 'sealed hour could not be read back; not cached');
   });

@@ -19,6 +19,7 @@
 import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ADDRESS_COLUMNS, FlowBatch, NUMERIC_COLUMNS } from '../../collector/flow-batch.js';
+import { warmUpEncoding } from './warm-up.js';
 import { accumulateTotals, FlowAggregates, type FlowAggregatesView } from './aggregate.js';
 import { encodeBlock } from './block-codec.js';
 import { fsyncDir, nodeFs, type CaptureFs } from './capture-fs.js';
@@ -89,6 +90,8 @@ export interface CaptureWriterOptions {
   log?: WriterLog;
   /** Run the flush/seal timer (default true); tests call `tick()` with a fake clock instead. */
   timer?: boolean;
+  /** Encode and aggregate a synthetic block at start (warm-up.ts), so the first real blocks run optimised code (default false; serve sets it). */
+  warmUp?: boolean;
   /** Keep the open hour's aggregates (default true); an offline import that only seals hours can skip them. */
   aggregates?: boolean;
   /**
@@ -233,6 +236,7 @@ export class CaptureWriter implements FlowSink {
 
   /** Recovers files a crash left open, then starts the flush/seal timer. */
   async start(): Promise<void> {
+    if (this.opts.warmUp) warmUpEncoding(this.codec, this.now());
     this.recoverAll();
     await this.tick();
     if (this.opts.timer !== false) {

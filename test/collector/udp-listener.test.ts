@@ -451,6 +451,32 @@ describe('flow listener, worker thread, handing batches over', () => {
   });
 });
 
+describe('flow listener warm-up', () => {
+  it.each(VARIANTS)('%s: decodes synthetic datagrams at start and leaves no trace of them', async (_name, make) => {
+    const dir = mkdtempSync(join(tmpdir(), 'netsvc-warm-'));
+    try {
+      const seen: number[] = [];
+      const sink: FlowSink = { write: (_s, b) => void seen.push(b.length) };
+      const l = make({ netflow: { listen: '127.0.0.1:0' } }, { sink }, { warmUp: true, templateDir: dir });
+      open.push(l);
+      await l.start();
+      await l.idle();
+      const st = l.sourceStats()[0]!;
+      expect(st.total).toMatchObject({ packets: 0, flows: 0, templatesAdded: 0 });
+      expect(st.exporters).toEqual({});
+      expect(seen).toEqual([]);
+      // Real traffic after it decodes as without it.
+      await send(await sender(), v9.datagrams().map((d) => d.payload), l.addresses().netflow!.port);
+      await settle(l, v9.datagrams().length);
+      expect(l.sourceStats()[0]!.total).toMatchObject({ flows: v9.reference().totals.flows, templatesAdded: expect.any(Number) });
+      await l.close();
+      expect(Object.keys(l.sourceStats()[0]!.exporters)).toEqual(['127.0.0.1']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('flow listener, decoding slower than datagrams arrive', () => {
   // A decoder that takes 1 ms per datagram, as code not yet optimised after a start can be.
   const slow = (): FlowDecoder => {

@@ -364,6 +364,15 @@ describe('capture writer', () => {
     expect(again.aggregatesFor('netflow', H9)!.totals().flows).toBe(9000);
   });
 
+  it('warms up at start without writing anything', async () => {
+    const dir = tempDataDir();
+    const w = makeWriter(dir, new FakeClock(H9), { warmUp: true });
+    await w.start();
+    expect(w.counters).toMatchObject({ rowsReceived: 0, rowsWritten: 0, blocksWritten: 0, hoursOpened: 0 });
+    expect(listCaptureFiles(dir, 'netflow', 'Europe/Paris')).toEqual([]);
+    expect(w.openHours()).toEqual([]);
+  });
+
   describe('take (a batch the listener gives up)', () => {
     it('writes a batch of nearly a block as one block, after the rows already pending, and keeps every row in order', async () => {
       const dir = tempDataDir();
