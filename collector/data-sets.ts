@@ -11,11 +11,19 @@ import { compiledFor, walkOptionsRecords, type OptionsValues, type RecordContext
 import { learnSampling, packetSpaceInterval, populationInterval } from './sampling.js';
 import type { DomainState, PendingSet, Template } from './template-cache.js';
 
-/** Header facts of the datagram a data set came in. */
+/**
+ * Where a data set came from: its datagram's header facts, exporter and
+ * received time. A held set (PendingSet) carries the same fields. Passed as
+ * one object: a received time (ms since epoch, not a small integer) passed
+ * as an argument is boxed by V8 on every call, i.e. per data set.
+ */
 export interface SetHeader {
   readonly exportMs: number;
   /** v9 sysUptime (ms); 0 for IPFIX. */
   readonly sysUptimeMs: number;
+  /** Exporter address, 16 bytes (IPv4-mapped for IPv4). */
+  readonly exporter: Uint8Array;
+  readonly receivedMs: number;
 }
 
 // One context reused for every set: the decoders are synchronous and never
@@ -43,8 +51,6 @@ export function decodeWithTemplate(
   p: number,
   end: number,
   header: SetHeader,
-  exporter: Uint8Array,
-  receivedMs: number,
   env: DecodeEnv,
   out: FlowBatch,
 ): number {
@@ -58,8 +64,8 @@ export function decodeWithTemplate(
   }
   const base: UptimeBase = domain.version === 9 ? 'header' : 'systemInit';
   const compiled = compiledFor(t, base);
-  ctx.exporter = exporter;
-  ctx.receivedMs = receivedMs;
+  ctx.exporter = header.exporter;
+  ctx.receivedMs = header.receivedMs;
   ctx.exportMs = header.exportMs;
   ctx.sysUptimeMs = header.sysUptimeMs;
   ctx.sysInitMs = domain.systemInitMs;
@@ -108,7 +114,7 @@ export function handleDataSet(
   out: FlowBatch,
 ): number {
   if (t !== undefined) {
-    return decodeWithTemplate(t, domain, b, p, end, header, env.exporter.bytes16, env.receivedMs, env, out);
+    return decodeWithTemplate(t, domain, b, p, end, header, env, out);
   }
   env.counters.add(env.exporterCounters, 'dataWithoutTemplate');
   const held: PendingSet = {
@@ -133,7 +139,7 @@ export function releasePending(t: Template, domain: DomainState, env: DecodeEnv,
   for (const held of env.pending.take(domain, t.id)) {
     const ec = env.counters.exporter(domain.address);
     const before = out.length;
-    const n = decodeWithTemplate(t, domain, held.body, 0, held.body.length, held, held.exporter, held.receivedMs, env, out);
+    const n = decodeWithTemplate(t, domain, held.body, 0, held.body.length, held, env, out);
     if (n < 0) {
       out.length = before;
       env.counters.add(ec, 'malformed');

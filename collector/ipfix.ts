@@ -44,7 +44,7 @@ export function decodeIpfix(buf: Buffer, env: DecodeEnv, out: FlowBatch): boolea
     if (len < 4 || len > length - p) return false;
     p += len;
   }
-  const header: SetHeader = { exportMs: buf.readUInt32BE(4) * 1000, sysUptimeMs: 0 };
+  const header: SetHeader = { exportMs: buf.readUInt32BE(4) * 1000, sysUptimeMs: 0, exporter: env.exporter.bytes16, receivedMs: env.receivedMs };
   let records = 0;
   for (let p = IPFIX_HEADER_LENGTH; p < length; ) {
     const id = buf.readUInt16BE(p);

@@ -29,7 +29,7 @@ export function decodeV9(buf: Buffer, env: DecodeEnv, out: FlowBatch): boolean {
   trackSequence(domain, buf.readUInt32BE(12), 1, env);
   const end = flowsetsEnd(buf);
   if (end < 0) return false;
-  const header: SetHeader = { exportMs: buf.readUInt32BE(8) * 1000, sysUptimeMs: buf.readUInt32BE(4) };
+  const header: SetHeader = { exportMs: buf.readUInt32BE(8) * 1000, sysUptimeMs: buf.readUInt32BE(4), exporter: env.exporter.bytes16, receivedMs: env.receivedMs };
   for (let p = V9_HEADER_LENGTH; p < end; ) {
     const id = buf.readUInt16BE(p);
     const len = buf.readUInt16BE(p + 2);
