@@ -51,7 +51,8 @@ const logger: ListenerLogger = {
 // ------------------------------------------------------- batches to main
 
 let inFlightRows = 0;
-let release: (() => void) | undefined;
+/** Writes waiting for the in-flight rows to fall under the bound: one per socket group at most, each its own. */
+const waiting: Array<() => void> = [];
 /** Column buffers of whole batches the main thread gave back, reused by the next hand-offs. */
 const spares: ColumnBuffers[] = [];
 const MAX_SPARES = 4;
@@ -72,7 +73,7 @@ const forward: FlowSink = {
     inFlightRows += n;
     post({ t: 'batch', source, length: n, numeric, addrs, whole }, [...numeric, ...addrs]);
     if (inFlightRows <= input.maxInFlightRows) return;
-    return new Promise<void>((resolve) => (release = resolve));
+    return new Promise<void>((resolve) => waiting.push(resolve));
   },
 };
 
@@ -99,11 +100,9 @@ let closing = false;
 port.on('message', (m: MainToWorker) => {
   if (m.t === 'ack') {
     inFlightRows -= m.rows;
-    if (release && inFlightRows <= input.maxInFlightRows) {
-      const r = release;
-      release = undefined;
-      r();
-    }
+    // Every waiting write goes on (each socket group flushes on its own; one left waiting
+    // would stop its socket for good): the bound is checked again at their next batches.
+    if (inFlightRows <= input.maxInFlightRows) for (const go of waiting.splice(0)) go();
   } else if (m.t === 'recycle') {
     if (spares.length < MAX_SPARES) spares.push({ numeric: m.numeric, addrs: m.addrs });
   } else if (m.t === 'idle') {

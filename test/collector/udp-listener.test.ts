@@ -451,6 +451,35 @@ describe('flow listener, worker thread, handing batches over', () => {
   });
 });
 
+describe('flow listener, worker thread, two sockets held back by the in-flight bound', () => {
+  it('lets every socket\'s batches through once the sink catches up, and idles and closes', async () => {
+    const rows: Record<string, number> = {};
+    const summary = new SummarySink();
+    // A sink slower than the datagrams, and room for one row in flight: both sockets' writes wait.
+    const sink: FlowSink = {
+      async write(source, batch) {
+        await new Promise((r) => setTimeout(r, 30));
+        rows[source] = (rows[source] ?? 0) + batch.length;
+        summary.write(source, batch);
+      },
+    };
+    const l = createThreadedFlowListeners({ a: { listen: '127.0.0.1:0' }, b: { listen: '127.0.0.1:0' } }, { sink }, { statsEveryMs: 20, maxInFlightRows: 1, flushDelayMs: 0 });
+    open.push(l);
+    await l.start();
+    const five = v5.datagrams().map((d) => d.payload).slice(0, 4);
+    const s = await sender();
+    for (const p of five) {
+      await send(s, [p], l.addresses().a!.port);
+      await send(s, [p], l.addresses().b!.port);
+    }
+    const flows = five.reduce((n, p) => n + p.readUInt16BE(2), 0);
+    const timeout = new Promise<string>((r) => setTimeout(() => r('timed out'), 4000));
+    expect(await Promise.race([settle(l, five.length * 2).then(() => 'idle'), timeout])).toBe('idle');
+    expect(rows).toEqual({ a: flows, b: flows });
+    expect(await Promise.race([l.close().then(() => 'closed'), timeout])).toBe('closed');
+  });
+});
+
 describe('flow listener warm-up', () => {
   it.each(VARIANTS)('%s: decodes synthetic datagrams at start and leaves no trace of them', async (_name, make) => {
     const dir = mkdtempSync(join(tmpdir(), 'netsvc-warm-'));
