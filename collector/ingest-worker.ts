@@ -126,6 +126,10 @@ port.on('message', (m: MainToWorker) => {
 listeners.start().then(
   () => {
     post({ t: 'started', addresses: listeners.addresses(), ...stats() });
+    // Test hook: the thread dies of an uncaught error right after it started.
+    if (input.options.faultInjection === 'crash') setTimeout(() => {
+      throw new Error('injected crash of the flow ingest thread');
+    }, 10);
     timer = setInterval(() => post({ t: 'stats', ...stats() }), input.statsEveryMs);
     timer.unref();
   },

@@ -100,6 +100,8 @@ class ThreadedListeners implements FlowListeners {
   private nextId = 1;
   private readonly waiting = new Map<number, () => void>();
   private closed: Promise<void> | undefined;
+  /** Resolves when the worker thread has exited, however it ended. */
+  private exited: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly config: Readonly<Record<string, FlowSourceConfig>>,
@@ -164,6 +166,16 @@ class ThreadedListeners implements FlowListeners {
         this.deps.logger?.error({ err }, 'flow ingest worker failed; flow listeners stopped');
         if (!started) reject(err);
       });
+      // However the thread ends (closed, failed, crashed), nobody waits for it any longer:
+      // idle() callers are answered and close() resolves instead of hanging.
+      this.exited = new Promise<void>((resolve) =>
+        worker.once('exit', () => {
+          if (this.worker === worker) this.worker = undefined;
+          for (const done of this.waiting.values()) done();
+          this.waiting.clear();
+          resolve();
+        }),
+      );
     });
   }
 
@@ -222,10 +234,8 @@ class ThreadedListeners implements FlowListeners {
   close(): Promise<void> {
     this.closed ??= (async () => {
       const w = this.worker;
-      if (!w) return;
-      const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
-      w.postMessage({ t: 'close' } satisfies MainToWorker);
-      await exited;
+      if (w) w.postMessage({ t: 'close' } satisfies MainToWorker);
+      await this.exited;
       await this.chain;
       this.worker = undefined;
     })();

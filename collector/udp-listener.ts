@@ -90,7 +90,8 @@ export interface FlowListenerOptions {
   templateTtlMs: number;
   /**
    * Test hook: `expire:N` or `flush:N` makes the first N template-expiry runs
-   * or batch hand-overs to the sink throw, to prove ingest outlives them.
+   * or batch hand-overs to the sink throw, to prove ingest outlives them;
+   * `crash` makes the threaded listeners' worker die right after it started.
    */
   faultInjection?: string;
 }

@@ -480,6 +480,22 @@ describe('flow listener, worker thread, two sockets held back by the in-flight b
   });
 });
 
+describe('flow listener, worker thread, the thread dies', () => {
+  it('logs it, and idle() and close() return instead of waiting for it forever', async () => {
+    const errors: string[] = [];
+    const logger = { info: () => {}, warn: () => {}, error: (_o: object, msg?: string) => errors.push(msg ?? '') };
+    const l = createThreadedFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: new SummarySink(), logger }, { statsEveryMs: 20, faultInjection: 'crash' });
+    open.push(l);
+    await l.start();
+    const deadline = Date.now() + 4000;
+    while (errors.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(errors).toContain('flow ingest worker failed; flow listeners stopped');
+    const timeout = new Promise<string>((r) => setTimeout(() => r('timed out'), 3000));
+    expect(await Promise.race([l.idle().then(() => 'idle'), timeout])).toBe('idle');
+    expect(await Promise.race([l.close().then(() => 'closed'), timeout])).toBe('closed');
+  });
+});
+
 describe('flow listener warm-up', () => {
   it.each(VARIANTS)('%s: decodes synthetic datagrams at start and leaves no trace of them', async (_name, make) => {
     const dir = mkdtempSync(join(tmpdir(), 'netsvc-warm-'));
