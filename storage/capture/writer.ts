@@ -690,6 +690,11 @@ export class CaptureWriter implements FlowSink {
       const again = this.hourFor(h.source, h.hourStart);
       appendRows(again.pending, late, 0, late.length);
     }
+    // The sealed hour's batches are done with (its open-hour aggregates are not kept): lent
+    // ones go back to the listener that lent them.
+    for (const seg of h.aggQueue.splice(0)) if (seg.last) this.retire(seg.batch);
+    h.aggQueuedRows = 0;
+    this.retire(h.pending);
   }
 
   /**

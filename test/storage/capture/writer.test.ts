@@ -407,7 +407,7 @@ describe('capture writer', () => {
       expect(w.aggregatesFor('netflow', H9)!.totals().flows).toBe(1680);
     });
 
-    it('gives a lent batch back once its rows are written and aggregated, never before, and never touches it again', async () => {
+    it('gives a lent batch back once its rows are written and aggregated or its hour sealed, never before, and never touches it again', async () => {
       const dir = tempDataDir();
       const clock = new FakeClock(H9);
       const w = makeWriter(dir, clock, { blockRows: 1000 });
@@ -444,6 +444,21 @@ describe('capture writer', () => {
       expect([lentA.given(), lentB.given(), lentSmall.given()]).toEqual([1, 1, 1]);
       const path = listCaptureFiles(dir, 'netflow', 'Europe/Paris')[0]!.path;
       expect(readAll(path)).toEqual(rowsOf([a, b, small]));
+      // Lent batches still in an hour when it is sealed (pending, or waiting for the
+      // aggregates) go back too, and the sealed file holds their rows.
+      const c = randomFlows(600, { received: H9 + 3000, seed: 8 });
+      const d = randomFlows(950, { received: H9 + 4000, seed: 9 });
+      const lentC = lend(c);
+      const lentD = lend(d);
+      w.take('netflow', lentC.batch); // pending
+      w.flush(); // written, waiting for the aggregates
+      w.take('netflow', lentD.batch); // written as a block at once, waiting too
+      expect([lentC.given(), lentD.given()]).toEqual([0, 0]);
+      clock.t = H10 + 120_000;
+      await w.tick();
+      expect([lentC.given(), lentD.given()]).toEqual([1, 1]);
+      const sealed = listCaptureFiles(dir, 'netflow', 'Europe/Paris').find((f) => !f.path.includes('current'))!.path;
+      expect(readAll(sealed)).toEqual(rowsOf([a, b, small, c, d]));
     });
 
     it('falls back to copying for batches that straddle an hour or are small, with the same rows written', async () => {
