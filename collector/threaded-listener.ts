@@ -12,7 +12,7 @@
  * each is acknowledged when the sink has taken it, which bounds the memory
  * between the threads. Counters are pushed every `statsEveryMs` and with
  * every `idle()`/`close()` answer, so `sourceStats()` is at most that old.
- * Received times are the wall clock of the socket thread (no injected clock).
+ * Received times are the wall clock of the ingest thread (no injected clock).
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
