@@ -30,12 +30,10 @@ export interface DecodeBenchOptions {
   secondsPerCase: number;
 }
 
-type Workload = SyntheticWorkload;
-
 const VENDOR_DIR = fileURLToPath(new URL('../../fixtures/netflow/vendors/', import.meta.url));
 const vendor = (name: string): Buffer => readFileSync(VENDOR_DIR + name);
 
-function vendorWorkloads(): Workload[] {
+function vendorWorkloads(): SyntheticWorkload[] {
   return [
     {
       name: 'v9 Cisco ASR9k (vendor fixture)',
@@ -58,7 +56,7 @@ function vendorWorkloads(): Workload[] {
   ];
 }
 
-function measure(w: Workload, seconds: number, nowMs: number): DecodeResult {
+function measure(w: SyntheticWorkload, seconds: number, nowMs: number): DecodeResult {
   const decoder = createFlowDecoder();
   const from = exporterRef('192.0.2.1');
   const batch = new FlowBatch(1 << 16);

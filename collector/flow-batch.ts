@@ -115,6 +115,14 @@ export class FlowBatch {
   dstWords!: Int32Array;
   nextHopWords!: Int32Array;
   exporterWords!: Int32Array;
+  /**
+   * Set by whoever lent this batch to a sink through `FlowSink.take` (the
+   * threaded listeners): a sink that is done with the batch's arrays calls it
+   * once, and must not touch the batch afterwards; the arrays then go back to
+   * be filled again instead of being allocated anew. Sinks that never call it
+   * only cost that reuse.
+   */
+  release: (() => void) | undefined = undefined;
 
   constructor(capacity = 1024) {
     this.cap = Math.max(1, capacity);
@@ -164,9 +172,14 @@ export class FlowBatch {
 
   /** The batch of `length` rows whose column buffers `handOff` gave away (e.g. after they crossed threads). */
   static fromBuffers(length: number, given: Readonly<ColumnBuffers>): FlowBatch {
+    return FlowBatch.over(length, FlowBatch.numericOver(given.numeric), FlowBatch.addressesOver(given.addrs));
+  }
+
+  /** Address columns over whole buffers, in ADDRESS_COLUMNS order. */
+  private static addressesOver(buffers: readonly ArrayBuffer[]): Record<AddressColumn, Uint8Array> {
     const addrs = {} as Record<AddressColumn, Uint8Array>;
-    ADDRESS_COLUMNS.forEach((c, i) => (addrs[c] = new Uint8Array(given.addrs[i]!)));
-    return FlowBatch.over(length, FlowBatch.numericOver(given.numeric), addrs);
+    ADDRESS_COLUMNS.forEach((c, i) => (addrs[c] = new Uint8Array(buffers[i]!)));
+    return addrs;
   }
 
   /** Numeric columns over whole buffers, in NUMERIC_COLUMNS order. */
@@ -192,21 +205,19 @@ export class FlowBatch {
    * the batch allocated itself (not `over` views).
    */
   handOff(spare?: ColumnBuffers): ColumnBuffers {
-    const numeric = NUMERIC_COLUMNS.map((name) => this.cols[name].buffer as ArrayBuffer);
-    const addrs = ADDRESS_COLUMNS.map((name) => this[name].buffer as ArrayBuffer);
+    const given = this.buffers();
     // Back to the room the batch was made with: one datagram that made it grow once must
     // not double every batch after it.
     this.cap = this.initialCap;
     if (spare && FlowBatch.holdsRows(spare, this.cap)) {
       this.cols = FlowBatch.numericOver(spare.numeric);
-      const [srcAddr, dstAddr, nextHop, exporter] = spare.addrs.map((a) => new Uint8Array(a)) as [Uint8Array, Uint8Array, Uint8Array, Uint8Array];
-      this.setAddresses({ srcAddr, dstAddr, nextHop, exporter });
+      this.setAddresses(FlowBatch.addressesOver(spare.addrs));
     } else {
       this.cols = FlowBatch.allocNumeric(this.cap);
       this.setAddresses(FlowBatch.allocAddresses(this.cap));
     }
     this.length = 0;
-    return { numeric, addrs };
+    return given;
   }
 
   /** True when `b` is a full set of column buffers of exactly `rows` rows each. */
@@ -217,15 +228,6 @@ export class FlowBatch {
       b.addrs.every((a) => a.byteLength === rows * 16)
     );
   }
-
-  /**
-   * Set by whoever lent this batch to a sink through `FlowSink.take` (the
-   * threaded listeners): a sink that is done with the batch's arrays calls it
-   * once, and must not touch the batch afterwards; the arrays then go back to
-   * be filled again instead of being allocated anew. Sinks that never call it
-   * only cost that reuse.
-   */
-  release: (() => void) | undefined = undefined;
 
   /** The buffers under the batch's columns (whole, as `handOff` gives them). */
   buffers(): ColumnBuffers {

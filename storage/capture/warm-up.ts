@@ -16,8 +16,8 @@ import { emptyTotals } from './format.js';
 export function warmUpEncoding(codec: ByteCodec, nowMs: number, rows = 16_384, rounds = 4): number {
   const b = new FlowBatch(rows);
   const c = b.cols;
+  b.length = rows;
   for (let i = 0; i < rows; i++) {
-    b.length = i + 1;
     const k = (i * 2_654_435_761) >>> 0; // spread, deterministic
     c.received[i] = nowMs + (i >> 4);
     c.start[i] = c.received[i]! - (k % 60_000);
