@@ -1,6 +1,6 @@
 /**
  * The netsvc side of the ingest benchmark, run as its own process:
- * `node dist/bench/collector-ingest-receiver.js --sink capture|summary --data-dir DIR [--buffer BYTES] [--threaded]`.
+ * `node dist/bench/collector-ingest-receiver.js --sink capture|summary --data-dir DIR [--buffer BYTES] [--threaded] [--nice N]`.
  *
  * Binds one flow source on an ephemeral 127.0.0.1 port (printed as
  * `READY <port>`), decodes what arrives through the service's listener and
@@ -14,6 +14,7 @@ import { createInterface } from 'node:readline';
 import { SummarySink, type FlowSink } from '../collector/flow-sink.js';
 import { createThreadedFlowListeners } from '../collector/threaded-listener.js';
 import { createFlowListeners } from '../collector/udp-listener.js';
+import { lowerOtherThreads } from '../src/thread-priority.js';
 import { CaptureWriter } from '../storage/capture/writer.js';
 
 function arg(name: string, fallback?: string): string {
@@ -41,10 +42,13 @@ async function main(): Promise<void> {
     sink = new SummarySink();
   }
   const sources = { bench: { listen: '127.0.0.1:0', receiveBuffer: buffer } };
-  const listeners = process.argv.includes('--threaded')
-    ? createThreadedFlowListeners(sources, { sink }, { statsEveryMs: 100 })
-    : createFlowListeners(sources, { sink });
+  const threaded = process.argv.includes('--threaded') ? createThreadedFlowListeners(sources, { sink }, { statsEveryMs: 100 }) : undefined;
+  const listeners = threaded ?? createFlowListeners(sources, { sink });
   await listeners.start();
+  // As serve does (src/flow-path.ts): the socket thread keeps its priority, the others yield.
+  const nice = Number(arg('--nice', '10'));
+  const tid = threaded?.threadId();
+  if (nice > 0 && tid !== undefined) lowerOtherThreads([tid], nice);
   // Longest event-loop stall: while the loop is stuck, the socket is not read.
   const delay = monitorEventLoopDelay({ resolution: 5 });
   delay.enable();

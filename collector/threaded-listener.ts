@@ -34,7 +34,14 @@ import {
 
 /** Messages from the worker. */
 export type WorkerToMain =
-  | { t: 'started'; addresses: Record<string, { address: string; port: number }>; sourceStats: SourceStats[]; socketStats: SocketStats[] }
+  | {
+      t: 'started';
+      addresses: Record<string, { address: string; port: number }>;
+      /** The worker's thread id (Linux), for the service to keep its priority. */
+      tid: number | undefined;
+      sourceStats: SourceStats[];
+      socketStats: SocketStats[];
+    }
   | { t: 'failed'; name: string; message: string; listen: string }
   | { t: 'batch'; source: string; length: number; numeric: ArrayBuffer[]; addrs: ArrayBuffer[]; whole: boolean }
   | { t: 'stats'; sourceStats: SourceStats[]; socketStats: SocketStats[] }
@@ -90,9 +97,16 @@ export function ingestWorkerPath(): string {
   throw new Error(`ingest worker not built: ${built} is missing (run npm run build)`);
 }
 
-class ThreadedListeners implements FlowListeners {
+/** The threaded listeners: the in-thread interface, and which thread reads the sockets. */
+export interface ThreadedFlowListeners extends FlowListeners {
+  /** Id of the thread that reads the sockets and decodes (Linux, once started), else undefined. */
+  threadId(): number | undefined;
+}
+
+class ThreadedListeners implements ThreadedFlowListeners {
   private worker: Worker | undefined;
   private addrs: Record<string, { address: string; port: number }> = {};
+  private tid: number | undefined;
   private sources: SourceStats[] = [];
   private sockets: SocketStats[] = [];
   private readonly mainCounters = new Map<string, { sinkErrors: number; sinkLostFlows: number }>();
@@ -129,6 +143,7 @@ class ThreadedListeners implements FlowListeners {
           case 'started':
             started = true;
             this.addrs = m.addresses;
+            this.tid = m.tid;
             this.update(m);
             resolve();
             break;
@@ -246,6 +261,10 @@ class ThreadedListeners implements FlowListeners {
     return { ...this.addrs };
   }
 
+  threadId(): number | undefined {
+    return this.tid;
+  }
+
   sourceStats(): SourceStats[] {
     return this.sources.map((s) => {
       const c = this.mainCounters.get(s.source);
@@ -267,6 +286,6 @@ export function createThreadedFlowListeners(
   sources: Readonly<Record<string, FlowSourceConfig>>,
   deps: ThreadedListenerDeps,
   options: Partial<ThreadedListenerOptions> = {},
-): FlowListeners {
+): ThreadedFlowListeners {
   return new ThreadedListeners(sources, deps, options);
 }

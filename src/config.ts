@@ -67,6 +67,16 @@ const captureSchema = z
   })
   .strict();
 
+const flowIngestSchema = z
+  .object({
+    /**
+     * Nice value (1-19) given to every thread of the service but the one that reads the
+     * flow sockets, so that under CPU pressure the socket is read first; 0 leaves all equal.
+     */
+    otherThreadsNice: z.number().int().min(0).max(19).default(10),
+  })
+  .strict();
+
 const dnsSchema = z
   .object({
     /** Resolvers for reverse lookups (`IP` or `IP:PORT`, IPv6 as `[ADDR]:PORT`); empty = the system's resolvers. */
@@ -183,6 +193,7 @@ export const configSchema = z
       fsyncOnFlush: false,
       retention: { checkIntervalSec: 300 },
     }),
+    flowIngest: flowIngestSchema.default({ otherThreadsNice: 10 }),
     dns: dnsSchema.default({ servers: [], timeoutMs: 1500, positiveTtlSec: 3600, negativeTtlSec: 300, maxEntries: 100_000 }),
     syslogReceiver: syslogReceiverSchema.default({
       enabled: true,

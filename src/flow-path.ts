@@ -19,6 +19,7 @@ import { startWorkerHourBuilder } from '../storage/kpi/worker-hour-builder.js';
 import type { Config } from './config.js';
 import { acquireDataDirLock } from './data-dir-lock.js';
 import type { Logger } from './log.js';
+import { lowerOtherThreads } from './thread-priority.js';
 
 /** The running flow path. */
 export interface FlowPath {
@@ -108,6 +109,14 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     cache.close();
     lock.release();
     throw err;
+  }
+  // The socket thread keeps the normal priority; everything else of the process yields to it
+  // under CPU pressure (thread-priority.ts says why).
+  const ingestThread = listeners.threadId();
+  const nice = config.flowIngest.otherThreadsNice;
+  if (nice > 0 && ingestThread !== undefined) {
+    const r = lowerOtherThreads([ingestThread], nice);
+    log.info({ ingestThread, nice, ...r }, 'flow socket thread keeps its priority; the other threads yield to it');
   }
   retention.start();
   // The cache is derived data: hours missing from it (a lost kpi.sqlite, a crash mid-build) are rebuilt in the background.

@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,7 +30,7 @@ describe('netsvc serve: flows over UDP to the netflow API, surviving kill -9', (
   const a = flowFixtures().find((f) => f.name === '1/softflowd-v9')!;
   const b = flowFixtures().find((f) => f.name === '2/softflowd-v10')!;
 
-  async function serve(): Promise<{ child: ChildProcess; url: string }> {
+  async function serve(): Promise<{ child: ChildProcess; url: string; out: () => string }> {
     const child = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     let out = '';
@@ -48,7 +48,7 @@ describe('netsvc serve: flows over UDP to the netflow API, surviving kill -9', (
       });
       child.once('exit', (code) => fail(new Error(`serve exited with ${code}: ${err}`)));
     });
-    return { child, url };
+    return { child, url, out: () => out };
   }
 
   async function send(fixture: typeof a): Promise<void> {
@@ -134,6 +134,28 @@ describe('netsvc serve: flows over UDP to the netflow API, surviving kill -9', (
     }
     const exited = new Promise<number | null>((r) => second.child.once('exit', (code) => r(code)));
     second.child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+
+  it.runIf(process.platform === 'linux')('runs every thread but the flow socket thread at nice 10, so the socket is read first', async () => {
+    const s = await serve();
+    // Logged while the flow path starts, before the service logs its URL.
+    const line = s.out().split('\n').find((l) => l.includes('"ingestThread"'));
+    expect(line).toBeDefined();
+    const { ingestThread, nice, failed } = JSON.parse(line!) as { ingestThread: number; nice: number; failed: number };
+    expect({ nice, failed }).toEqual({ nice: 10, failed: 0 });
+    const niceOf = (tid: string): number => {
+      const stat = readFileSync(`/proc/${s.child.pid}/task/${tid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]); // field 19 of stat(5)
+    };
+    const threads = readdirSync(`/proc/${s.child.pid}/task`);
+    expect(threads).toContain(String(ingestThread));
+    expect(niceOf(String(ingestThread))).toBe(0);
+    const others = threads.filter((t) => t !== String(ingestThread));
+    expect(others.length).toBeGreaterThan(2); // main, V8's helpers, libuv's pool
+    expect(others.map(niceOf)).toEqual(others.map(() => 10));
+    const exited = new Promise<number | null>((r) => s.child.once('exit', (code) => r(code)));
+    s.child.kill('SIGTERM');
     expect(await exited).toBe(0);
   });
 

@@ -1,0 +1,71 @@
+/**
+ * CPU priority between the service's own threads: the flow socket thread
+ * keeps the normal priority and every other thread (the main thread with the
+ * capture writer and the API, the KPI builder, V8's compiler and GC helpers,
+ * libuv's pool) is given a higher nice value.
+ *
+ * Why: a flow socket holds only about 50 ms of traffic at 60 000 datagrams/s
+ * in an 8 MiB receive buffer, and what overflows it is lost. Everything
+ * else can wait without losing anything. On a small machine right after a
+ * start, V8's helper threads compile and collect on every core for a few
+ * hundred milliseconds; at equal priority the socket thread then got about
+ * half of the CPU it needed and the kernel dropped datagrams (measured in
+ * bench/README.md, "Fourth session").
+ *
+ * Linux only: there a nice value belongs to one thread (task), set with
+ * setpriority() on its thread id. Threads started later inherit the nice
+ * value of the thread that starts them, so threads the main thread starts
+ * afterwards are lowered too. Raising a priority back needs privileges,
+ * so this is done once, after the socket thread is running.
+ */
+import { readdirSync } from 'node:fs';
+import { setPriority } from 'node:os';
+
+/** What lowering other threads needs from the system (injected in tests). */
+export interface ThreadSystem {
+  /** Thread ids of this process. */
+  threads(): number[];
+  /** Sets a thread's nice value; throws when refused. */
+  setNice(tid: number, nice: number): void;
+}
+
+/** This process's threads on Linux (/proc/self/task); none elsewhere. */
+export const linuxThreads: ThreadSystem = {
+  threads() {
+    if (process.platform !== 'linux') return [];
+    try {
+      return readdirSync('/proc/self/task').map(Number).filter(Number.isInteger);
+    } catch {
+      return [];
+    }
+  },
+  setNice(tid, nice) {
+    setPriority(tid, nice);
+  },
+};
+
+/** What was done: threads given the nice value, and those that refused (they keep theirs). */
+export interface PriorityOutcome {
+  lowered: number;
+  failed: number;
+}
+
+/**
+ * Gives every thread of the process but `keep` the nice value `nice`
+ * (1..19). A thread that refuses, or has ended meanwhile, is counted, never
+ * thrown.
+ */
+export function lowerOtherThreads(keep: readonly number[], nice: number, sys: ThreadSystem = linuxThreads): PriorityOutcome {
+  if (!Number.isInteger(nice) || nice < 1 || nice > 19) throw new RangeError('nice must be an integer from 1 to 19');
+  const out: PriorityOutcome = { lowered: 0, failed: 0 };
+  for (const tid of sys.threads()) {
+    if (keep.includes(tid)) continue;
+    try {
+      sys.setNice(tid, nice);
+      out.lowered++;
+    } catch {
+      out.failed++;
+    }
+  }
+  return out;
+}
