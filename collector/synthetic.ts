@@ -3,15 +3,16 @@
  * next hop, ports, protocol, flags, ToS, interfaces, AS numbers, counters,
  * times), full-size as a loaded exporter sends them: NetFlow v5, v9 and
  * IPFIX. Pure builders (no I/O); the decode benchmark measures them and the
- * listeners decode them once at start so the decode path is optimised
- * before the first real datagram (warm-up.ts).
+ * listeners decode them at start, directly and over loopback, so the
+ * receive and decode path is optimised before the first real datagram
+ * (warm-up.ts, udp-listener.ts).
  */
 
-/** Datagrams of one version: `setup` carries the templates, `datagrams` the data. */
+/** Datagrams of one version: `setup` carries the templates (and an options template with its sampling record), `datagrams` the data. */
 export interface SyntheticWorkload {
   name: string;
   version: 5 | 9 | 10;
-  /** Sent once before the data (templates). */
+  /** Sent before the data (templates, options template, options data). */
   setup: Buffer[];
   /** Data datagrams. */
   datagrams: Buffer[];
@@ -82,7 +83,15 @@ function v9Workload(nowMs: number): SyntheticWorkload {
   return {
     name: `v9 synthetic, ${n} flows/datagram`,
     version: 9,
-    setup: [Buffer.concat([hdr(0, 1), set(0, templateBody(256, V9_FIELDS))])],
+    setup: [
+      Buffer.concat([hdr(0, 1), set(0, templateBody(256, V9_FIELDS))]),
+      // Options template (scope: system) and its data: sampling interval 1, as exporters announce it.
+      Buffer.concat([
+        hdr(0, 2),
+        set(1, Buffer.concat([u(257, 2), u(4, 2), u(8, 2), u(1, 2), u(4, 2), u(34, 2), u(4, 2), u(35, 2), u(4, 2)])),
+        set(257, Buffer.concat([u(1, 4), u(1, 4), u(2, 4)])),
+      ]),
+    ],
     datagrams,
   };
 }
@@ -101,7 +110,11 @@ function ipfixWorkload(nowMs: number): SyntheticWorkload {
   return {
     name: `IPFIX synthetic, ${n} flows/datagram`,
     version: 10,
-    setup: [msg(0, Buffer.concat([u(2, 2), u(tpl.length + 4, 2), tpl]))],
+    setup: [
+      msg(0, Buffer.concat([u(2, 2), u(tpl.length + 4, 2), tpl])),
+      // Options template (scope: observation domain) and its data: sampling interval 1.
+      msg(0, Buffer.concat([set(3, Buffer.concat([u(258, 2), u(3, 2), u(1, 2), u(149, 2), u(4, 2), u(34, 2), u(4, 2), u(35, 2), u(1, 2)])), set(258, Buffer.concat([u(1, 4), u(1, 4), u(2, 1)]))])),
+    ],
     datagrams,
   };
 }

@@ -10,12 +10,15 @@ import { SummarySink, type FlowSink } from '../../collector/flow-sink.js';
 import { createThreadedFlowListeners } from '../../collector/threaded-listener.js';
 import {
   createFlowListeners,
+  DEFAULT_LISTENER_OPTIONS,
   ListenerBindError,
   ListenerConfigError,
   type FlowListenerDeps,
   type FlowListeners,
   type FlowSourceConfig,
+  warmUpOverLoopback,
 } from '../../collector/udp-listener.js';
+import { syntheticWorkloads } from '../../collector/synthetic.js';
 import { flowFixtures, freeUdpPort } from '../helpers/flow-fixtures.js';
 
 type Factory = (sources: Record<string, FlowSourceConfig>, deps: FlowListenerDeps, options: Record<string, unknown>) => FlowListeners;
@@ -522,6 +525,16 @@ describe('flow listener warm-up', () => {
   });
 });
 
+describe('flow listener warm-up over loopback', () => {
+  it('receives and decodes the synthetic datagrams on a throwaway socket, then closes it', async () => {
+    const r = await warmUpOverLoopback(DEFAULT_LISTENER_OPTIONS, Date.now, 5000, 2);
+    const perRound = syntheticWorkloads(Date.now()).reduce((n, w) => n + w.setup.length + w.datagrams.length, 0);
+    expect(r.sent).toBe(perRound * 2);
+    expect(r.received).toBe(r.sent);
+    expect(r.flows).toBeGreaterThan(1000);
+  });
+});
+
 describe('flow listener, decoding slower than datagrams arrive', () => {
   // A decoder that takes 1 ms per datagram, as code not yet optimised after a start can be.
   const slow = (): FlowDecoder => {
@@ -559,8 +572,16 @@ describe('flow listener, decoding slower than datagrams arrive', () => {
   });
 
   it('without a time slice, decodes a whole chunk between reads and the queue never holds more than one read', async () => {
-    const r = await burst({ drainSliceMs: 1e9 });
+    const r = await burst({ drainSliceMs: 1e9, backlogDatagrams: 1e9 });
     expect(r.highWater).toBeLessThanOrEqual(32);
+  });
+
+  it('once behind by more than backlogDatagrams, decodes in short turns, so the socket is read first', async () => {
+    // No time slice at a steady rate: only the backlog rule can end a turn early here.
+    const r = await burst({ drainSliceMs: 1e9, backlogDatagrams: 16 });
+    expect(r.highWater).toBeGreaterThan(64);
+    expect(r.packets).toBe(v9.datagrams().length * 10);
+    expect(r.flows).toBe(v9.reference().totals.flows * 10);
   });
 });
 
