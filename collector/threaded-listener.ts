@@ -186,6 +186,7 @@ class ThreadedListeners implements ThreadedFlowListeners {
       this.exited = new Promise<void>((resolve) =>
         worker.once('exit', () => {
           if (this.worker === worker) this.worker = undefined;
+          this.tid = undefined;
           for (const done of this.waiting.values()) done();
           this.waiting.clear();
           resolve();

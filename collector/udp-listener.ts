@@ -78,7 +78,10 @@ export interface FlowListenerOptions {
    * of reads (32), so at a steady rate turns stay `drainSliceMs` long.
    */
   backlogDatagrams: number;
-  /** Longest drain turn while the queue holds more than `backlogDatagrams`, ms. */
+  /**
+   * Drain turn while the queue holds more than `backlogDatagrams`, ms: the
+   * turn ends at the first clock check (every 8 datagrams) past it.
+   */
   backlogSliceMs: number;
   /**
    * At start, decode synthetic datagrams (warm-up.ts), then receive them over loopback on a
@@ -649,6 +652,8 @@ class Listeners implements FlowListeners {
   private timer: NodeJS.Timeout | undefined;
   private saveTimer: NodeJS.Timeout | undefined;
   private started = false;
+  /** The running or finished start, for a start() or close() that comes meanwhile. */
+  private starting: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   private readonly fault: FaultHook;
 
@@ -745,18 +750,26 @@ class Listeners implements FlowListeners {
     }
   }
 
-  async start(): Promise<void> {
-    if (this.started) return;
+  start(): Promise<void> {
+    if (this.started) return this.starting ?? Promise.resolve();
     this.started = true;
-    if (this.opts.warmUp) {
-      warmUpDecoding(this.now());
-      await warmUpOverLoopback(this.opts, this.now);
-    }
+    this.starting = this.bindAll();
+    return this.starting;
+  }
+
+  private async bindAll(): Promise<void> {
     try {
+      if (this.opts.warmUp) {
+        const t0 = performance.now();
+        warmUpDecoding(this.now());
+        const w = await warmUpOverLoopback(this.opts, this.now);
+        this.logger?.info({ ...w, ms: Math.round(performance.now() - t0) }, 'flow decode path warmed up');
+      }
       for (const g of this.groups) await this.bind(g);
     } catch (err) {
       await this.closeSockets();
       this.started = false;
+      this.starting = undefined;
       throw err;
     }
     this.timer = setInterval(() => {
@@ -812,6 +825,8 @@ class Listeners implements FlowListeners {
 
   close(): Promise<void> {
     this.closing ??= (async () => {
+      // A close during start (the warm-up takes up to a second) waits for the sockets it binds.
+      await this.starting?.catch(() => undefined);
       if (this.timer) clearInterval(this.timer);
       this.timer = undefined;
       await this.closeSockets();
@@ -892,7 +907,7 @@ export async function warmUpOverLoopback(
   now: () => number,
   budgetMs = 1000,
   rounds = 40,
-): Promise<{ sent: number; received: number; flows: number }> {
+): Promise<{ port: number; sent: number; received: number; flows: number }> {
   const warm = new Listeners(
     { 'warm-up': { listen: '127.0.0.1:0' } },
     { sink: { write() {} }, now },
@@ -902,9 +917,10 @@ export async function warmUpOverLoopback(
   sender.on('error', () => undefined);
   const deadline = performance.now() + budgetMs;
   let sent = 0;
+  let port = 0;
   try {
     await warm.start();
-    const port = warm.addresses()['warm-up']!.port;
+    port = warm.addresses()['warm-up']!.port;
     const received = (): number => warm.sources[0]!.received;
     const workloads = syntheticWorkloads(now());
     for (let r = 0; r < rounds && performance.now() < deadline; r++) {
@@ -928,7 +944,7 @@ export async function warmUpOverLoopback(
     await warm.close();
   }
   const st = warm.sourceStats()[0]!;
-  return { sent, received: st.received, flows: st.total.flows };
+  return { port, sent, received: st.received, flows: st.total.flows };
 }
 
 /** Builds (without binding) the listeners of every flow source; throws ListenerConfigError on a conflicting setup. */

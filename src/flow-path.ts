@@ -116,7 +116,10 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
   const nice = config.flowIngest.otherThreadsNice;
   if (nice > 0 && ingestThread !== undefined) {
     const r = lowerOtherThreads([ingestThread], nice);
-    log.info({ ingestThread, nice, ...r }, 'flow socket thread keeps its priority; the other threads yield to it');
+    if (r.failed > 0) log.warn({ ingestThread, nice, ...r }, 'some threads refused a lower priority; the flow socket thread may get less CPU first');
+    else log.info({ ingestThread, nice, ...r }, 'flow socket thread keeps its priority; the other threads yield to it');
+  } else if (nice > 0 && process.platform === 'linux') {
+    log.warn({ nice }, 'the flow socket thread id is unknown (no /proc/thread-self); thread priorities left as they are');
   }
   retention.start();
   // The cache is derived data: hours missing from it (a lost kpi.sqlite, a crash mid-build) are rebuilt in the background.

@@ -15,16 +15,24 @@
  * Linux only: there a nice value belongs to one thread (task), set with
  * setpriority() on its thread id. Threads started later inherit the nice
  * value of the thread that starts them, so threads the main thread starts
- * afterwards are lowered too. Raising a priority back needs privileges,
+ * afterwards are lowered too (threads the socket thread would start keep
+ * its priority; it starts none). Raising a priority back needs privileges,
  * so this is done once, after the socket thread is running.
+ *
+ * The cost: V8's helper threads also compile and collect for the socket
+ * thread's own code, so under CPU pressure its optimisation waits too; and
+ * the HTTP API and the capture writer answer later on a machine short of
+ * CPU. Measured, the trade pays (bench/README.md).
  */
 import { readdirSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 
 /** What lowering other threads needs from the system (injected in tests). */
 export interface ThreadSystem {
   /** Thread ids of this process. */
   threads(): number[];
+  /** A thread's nice value; throws when the thread is gone. */
+  getNice(tid: number): number;
   /** Sets a thread's nice value; throws when refused. */
   setNice(tid: number, nice: number): void;
 }
@@ -39,28 +47,42 @@ export const linuxThreads: ThreadSystem = {
       return [];
     }
   },
+  getNice(tid) {
+    return getPriority(tid);
+  },
   setNice(tid, nice) {
     setPriority(tid, nice);
   },
 };
 
-/** What was done: threads given the nice value, and those that refused (they keep theirs). */
+/** What was done: threads given the nice value, threads already at it or lower in priority, and those that refused. */
 export interface PriorityOutcome {
   lowered: number;
+  already: number;
   failed: number;
 }
 
+/** A nice value outside 1..19. */
+export class NiceValueError extends RangeError {
+  override readonly name = 'NiceValueError';
+}
+
 /**
- * Gives every thread of the process but `keep` the nice value `nice`
- * (1..19). A thread that refuses, or has ended meanwhile, is counted, never
- * thrown.
+ * Gives every thread of the process but `keep` at least the nice value
+ * `nice` (1..19): a thread already at that value or higher (a service
+ * started with `nice`) keeps its own. A thread that refuses, or has ended
+ * meanwhile, is counted, never thrown.
  */
 export function lowerOtherThreads(keep: readonly number[], nice: number, sys: ThreadSystem = linuxThreads): PriorityOutcome {
-  if (!Number.isInteger(nice) || nice < 1 || nice > 19) throw new RangeError('nice must be an integer from 1 to 19');
-  const out: PriorityOutcome = { lowered: 0, failed: 0 };
+  if (!Number.isInteger(nice) || nice < 1 || nice > 19) throw new NiceValueError(`nice must be an integer from 1 to 19, got ${nice}`);
+  const out: PriorityOutcome = { lowered: 0, already: 0, failed: 0 };
   for (const tid of sys.threads()) {
     if (keep.includes(tid)) continue;
     try {
+      if (sys.getNice(tid) >= nice) {
+        out.already++;
+        continue;
+      }
       sys.setNice(tid, nice);
       out.lowered++;
     } catch {

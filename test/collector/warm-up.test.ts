@@ -24,4 +24,14 @@ describe('decode warm-up', () => {
     expect(perRound).toBeGreaterThan(1000);
     expect(warmUpDecoding(now, 3)).toBe(perRound * 3);
   });
+
+  it('announces, for v9 and IPFIX, a data template and an options template with one sampling record', () => {
+    const now = Date.UTC(2026, 10, 24, 12);
+    for (const w of syntheticWorkloads(now).filter((x) => x.version !== 5)) {
+      const decoder = createFlowDecoder();
+      const batch = new FlowBatch(1024);
+      for (const s of w.setup) expect(decoder.decode(s, exporterRef('192.0.2.1'), now, batch).status).toBe('ok');
+      expect(decoder.counters.snapshot().total).toMatchObject({ templatesAdded: 2, optionsRecords: 1, malformed: 0 });
+    }
+  });
 });

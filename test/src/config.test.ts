@@ -29,6 +29,14 @@ describe('loadConfig', () => {
     expect(cfg.dataDir).toBe('/srv/netsvc');
   });
 
+  it('lowers the other threads to nice 10 by default; takes 0..19 from the environment and refuses anything else', () => {
+    expect(loadConfig({ cwd: tempDir(), env: {} }).flowIngest.otherThreadsNice).toBe(10);
+    expect(loadConfig({ cwd: tempDir(), env: { NETSVC_FLOW_INGEST__OTHER_THREADS_NICE: '0' } }).flowIngest.otherThreadsNice).toBe(0);
+    for (const bad of ['20', '-1', '2.5']) {
+      expect(() => loadConfig({ cwd: tempDir(), env: { NETSVC_FLOW_INGEST__OTHER_THREADS_NICE: bad } })).toThrow(/flowIngest\.otherThreadsNice/);
+    }
+  });
+
   it('leaves the config path and the test suites\' switch out of the configuration', () => {
     const cfg = loadConfig({ cwd: tempDir(), env: { NETSVC_REQUIRE_ALL: '1' } });
     expect(cfg.http.port).toBe(8080);
