@@ -80,8 +80,7 @@ export interface FlowListenerOptions {
   backlogDatagrams: number;
   /**
    * Drain turn while the queue holds more than `backlogDatagrams`, ms: the
-   * clock is then read after every datagram, so the turn ends with the
-   * first datagram that takes it past this (otherwise every 8).
+   * turn ends at the first clock check (every 8 datagrams) past it.
    */
   backlogSliceMs: number;
   /**
@@ -531,13 +530,11 @@ class SocketGroup {
     // Behind (a backlog in the queue), decode in short turns: the socket is read first, as
     // its kernel buffer overflows and the queue holds 64 Ki datagrams, and decoding gets the rest.
     const o = this.owner.opts;
-    const behind = q.count > o.backlogDatagrams;
-    const slice = behind ? o.backlogSliceMs : o.drainSliceMs;
-    // The clock is read every 8 datagrams, or every one while behind: a turn ends soon after its time is up.
-    const every = behind ? 0 : 7;
+    const slice = q.count > o.backlogDatagrams ? o.backlogSliceMs : o.drainSliceMs;
     const started = performance.now();
     for (let n = 0; n < chunk && q.count > 0; n++) {
-      if ((n & every) === every && n > 0 && performance.now() - started > slice) break;
+      // The clock is read every 8 datagrams: a turn ends soon after its time is up.
+      if ((n & 7) === 7 && performance.now() - started > slice) break;
       const i = q.peek();
       const state = this.owner.sources[q.source(i)]!;
       const ingest = state.ingest;
