@@ -71,7 +71,7 @@ export interface FlowListenerOptions {
   drainSliceMs: number;
   /**
    * Datagrams waiting in the queue beyond which decoding is behind: a drain
-   * turn then lasts at most `backlogSliceMs`, so that while decoding is slow
+   * turn then lasts about `backlogSliceMs` (until the queue is half full), so that while decoding is slow
    * (the first few hundred ms after a start, before V8 has optimised the
    * code for real traffic) the thread reads the socket first and the backlog
    * waits in the queue, not in the kernel buffer. Above one event-loop turn
@@ -529,8 +529,11 @@ class SocketGroup {
     const chunk = this.owner.opts.drainChunk;
     // Behind (a backlog in the queue), decode in short turns: the socket is read first, as
     // its kernel buffer overflows and the queue holds 64 Ki datagrams, and decoding gets the rest.
+    // Not once the queue is half full: reading datagrams only to drop them at the queue would
+    // take the CPU decoding needs (receive livelock); past that the kernel drops, at no cost.
     const o = this.owner.opts;
-    const slice = q.count > o.backlogDatagrams ? o.backlogSliceMs : o.drainSliceMs;
+    const behind = q.count > o.backlogDatagrams && q.count * 2 < o.queueDatagrams;
+    const slice = behind ? o.backlogSliceMs : o.drainSliceMs;
     const started = performance.now();
     for (let n = 0; n < chunk && q.count > 0; n++) {
       // The clock is read every 8 datagrams: a turn ends soon after its time is up.

@@ -571,7 +571,7 @@ describe('flow listener, decoding slower than datagrams arrive', () => {
     };
   };
 
-  async function burst(options: Record<string, unknown>): Promise<{ highWater: number; flows: number; packets: number }> {
+  async function burst(options: Record<string, unknown>): Promise<{ highWater: number; flows: number; packets: number; queueDrops: number }> {
     const summary = new SummarySink();
     const l = createFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: summary, createDecoder: slow }, options);
     open.push(l);
@@ -582,7 +582,12 @@ describe('flow listener, decoding slower than datagrams arrive', () => {
     // Ten loops of the capture sent at once: 200 datagrams wait in the kernel buffer.
     await Promise.all(Array.from({ length: 10 }, () => Promise.all(payloads.map((p) => new Promise<void>((r) => s.send(p, port, '127.0.0.1', () => r()))))));
     await settle(l, payloads.length * 10);
-    return { highWater: l.socketStats()[0]!.queueHighWater, flows: summary.summary().flows, packets: l.sourceStats()[0]!.total.packets };
+    return {
+      highWater: l.socketStats()[0]!.queueHighWater,
+      flows: summary.summary().flows,
+      packets: l.sourceStats()[0]!.total.packets,
+      queueDrops: l.sourceStats()[0]!.queueDrops,
+    };
   }
 
   it('takes the backlog off the socket into its own queue instead of leaving it in the kernel buffer', async () => {
@@ -596,6 +601,14 @@ describe('flow listener, decoding slower than datagrams arrive', () => {
   it('without a time slice, decodes a whole chunk between reads and the queue never holds more than one read', async () => {
     const r = await burst({ drainSliceMs: 1e9, backlogDatagrams: 1e9 });
     expect(r.highWater).toBeLessThanOrEqual(32);
+  });
+
+  it('stops reading first once the queue is half full: the kernel buffer keeps the rest and nothing is dropped', async () => {
+    // A queue of 80: reading first to the end would fill it and drop what the 8 MiB kernel buffer could hold.
+    const r = await burst({ drainSliceMs: 1e9, backlogDatagrams: 8, queueDatagrams: 80 });
+    expect(r.queueDrops).toBe(0);
+    expect(r.packets).toBe(v9.datagrams().length * 10);
+    expect(r.flows).toBe(v9.reference().totals.flows * 10);
   });
 
   it('once behind by more than backlogDatagrams, decodes in short turns, so the socket is read first', async () => {
