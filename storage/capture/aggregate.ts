@@ -9,7 +9,7 @@
  * exact. Keys live in typed arrays and Maps of numbers (IPv4) or short
  * strings (IPv6), not an object per key.
  */
-import { addressWords, FlowBatch, formatAddress } from '../../collector/flow-batch.js';
+import { FlowBatch, formatAddress } from '../../collector/flow-batch.js';
 import { TCP_RST, emptyTotals, type ColumnName, type FileTotals } from './format.js';
 import { scanFlows, type CaptureFileInfo, type ScanOptions } from './reader.js';
 
@@ -180,8 +180,8 @@ export class FlowAggregates implements FlowAggregatesView {
     const src = this.tables.srcIp;
     const dst = this.tables.dstIp;
     const ports = this.tables.dstPort;
-    const srcWords = addressWords(batch.srcAddr);
-    const dstWords = addressWords(batch.dstAddr);
+    const srcWords = batch.srcWords;
+    const dstWords = batch.dstWords;
     for (let i = from; i < from + n; i++) {
       const bytes = c.bytes[i]!;
       const packets = c.packets[i]!;
