@@ -18,7 +18,6 @@
  * pauses, the datagram queue fills and further datagrams are counted as
  * queue drops: memory stays bounded and every loss is counted.
  */
-import { readlinkSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { ADDRESS_COLUMNS, NUMERIC_COLUMNS, type ColumnBuffers, type FlowBatch } from './flow-batch.js';
 import type { FlowSink } from './flow-sink.js';
@@ -80,17 +79,6 @@ const forward: FlowSink = {
 
 // ------------------------------------------------------------------ run
 
-/** This thread's id on Linux (/proc/thread-self names it), so the service can keep its priority; else undefined. */
-function threadId(): number | undefined {
-  if (process.platform !== 'linux') return undefined;
-  try {
-    const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
-    return Number.isInteger(tid) && tid > 0 ? tid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 let listeners: FlowListeners;
 try {
   listeners = createFlowListeners(input.sources, { sink: forward, logger }, input.options);
@@ -137,7 +125,7 @@ port.on('message', (m: MainToWorker) => {
 
 listeners.start().then(
   () => {
-    post({ t: 'started', addresses: listeners.addresses(), tid: threadId(), ...stats() });
+    post({ t: 'started', addresses: listeners.addresses(), tid: listeners.threadId(), ...stats() });
     // Test hook: the thread dies of an uncaught error right after it started.
     if (input.options.faultInjection === 'crash') setTimeout(() => {
       throw new Error('injected crash of the flow ingest thread');

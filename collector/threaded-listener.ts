@@ -14,12 +14,10 @@
  * every `idle()`/`close()` answer, so `sourceStats()` is at most that old.
  * Received times are the wall clock of the ingest thread (no injected clock).
  */
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { FlowBatch } from './flow-batch.js';
 import type { FlowSink } from './flow-sink.js';
+import { workerScriptPath } from './thread-id.js';
 import {
   ListenerBindError,
   ListenerConfigError,
@@ -74,7 +72,7 @@ export interface ThreadedListenerOptions extends FlowListenerOptions {
  * becomes a capture block without a copy (CaptureWriter.take);
  * `flushDelayMs` still sends smaller batches on time when traffic is light.
  */
-export const DEFAULT_THREADED_OPTIONS = Object.freeze({ maxInFlightRows: 524_288, statsEveryMs: 1000, batchRows: 63_488, warmUp: true });
+export const DEFAULT_THREADED_OPTIONS = Object.freeze({ maxInFlightRows: 524_288, statsEveryMs: 1000, batchRows: 63_488, warmUp: true, socketThread: true });
 
 /** Batch rows that fit a capture block of `blockRows` with a datagram's overshoot. */
 export function batchRowsFor(blockRows: number): number {
@@ -85,16 +83,6 @@ export function batchRowsFor(blockRows: number): number {
 export interface ThreadedListenerDeps {
   sink: FlowSink;
   logger?: ListenerLogger;
-}
-
-/** The compiled worker script: next to this module, or under dist/ when this module runs from source (tests). */
-export function ingestWorkerPath(): string {
-  const here = fileURLToPath(import.meta.url);
-  const sibling = join(dirname(here), 'ingest-worker.js');
-  if (!here.endsWith('.ts') && existsSync(sibling)) return sibling;
-  const built = fileURLToPath(new URL('../dist/collector/ingest-worker.js', import.meta.url));
-  if (existsSync(built)) return built;
-  throw new Error(`ingest worker not built: ${built} is missing (run npm run build)`);
 }
 
 /** The threaded listeners: the in-thread interface, and which thread reads the sockets. */
@@ -132,7 +120,7 @@ class ThreadedListeners implements ThreadedFlowListeners {
       return Promise.reject(err);
     }
     const { maxInFlightRows, statsEveryMs, ...options } = { ...DEFAULT_THREADED_OPTIONS, ...this.opts };
-    const worker = new Worker(ingestWorkerPath(), {
+    const worker = new Worker(workerScriptPath('ingest-worker'), {
       workerData: { sources: this.config, options, maxInFlightRows, statsEveryMs },
     });
     this.worker = worker;

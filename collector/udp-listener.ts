@@ -24,6 +24,9 @@ import type { ExporterCounters } from './collector-counters.js';
 import { TemplatePersistence } from './template-persistence.js';
 import { warmUpDecoding } from './warm-up.js';
 import { syntheticWorkloads } from './synthetic.js';
+import { createDatagramRing, DatagramRingReader } from './datagram-ring.js';
+import { SocketThreadBindError, SocketThreadCounters, SocketThreadHandle, WARM_UP_SOURCE } from './socket-thread-handle.js';
+import { currentThreadId } from './thread-id.js';
 
 /** A flow source's settings, as `flowSources.<name>` in the configuration holds them. */
 export interface FlowSourceConfig {
@@ -89,6 +92,14 @@ export interface FlowListenerOptions {
    * before the first real datagram.
    */
   warmUp: boolean;
+  /**
+   * Read the sockets on a thread of their own (socket-thread.ts) that only
+   * copies each datagram into a shared ring (datagram-ring.ts, `queueBytes`
+   * and `queueDatagrams` large), and decode here: a decode stall then never
+   * keeps a socket from being read. Without it the sockets are read on this
+   * thread, between decode turns (`drainSliceMs`, `backlogSliceMs`).
+   */
+  socketThread: boolean;
   /** How often template and held-data expiry runs. */
   expireEveryMs: number;
   /** Least time between two log lines about the same problem. */
@@ -125,6 +136,7 @@ export const DEFAULT_LISTENER_OPTIONS: Readonly<FlowListenerOptions> = Object.fr
   backlogDatagrams: 96,
   backlogSliceMs: 0.05,
   warmUp: false,
+  socketThread: false,
   expireEveryMs: 10_000,
   logEveryMs: 60_000,
   flushDelayMs: 100,
@@ -218,6 +230,8 @@ export interface FlowListeners {
   socketStats(): SocketStats[];
   /** Resolves when every queue is empty and no sink write is pending (tests, import). */
   idle(): Promise<void>;
+  /** Id of the thread that reads the sockets (Linux, once started), else undefined. */
+  threadId(): number | undefined;
 }
 
 interface SourceState {
@@ -404,8 +418,20 @@ class FaultHook {
   }
 }
 
-/** Ring buffer of datagrams waiting to be decoded; bounded in count and bytes. */
-class DatagramQueue {
+/** Datagrams waiting to be decoded: `peek()` the oldest, read its fields, then `drop()` it. */
+interface QueuedDatagrams {
+  readonly count: number;
+  readonly highWater: number;
+  peek(): number;
+  payload(i: number): Buffer;
+  addr(i: number): string;
+  time(i: number): number;
+  source(i: number): number;
+  drop(): void;
+}
+
+/** Ring buffer of datagrams waiting to be decoded, filled by a socket on this thread; bounded in count and bytes. */
+class DatagramQueue implements QueuedDatagrams {
   private readonly payloads: (Buffer | undefined)[];
   private readonly addrs: string[];
   private readonly times: Float64Array;
@@ -472,9 +498,27 @@ class DatagramQueue {
   }
 }
 
+/**
+ * With a socket thread: a drain turn decodes at most this long (ms) or this
+ * many datagrams before other work of the thread (sink hand-overs, messages)
+ * gets a turn; no socket waits for it.
+ */
+const RING_TURN_MS = 2;
+const RING_TURN_DATAGRAMS = 4096;
+/** With a socket thread, an empty ring is polled every ms while records came within this long (ms); after that the thread sleeps until the socket thread wakes it. */
+const RING_POLL_FOR_MS = 1000;
+
 class SocketGroup {
   socket: Socket | undefined;
-  readonly queue: DatagramQueue;
+  readonly queue: QueuedDatagrams;
+  /** The queue a socket on this thread fills (no socket thread). */
+  private readonly local: DatagramQueue | undefined;
+  /** The ring the socket thread fills. */
+  readonly ring: DatagramRingReader | undefined;
+  private polling = false;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private lastRecordAt = -Infinity;
   claims = new Map<string, number>();
   defaultSource = -1;
   unclaimed = 0;
@@ -492,7 +536,13 @@ class SocketGroup {
     private readonly owner: Listeners,
     opts: FlowListenerOptions,
   ) {
-    this.queue = new DatagramQueue(opts.queueDatagrams, opts.queueBytes);
+    if (opts.socketThread) {
+      this.ring = new DatagramRingReader(createDatagramRing(opts.queueBytes, opts.queueDatagrams));
+      this.queue = this.ring;
+    } else {
+      this.local = new DatagramQueue(opts.queueDatagrams, opts.queueBytes);
+      this.queue = this.local;
+    }
   }
 
   onMessage(msg: Buffer, rinfo: RemoteInfo): void {
@@ -508,7 +558,7 @@ class SocketGroup {
     }
     const state = this.owner.sources[src]!;
     state.received++;
-    if (!this.queue.push(msg, rinfo.address, time, src)) {
+    if (!this.local!.push(msg, rinfo.address, time, src)) {
       state.queueDrops++;
       this.owner.rateLog('warn', `drop:${state.name}`, { source: state.name, queueDrops: state.queueDrops }, 'flow queue full: datagrams dropped');
       return;
@@ -523,23 +573,50 @@ class SocketGroup {
     setImmediate(() => this.drain());
   }
 
+  /**
+   * With a socket thread: the drain runs again when records are in the ring,
+   * polling every ms while traffic flows (a notify per datagram would cost
+   * the socket thread a system call each), else woken by the socket thread.
+   */
+  awaitRecords(): void {
+    const ring = this.ring;
+    if (!ring || this.polling || this.stopped) return;
+    this.polling = true;
+    const go = (): void => {
+      this.polling = false;
+      this.pollTimer = undefined;
+      if (!this.stopped) this.schedule();
+    };
+    if (performance.now() - this.lastRecordAt < RING_POLL_FOR_MS) this.pollTimer = setTimeout(go, 1);
+    else void ring.waitForRecords(RING_POLL_FOR_MS).then(go);
+  }
+
+  /** Starts watching the ring (again, after a failed start). */
+  watch(): void {
+    this.stopped = false;
+    this.awaitRecords();
+  }
+
   private drain(): void {
     this.scheduled = false;
     const q = this.queue;
-    const chunk = this.owner.opts.drainChunk;
+    const ring = this.ring !== undefined;
+    const chunk = ring ? RING_TURN_DATAGRAMS : this.owner.opts.drainChunk;
     // Behind (a backlog in the queue), decode in short turns: the socket is read first, as
     // its kernel buffer overflows and the queue holds 64 Ki datagrams, and decoding gets the rest.
     // Not once the queue is half full: reading datagrams only to drop them at the queue would
     // take the CPU decoding needs (receive livelock); past that the kernel drops, at no cost.
     const o = this.owner.opts;
-    const behind = q.count > o.backlogDatagrams && q.count * 2 < o.queueDatagrams;
-    const slice = behind ? o.backlogSliceMs : o.drainSliceMs;
+    const behind = !ring && q.count > o.backlogDatagrams && q.count * 2 < o.queueDatagrams;
+    const slice = ring ? RING_TURN_MS : behind ? o.backlogSliceMs : o.drainSliceMs;
     const started = performance.now();
+    if (ring && q.count > 0) this.lastRecordAt = started;
     for (let n = 0; n < chunk && q.count > 0; n++) {
       // The clock is read every 8 datagrams: a turn ends soon after its time is up.
       if ((n & 7) === 7 && performance.now() - started > slice) break;
       const i = q.peek();
-      const state = this.owner.sources[q.source(i)]!;
+      const src = q.source(i);
+      const state = src === WARM_UP_SOURCE ? this.owner.warmState! : this.owner.sources[src]!;
       const ingest = state.ingest;
       const empty = ingest.batch.length === 0;
       const outcome = ingest.decode(q.payload(i), ingest.exporter(q.addr(i)), q.time(i));
@@ -581,6 +658,7 @@ class SocketGroup {
       this.schedule();
       return;
     }
+    this.awaitRecords();
     if (!hasRows || !this.flushTimer) this.notifyIdle();
   }
 
@@ -641,12 +719,22 @@ class SocketGroup {
   stopTimer(): void {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
+    // The ring is no longer watched.
+    this.stopped = true;
+    if (this.pollTimer) clearTimeout(this.pollTimer);
+    this.pollTimer = undefined;
+    this.ring?.wake();
   }
 }
 
 class Listeners implements FlowListeners {
   readonly sources: SourceState[] = [];
   readonly groups: SocketGroup[] = [];
+  /** With a socket thread and warm-up: decodes the warm-up's datagrams and throws them away. */
+  readonly warmState: SourceState | undefined;
+  /** The socket thread's counters (received, queue drops, unclaimed), when there is one. */
+  private readonly counters: SocketThreadCounters | undefined;
+  private socketThread: SocketThreadHandle | undefined;
   readonly now: () => number;
   private readonly logger: ListenerLogger | undefined;
   private readonly lastLog = new Map<string, number>();
@@ -672,6 +760,19 @@ class Listeners implements FlowListeners {
     this.fault = new FaultHook(opts.faultInjection);
     const sink = this.fault.wrapSink(deps.sink);
     const plan = planSockets(configs);
+    const state = (name: string, config: FlowSourceConfig, ingest: SourceIngest, save = (): void => {}, changed = (): boolean => false): SourceState => ({
+      name,
+      config,
+      save,
+      changed,
+      ingest,
+      received: 0,
+      queueDrops: 0,
+      sinkErrors: 0,
+      sinkLostFlows: 0,
+      ingestErrors: 0,
+      firstRowAt: 0,
+    });
     plan.names.forEach((name) => {
       const cfg = configs[name]!;
       let decoder: FlowDecoder;
@@ -679,20 +780,12 @@ class Listeners implements FlowListeners {
       let changed: () => boolean = () => false;
       if (deps.createDecoder) decoder = deps.createDecoder(name, cfg);
       else ({ decoder, save, changed } = openSourceDecoder(name, cfg, opts, this.now, this.logger));
-      this.sources.push({
-        name,
-        config: cfg,
-        save,
-        changed,
-        ingest: new SourceIngest({ source: name, sink, decoder, batchRows: opts.batchRows }),
-        received: 0,
-        queueDrops: 0,
-        sinkErrors: 0,
-        sinkLostFlows: 0,
-        ingestErrors: 0,
-        firstRowAt: 0,
-      });
+      this.sources.push(state(name, cfg, new SourceIngest({ source: name, sink, decoder, batchRows: opts.batchRows }), save, changed));
     });
+    if (opts.socketThread) {
+      this.counters = SocketThreadCounters.allocate(this.sources.length, plan.sockets.length);
+      if (opts.warmUp) this.warmState = state('warm-up', { listen: '127.0.0.1:0' }, new SourceIngest({ source: 'warm-up', sink: { write() {} }, batchRows: opts.batchRows }));
+    }
     for (const p of plan.sockets) {
       const group = new SocketGroup(p.listen, p.sourceIdx, p.requestedBuffer, this, opts);
       group.claims = p.claims;
@@ -765,12 +858,16 @@ class Listeners implements FlowListeners {
       if (this.opts.warmUp) {
         const t0 = performance.now();
         warmUpDecoding(this.now());
-        const w = await warmUpOverLoopback(this.opts, this.now);
+        // With a socket thread, that thread warms up the receive path itself (startSocketThread).
+        const w = this.opts.socketThread ? undefined : await warmUpOverLoopback(this.opts, this.now);
         this.logger?.info({ ...w, ms: Math.round(performance.now() - t0) }, 'flow decode path warmed up');
       }
-      for (const g of this.groups) await this.bind(g);
+      if (this.opts.socketThread) await this.startSocketThread();
+      else for (const g of this.groups) await this.bind(g);
     } catch (err) {
       await this.closeSockets();
+      // Nothing more comes to decode: the rings are no longer watched.
+      for (const g of this.groups) g.stopTimer();
       this.started = false;
       this.starting = undefined;
       throw err;
@@ -781,6 +878,61 @@ class Listeners implements FlowListeners {
       this.saveChangedSoon();
     }, this.opts.expireEveryMs);
     this.timer.unref();
+  }
+
+  /** Starts the socket thread on the rings (it warms up, then binds every socket) and decodes from them. */
+  private async startSocketThread(): Promise<void> {
+    const t0 = performance.now();
+    // Decoding starts first: the warm-up's datagrams come through the first ring.
+    for (const g of this.groups) g.watch();
+    let handle: SocketThreadHandle;
+    try {
+      handle = await SocketThreadHandle.start(
+        {
+          sockets: this.groups.map((g) => ({
+            listen: g.listen,
+            ...parseListen(g.listen),
+            requestedBuffer: g.requestedBuffer,
+            claims: [...g.claims],
+            defaultSource: g.defaultSource,
+            ring: g.ring!.memory,
+          })),
+          sourceNames: this.sources.map((s) => s.name),
+          counters: this.counters!.buffer,
+          warmUp: this.opts.warmUp,
+          warmUpBudgetMs: 1000,
+          logEveryMs: this.opts.logEveryMs,
+        },
+        this.logger,
+      );
+    } catch (err) {
+      if (err instanceof SocketThreadBindError) throw new ListenerBindError(err.message, err.listen, { cause: err });
+      throw err;
+    }
+    this.socketThread = handle;
+    if (handle.warmUp && this.warmState) {
+      await this.idle();
+      this.warmState.ingest.batch.clear();
+      const flows = this.warmState.ingest.decoder.counters.snapshot().total.flows;
+      this.logger?.info({ ...handle.warmUp, flows, ms: Math.round(performance.now() - t0) }, 'flow socket thread warmed up');
+    }
+    handle.sockets.forEach((b, i) => {
+      const g = this.groups[i]!;
+      g.bound = { address: b.address, port: b.port };
+      g.granted = b.granted;
+      this.boundLog(g);
+    });
+  }
+
+  private boundLog(g: SocketGroup): void {
+    const names = g.sourceIdx.map((i) => this.sources[i]!.name);
+    if (g.granted < g.requestedBuffer) {
+      this.logger?.warn(
+        { listen: g.listen, requested: g.requestedBuffer, granted: g.granted },
+        'kernel granted a smaller UDP receive buffer than configured (raise net.core.rmem_max)',
+      );
+    }
+    this.logger?.info({ sources: names, address: g.bound!.address, port: g.bound!.port, receiveBuffer: g.granted }, 'flow listener started');
   }
 
   private bind(g: SocketGroup): Promise<void> {
@@ -799,20 +951,16 @@ class Listeners implements FlowListeners {
         g.socket = socket;
         g.bound = socket.address();
         g.granted = socket.getRecvBufferSize();
-        const names = g.sourceIdx.map((i) => this.sources[i]!.name);
-        if (g.granted < g.requestedBuffer) {
-          this.logger?.warn(
-            { listen: g.listen, requested: g.requestedBuffer, granted: g.granted },
-            'kernel granted a smaller UDP receive buffer than configured (raise net.core.rmem_max)',
-          );
-        }
-        this.logger?.info({ sources: names, address: g.bound.address, port: g.bound.port, receiveBuffer: g.granted }, 'flow listener started');
+        this.boundLog(g);
         resolve();
       });
     });
   }
 
   private async closeSockets(): Promise<void> {
+    const thread = this.socketThread;
+    this.socketThread = undefined;
+    await thread?.close();
     await Promise.all(
       this.groups.map(
         (g) =>
@@ -856,16 +1004,21 @@ class Listeners implements FlowListeners {
     return out;
   }
 
+  threadId(): number | undefined {
+    return this.opts.socketThread ? this.socketThread?.tid : currentThreadId();
+  }
+
   sourceStats(): SourceStats[] {
     const bound = this.addresses();
-    return this.sources.map((s) => {
+    const c = this.counters;
+    return this.sources.map((s, i) => {
       const snap = s.ingest.decoder.counters.snapshot();
       const b = bound[s.name];
       return {
         source: s.name,
         listen: b ? formatHostPort(b.address, b.port) : s.config.listen,
-        received: s.received,
-        queueDrops: s.queueDrops,
+        received: c ? c.received(i) : s.received,
+        queueDrops: c ? c.queueDrops(i) : s.queueDrops,
         sinkErrors: s.sinkErrors,
         sinkLostFlows: s.sinkLostFlows,
         decoderErrors: s.ingest.decoderErrors,
@@ -877,12 +1030,12 @@ class Listeners implements FlowListeners {
   }
 
   socketStats(): SocketStats[] {
-    return this.groups.map((g) => ({
+    return this.groups.map((g, i) => ({
       listen: g.bound ? formatHostPort(g.bound.address, g.bound.port) : g.listen,
       sources: g.sourceIdx.map((i) => this.sources[i]!.name),
       receiveBufferRequested: g.requestedBuffer,
       receiveBufferGranted: g.granted,
-      unclaimed: g.unclaimed,
+      unclaimed: this.counters ? this.counters.unclaimed(i) : g.unclaimed,
       queueDepth: g.queue.count,
       queueHighWater: g.queue.highWater,
     }));

@@ -1,0 +1,156 @@
+/**
+ * The decode thread's handle on the flow socket thread (socket-thread.ts):
+ * starts it, waits until its sockets are bound (or one cannot be), passes
+ * its log lines on, and stops it.
+ */
+import { Worker } from 'node:worker_threads';
+import type { DatagramRingMemory } from './datagram-ring.js';
+import { workerScriptPath } from './thread-id.js';
+
+/** Source index of the warm-up's datagrams in a ring. */
+export const WARM_UP_SOURCE = 0xffff;
+
+/** One socket the thread binds. */
+export interface SocketThreadSocket {
+  listen: string;
+  host: string;
+  port: number;
+  type: 'udp4' | 'udp6';
+  requestedBuffer: number;
+  /** Exporter address → source index. */
+  claims: [string, number][];
+  /** Source taking unclaimed exporters, or -1. */
+  defaultSource: number;
+  ring: DatagramRingMemory;
+}
+
+/** What the thread is started with. */
+export interface SocketThreadInput {
+  sockets: SocketThreadSocket[];
+  sourceNames: string[];
+  counters: SharedArrayBuffer;
+  warmUp: boolean;
+  /** Longest the warm-up takes, ms. */
+  warmUpBudgetMs: number;
+  logEveryMs: number;
+}
+
+export type SocketThreadMessage =
+  | { t: 'bound'; tid: number | undefined; sockets: { address: string; port: number; granted: number }[]; warmUp: { sent: number; received: number } | undefined }
+  | { t: 'failed'; message: string; listen: string }
+  | { t: 'log'; level: 'info' | 'warn' | 'error'; obj: object; msg: string }
+  | { t: 'closed' };
+
+/**
+ * The thread's counters in shared memory, Float64 slots written by the
+ * socket thread only: per source received and queue drops, per socket
+ * datagrams no source claims.
+ */
+export class SocketThreadCounters {
+  readonly slots: Float64Array;
+  constructor(
+    readonly buffer: SharedArrayBuffer,
+    private readonly sources: number,
+  ) {
+    this.slots = new Float64Array(buffer);
+  }
+  static allocate(sources: number, sockets: number): SocketThreadCounters {
+    // One more source slot: the warm-up's.
+    return new SocketThreadCounters(new SharedArrayBuffer(8 * (2 * (sources + 1) + sockets)), sources);
+  }
+  /** Slot of a source's received counter (the warm-up's is the last). */
+  receivedSlot(source: number): number {
+    return 2 * Math.min(source, this.sources);
+  }
+  dropsSlot(source: number): number {
+    return 2 * Math.min(source, this.sources) + 1;
+  }
+  unclaimedSlot(socket: number): number {
+    return 2 * (this.sources + 1) + socket;
+  }
+  received(source: number): number {
+    return this.slots[this.receivedSlot(source)]!;
+  }
+  queueDrops(source: number): number {
+    return this.slots[this.dropsSlot(source)]!;
+  }
+  unclaimed(socket: number): number {
+    return this.slots[this.unclaimedSlot(socket)]!;
+  }
+}
+
+/** The part of a logger the handle passes the thread's lines to. */
+export interface SocketThreadLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+/** A socket the thread could not bind (the listener turns it into its bind error). */
+export class SocketThreadBindError extends Error {
+  override readonly name = 'SocketThreadBindError';
+  constructor(
+    message: string,
+    readonly listen: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A running socket thread. */
+export class SocketThreadHandle {
+  private exited: Promise<void>;
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    private readonly worker: Worker,
+    /** Bound address and granted receive buffer of each socket, in plan order. */
+    readonly sockets: { address: string; port: number; granted: number }[],
+    /** The thread's id (Linux), for the service to keep its priority. */
+    readonly tid: number | undefined,
+    /** What the warm-up sent and received over loopback (none without warm-up). */
+    readonly warmUp: { sent: number; received: number } | undefined,
+  ) {
+    this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
+  }
+
+  /** Starts the thread; resolves once every socket is bound, rejects with SocketThreadBindError when one is not. */
+  static start(input: SocketThreadInput, logger?: SocketThreadLogger): Promise<SocketThreadHandle> {
+    const worker = new Worker(workerScriptPath('socket-thread'), { workerData: input });
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      worker.on('message', (m: SocketThreadMessage) => {
+        if (m.t === 'log') logger?.[m.level](m.obj, m.msg);
+        else if (m.t === 'bound') {
+          settled = true;
+          resolve(new SocketThreadHandle(worker, m.sockets, m.tid, m.warmUp));
+        } else if (m.t === 'failed') {
+          settled = true;
+          reject(new SocketThreadBindError(m.message, m.listen));
+        }
+      });
+      worker.on('error', (err) => {
+        logger?.error({ err }, 'flow socket thread failed; its sockets are no longer read');
+        if (!settled) {
+          settled = true;
+          reject(err);
+        }
+      });
+      worker.once('exit', () => {
+        if (!settled) {
+          settled = true;
+          reject(new Error('flow socket thread exited before its sockets were bound'));
+        }
+      });
+    });
+  }
+
+  /** Closes the sockets and ends the thread; resolves when it has exited. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.worker.postMessage({ t: 'close' });
+      await this.exited;
+    })();
+    return this.closing;
+  }
+}
