@@ -14,7 +14,7 @@
  * Layout: a header of Int32 slots, then a byte ring of records, each
  * 8-aligned: total length (u32), payload length (u32), received time
  * (f64, ms), source index (u16), exporter address length (u8) and text
- * (latin1, ≤ 45 bytes), payload from byte 64. A record never wraps: when
+ * (latin1, ≤ 61 bytes), payload from byte 80. A record never wraps: when
  * the end of the ring has no room, a WRAP mark sends the reader to byte 0.
  * Positions are published with Atomics (release/acquire), so a reader sees
  * a record's bytes once it sees the write position past them.
@@ -38,9 +38,9 @@ const READ = 3;
 const SLEEPING = 4;
 const HIGH_WATER = 5;
 const HEADER_BYTES = 64;
-const RECORD_HEAD = 64;
-/** Longest exporter address text (IPv6 with zone fits in 45 + a few; longer ones are cut). */
-const MAX_ADDR = 45;
+const RECORD_HEAD = 80;
+/** Longest exporter address text: an IPv6 address (39) with a zone id. */
+const MAX_ADDR = RECORD_HEAD - 19;
 const WRAP = 0xffffffff;
 /** Smallest byte ring: room for two records of the largest UDP payload. */
 export const MIN_RING_BYTES = 2 * (RECORD_HEAD + 65_536);
@@ -52,7 +52,7 @@ export interface DatagramRingMemory {
   readonly maxDatagrams: number;
 }
 
-/** Allocates a ring of `bytes` (records and their 64-byte heads) and at most `maxDatagrams` records. */
+/** Allocates a ring of `bytes` (records and their 80-byte heads) and at most `maxDatagrams` records. */
 export function createDatagramRing(bytes: number, maxDatagrams: number): DatagramRingMemory {
   if (!Number.isInteger(maxDatagrams) || maxDatagrams < 1 || maxDatagrams > 0x3fffffff) throw new RangeError(`maxDatagrams out of range: ${maxDatagrams}`);
   const ringBytes = Math.max(MIN_RING_BYTES, Math.ceil(bytes / 8) * 8);

@@ -1,16 +1,16 @@
 /**
- * Receive-and-decode thread of the threaded flow listeners (see threaded-listener.ts).
+ * Decode thread of the threaded flow listeners (see threaded-listener.ts).
  *
- *   this thread                                         main thread
- *   recv → claim → queue → decode → batch ──postMessage──▶ sink (capture writer)
+ *   socket thread            this thread                        main thread
+ *   recv → claim → ring ───▶ decode → batch ──postMessage──▶ sink (capture writer)
  *                                         ◀── ack ───────
  *
- * The sockets and decoders are the in-thread listeners of udp-listener.ts,
- * running here on this thread's own event loop: a datagram is timestamped
- * and queued in the socket callback and decoded between socket reads, so
- * nothing the main thread does (encoding a capture block, answering a
- * query, a GC pause) keeps the sockets from being read, and no datagram is
- * copied or handed between threads before it is decoded.
+ * The listeners here are those of udp-listener.ts with `socketThread`: the
+ * sockets are read by a thread of their own that only copies each datagram
+ * into a shared ring (datagram-ring.ts), and this thread decodes from the
+ * ring. Neither a decode stall here nor anything the main thread does
+ * (encoding a capture block, answering a query, a GC pause) keeps the
+ * sockets from being read.
  *
  * Batches go to the main thread as transferred column buffers; each is
  * acknowledged once the sink took it. While more than `maxInFlightRows`

@@ -3,8 +3,9 @@
  * the main thread does (the capture writer encoding a block, the API
  * answering a query, a GC pause) keeps the sockets from being read:
  *
- *   ingest thread (ingest-worker.ts): the in-thread listeners of
- *     udp-listener.ts (recv, claim, queue, decode), posting batches
+ *   socket thread (socket-thread.ts): recv, claim, copy into a shared ring
+ *   decode thread (ingest-worker.ts): the in-thread listeners of
+ *     udp-listener.ts in their socket-thread mode: ring → decode → batches
  *   main thread (this module): hand batches to the sink, acknowledge them
  *
  * Same interface as the in-thread listeners (udp-listener.ts). Decoded

@@ -6,9 +6,15 @@
  * exporter address (`exporters`), else to the one source on that port that
  * claims none. Between socket and decoder sits a bounded queue: the socket
  * handler only timestamps and enqueues, and a drain loop decodes in chunks
- * between socket reads and hands batches to the sink. When the sink is slow
- * (a pending write) or decoding falls behind, the queue fills and further
- * datagrams are dropped and counted; the socket itself is never blocked.
+ * and hands batches to the sink. When the sink is slow (a pending write) or
+ * decoding falls behind, the queue fills and further datagrams are dropped
+ * and counted; the socket itself is never blocked.
+ *
+ * Two ways to read the sockets: on this thread, between decode turns (the
+ * queue is an array ring); or, with `socketThread` (how `serve` runs, via
+ * threaded-listener.ts), on a thread of their own that copies each datagram
+ * into a ring in shared memory (socket-thread.ts, datagram-ring.ts), so that
+ * no decode stall keeps a socket from being read.
  *
  * Factories build; `start()` binds, `close()` stops receiving, drains what
  * was queued and flushes the last batches.

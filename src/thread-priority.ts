@@ -6,7 +6,9 @@
  *
  * Why: a flow socket holds only about 50 ms of traffic at 60 000 datagrams/s
  * in an 8 MiB receive buffer, and what overflows it is lost. Everything
- * else can wait without losing anything. On a small machine right after a
+ * else can wait without losing anything: the socket thread only copies each
+ * datagram into a 64 MiB ring (datagram-ring.ts), so the decode thread, niced
+ * with the rest, can fall behind for seconds without a loss. On a small machine right after a
  * start, V8's helper threads compile and collect on every core for a few
  * hundred milliseconds; at equal priority the socket thread then got about
  * half of the CPU it needed and the kernel dropped datagrams (measured in

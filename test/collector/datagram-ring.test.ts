@@ -29,7 +29,7 @@ describe('datagram ring', () => {
     const r = new DatagramRingReader(mem);
     const sent: Rec[] = [
       { payload: randomBytes(1400), addr: '192.0.2.1', time: 1_700_000_000_123.5, source: 0 },
-      { payload: Buffer.alloc(0), addr: '2001:db8::1', time: 1, source: 7 },
+      { payload: Buffer.alloc(0), addr: 'fe80:1234:5678:9abc:def0:1234:5678:9abc%enp0s31f6', time: 1, source: 7 },
       { payload: randomBytes(65_507), addr: '::ffff:198.51.100.200', time: 2, source: 65_534 },
     ];
     for (const s of sent) expect(w.push(s.payload, s.addr, s.time, s.source)).toBe(true);
@@ -80,7 +80,7 @@ describe('datagram ring', () => {
     let n = 0;
     while (wb.push(Buffer.alloc(10_000, n), '192.0.2.1', n, 0)) n++;
     expect(n).toBeGreaterThan(10);
-    expect(n).toBeLessThan(14); // 2 × (64 KiB + 64) bytes hold 13 records of 10 064 bytes
+    expect(n).toBeLessThan(14); // 2 × (64 KiB + 80) bytes hold 13 records of 10 080 bytes
     const rb = new DatagramRingReader(byBytes);
     for (let i = 0; i < n; i++) expect(take(rb).payload).toEqual(Buffer.alloc(10_000, i));
     expect(wb.push(Buffer.alloc(10_000, 1), '192.0.2.1', 0, 0)).toBe(true);

@@ -2,6 +2,7 @@ import { createSocket, type Socket } from 'node:dgram';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFlowDecoder, type FlowDecoder } from '../../collector/decoder.js';
 import type { FlowBatch } from '../../collector/flow-batch.js';
@@ -24,6 +25,8 @@ import { flowFixtures, freeUdpPort } from '../helpers/flow-fixtures.js';
 type Factory = (sources: Record<string, FlowSourceConfig>, deps: FlowListenerDeps, options: Record<string, unknown>) => FlowListeners;
 const VARIANTS: [string, Factory][] = [
   ['in-thread', (s, d, o) => createFlowListeners(s, d, o)],
+  // The decode path of the worker thread, here: sockets read by a socket thread into shared rings.
+  ['in-thread with a socket thread', (s, d, o) => createFlowListeners(s, d, { socketThread: true, ...o })],
   // Counters are pushed by the worker; fast pushes keep the polling below short.
   ['worker thread', (s, d, o) => createThreadedFlowListeners(s, d, { statsEveryMs: 20, ...o })],
 ];
@@ -65,6 +68,17 @@ async function send(s: Socket, payloads: Uint8Array[], port: number, host = '127
   for (const p of payloads) {
     await new Promise<void>((resolve, reject) => s.send(p, port, host, (err) => (err ? reject(err) : resolve())));
   }
+}
+
+/** True when nothing is bound to the port on 127.0.0.1. */
+async function portFree(port: number): Promise<boolean> {
+  const s = createSocket('udp4');
+  const free = await new Promise<boolean>((ok) => {
+    s.once('error', () => ok(false));
+    s.bind(port, '127.0.0.1', () => ok(true));
+  });
+  s.close();
+  return free;
 }
 
 /** Waits until the listeners have taken `n` datagrams and decoded everything queued. */
@@ -527,15 +541,6 @@ describe('flow listener warm-up', () => {
 
 describe('flow listener warm-up over loopback', () => {
   /** True when nothing is bound to the UDP port on 127.0.0.1 (binding it works). */
-  const portFree = async (port: number): Promise<boolean> => {
-    const s = createSocket('udp4');
-    const free = await new Promise<boolean>((ok) => {
-      s.once('error', () => ok(false));
-      s.bind(port, '127.0.0.1', () => ok(true));
-    });
-    s.close();
-    return free;
-  };
 
   it('receives and decodes the synthetic datagrams on a throwaway socket, then closes it', async () => {
     const r = await warmUpOverLoopback(DEFAULT_LISTENER_OPTIONS, Date.now, 5000, 2);
@@ -554,6 +559,54 @@ describe('flow listener warm-up over loopback', () => {
     await l.close();
     await started;
     expect(await portFree(l.addresses().netflow!.port)).toBe(true);
+  });
+});
+
+describe('flow listener with a socket thread, warm-up', () => {
+  it('warms up through the socket thread and the rings without counting the warm-up as traffic', async () => {
+    const infos: [object, string | undefined][] = [];
+    const logger = { info: (o: object, m?: string) => infos.push([o, m]), warn: () => {}, error: () => {} };
+    const summary = new SummarySink();
+    const l = createFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: summary, logger }, { warmUp: true, socketThread: true });
+    open.push(l);
+    await l.start();
+    const warm = infos.find(([, m]) => m === 'flow socket thread warmed up')?.[0] as { sent: number; received: number; flows: number } | undefined;
+    expect(warm?.received).toBeGreaterThan(100);
+    expect(warm?.flows).toBeGreaterThan(1000);
+    expect(l.sourceStats()[0]).toMatchObject({ received: 0, total: expect.objectContaining({ flows: 0, packets: 0 }) });
+    expect(summary.summary().flows).toBe(0);
+    // Real traffic afterwards is decoded as usual.
+    const payloads = v9.datagrams().map((d) => d.payload);
+    await send(await sender(), payloads, l.addresses().netflow!.port);
+    await settle(l, payloads.length);
+    expect(summary.summary().flows).toBe(v9.reference().totals.flows);
+  });
+
+  it('a close() while the socket thread warms up waits for it and leaves no socket open', async () => {
+    const l = createFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: new SummarySink() }, { warmUp: true, socketThread: true });
+    const started = l.start();
+    await new Promise((r) => setTimeout(r, 30)); // inside the socket thread's warm-up
+    await l.close();
+    await started;
+    const port = l.addresses().netflow?.port;
+    if (port !== undefined) expect(await portFree(port)).toBe(true);
+    expect(l.threadId()).toBeUndefined();
+  });
+
+  it('rejects with ListenerBindError when the socket thread cannot bind, and can start again once the port is free', async () => {
+    const taken = await sender();
+    const port = taken.address().port;
+    const l = createFlowListeners({ netflow: { listen: `127.0.0.1:${port}` } }, { sink: new SummarySink() }, { socketThread: true });
+    open.push(l);
+    await expect(l.start()).rejects.toBeInstanceOf(ListenerBindError);
+    expect(l.threadId()).toBeUndefined();
+    await new Promise<void>((r) => taken.close(() => r()));
+    sockets.splice(sockets.indexOf(taken), 1);
+    await l.start();
+    expect(l.addresses().netflow!.port).toBe(port);
+    await send(await sender(), v5.datagrams().map((d) => d.payload), port);
+    await settle(l, v5.datagrams().length);
+    expect(l.sourceStats()[0]!.total.flows).toBe(v5.reference().totals.flows);
   });
 });
 
@@ -620,6 +673,72 @@ describe('flow listener, decoding slower than datagrams arrive', () => {
     const r = await burst({ drainSliceMs: 1e9, backlogDatagrams: 16 });
     expect(r.highWater).toBeGreaterThan(64);
     expectAllDecoded(r);
+  });
+});
+
+describe('flow listener, a decode stall while a burst arrives', () => {
+  // The decoder stops the thread for 500 ms at the first datagram, as a long compile or GC pause can.
+  const stallingOnce = (): FlowDecoder => {
+    const real = createFlowDecoder();
+    let stalled = false;
+    return {
+      ...real,
+      decode(datagram, exporter, receivedMs, out) {
+        if (!stalled) {
+          stalled = true;
+          const until = performance.now() + 500;
+          while (performance.now() < until);
+        }
+        return real.decode(datagram, exporter, receivedMs, out);
+      },
+    };
+  };
+
+  /**
+   * Sends `loops` × the v9 capture from another thread, one capture (20 datagrams) per ms: within the
+   * stall, and slow enough for a thread that only reads (a sender at full speed outruns any reader).
+   */
+  async function burstFromAnotherThread(port: number, loops: number): Promise<number> {
+    const payloads = v9.datagrams().map((d) => d.payload);
+    const w = new Worker(
+      `const { workerData, parentPort } = require('node:worker_threads');
+       const s = require('node:dgram').createSocket('udp4');
+       (async () => {
+         for (let l = 0; l < workerData.loops; l++) {
+           await Promise.all(workerData.payloads.map((p) => new Promise((ok) => s.send(p, workerData.port, '127.0.0.1', ok))));
+           await new Promise((ok) => setTimeout(ok, 1));
+         }
+         s.close();
+         parentPort.postMessage('sent');
+       })();`,
+      { eval: true, workerData: { payloads, loops, port } },
+    );
+    await new Promise((ok) => w.once('message', ok));
+    await w.terminate();
+    return payloads.length * loops;
+  }
+
+  async function received(socketThread: boolean): Promise<{ sent: number; received: number; flows: number }> {
+    const summary = new SummarySink();
+    // A kernel buffer of about 1 800 datagrams (Linux counts about 2.3 KB per 1.4 KB datagram): the burst of 4 000, unread, overflows it.
+    const l = createFlowListeners({ netflow: { listen: '127.0.0.1:0', receiveBuffer: 2 * 1024 * 1024 } }, { sink: summary, createDecoder: stallingOnce }, { socketThread });
+    open.push(l);
+    await l.start();
+    const sent = await burstFromAnotherThread(l.addresses().netflow!.port, 200);
+    await new Promise((r) => setTimeout(r, 200));
+    await l.idle();
+    return { sent, received: l.sourceStats()[0]!.received, flows: summary.summary().flows };
+  }
+
+  it('with a socket thread, receives and decodes every datagram: the stall only delays decoding', async () => {
+    const r = await received(true);
+    expect(r.received).toBe(r.sent);
+    expect(r.flows).toBe(v9.reference().totals.flows * 200);
+  });
+
+  it('reading on the decoding thread, loses what overflows the kernel buffer during the stall', async () => {
+    const r = await received(false);
+    expect(r.received).toBeLessThan(r.sent);
   });
 });
 
