@@ -187,6 +187,11 @@ export class DatagramRingReader extends RingView {
     return this.view.getUint16(at + 16);
   }
 
+  /** Starts the high-water mark again from the records held now (after a warm-up, while the writer is quiet). */
+  resetHighWater(): void {
+    Atomics.store(this.head, HIGH_WATER, this.count);
+  }
+
   /** Frees the oldest record for the writer. */
   drop(): void {
     const at = this.peek();

@@ -79,7 +79,11 @@ export const DEFAULT_DECODER_CONFIG: Readonly<FlowDecoderConfig> = Object.freeze
 
 /** A stateful decoder (templates, options data, sequence numbers, counters) for any number of exporters. */
 export interface FlowDecoder {
-  /** Decodes one datagram into `out`; never throws on datagram content. */
+  /**
+   * Decodes one datagram into `out`; never throws on datagram content. The
+   * datagram is only valid during the call (the listener's may be a view into
+   * a shared ring): whatever is kept beyond it is copied.
+   */
   decode(datagram: Buffer, exporter: ExporterRef, receivedMs: number, out: FlowBatch): DecodeOutcome;
   /** Drops expired templates and held data as of `nowMs`, counting them. */
   expire(nowMs: number): void;

@@ -36,7 +36,9 @@ export interface SocketThreadInput {
 }
 
 export type SocketThreadMessage =
-  | { t: 'bound'; tid: number | undefined; sockets: { address: string; port: number; granted: number }[]; warmUp: { sent: number; received: number } | undefined }
+  /** The warm-up is sent; the thread binds once told `bind` (the decode thread has decoded the warm-up by then). */
+  | { t: 'warmed'; sent: number; received: number }
+  | { t: 'bound'; tid: number | undefined; sockets: { address: string; port: number; granted: number }[] }
   | { t: 'failed'; message: string; listen: string }
   | { t: 'log'; level: 'info' | 'warn' | 'error'; obj: object; msg: string }
   | { t: 'closed' };
@@ -108,22 +110,33 @@ export class SocketThreadHandle {
     readonly sockets: { address: string; port: number; granted: number }[],
     /** The thread's id (Linux), for the service to keep its priority. */
     readonly tid: number | undefined,
-    /** What the warm-up sent and received over loopback (none without warm-up). */
-    readonly warmUp: { sent: number; received: number } | undefined,
   ) {
     this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
   }
 
-  /** Starts the thread; resolves once every socket is bound, rejects with SocketThreadBindError when one is not. */
-  static start(input: SocketThreadInput, logger?: SocketThreadLogger): Promise<SocketThreadHandle> {
+  /**
+   * Starts the thread; resolves once every socket is bound, rejects with
+   * SocketThreadBindError when one is not. With a warm-up, the sockets are
+   * bound only after `warmed` (given what the warm-up sent and received)
+   * has settled, so that real traffic never waits behind the warm-up.
+   */
+  static start(
+    input: SocketThreadInput,
+    logger?: SocketThreadLogger,
+    warmed: (w: { sent: number; received: number }) => Promise<void> = async () => {},
+  ): Promise<SocketThreadHandle> {
     const worker = new Worker(workerScriptPath('socket-thread'), { workerData: input });
     return new Promise((resolve, reject) => {
       let settled = false;
       worker.on('message', (m: SocketThreadMessage) => {
         if (m.t === 'log') logger?.[m.level](m.obj, m.msg);
-        else if (m.t === 'bound') {
+        else if (m.t === 'warmed') {
+          void warmed({ sent: m.sent, received: m.received })
+            .catch((err: unknown) => logger?.warn({ err }, 'flow warm-up check failed'))
+            .then(() => worker.postMessage({ t: 'bind' }));
+        } else if (m.t === 'bound') {
           settled = true;
-          resolve(new SocketThreadHandle(worker, m.sockets, m.tid, m.warmUp));
+          resolve(new SocketThreadHandle(worker, m.sockets, m.tid));
         } else if (m.t === 'failed') {
           settled = true;
           reject(new SocketThreadBindError(m.message, m.listen));

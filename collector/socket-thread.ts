@@ -129,8 +129,15 @@ async function warmUp(first: SocketThreadSocket): Promise<{ sent: number; receiv
   return { sent, received: received() - base };
 }
 
+/** Resolves when the decode thread says `bind` (it has decoded the warm-up). */
+let bindNow: () => void = () => {};
+const mayBind = new Promise<void>((resolve) => (bindNow = resolve));
+
 async function start(): Promise<void> {
-  const warm = input.warmUp && input.sockets.length > 0 ? await warmUp(input.sockets[0]!) : undefined;
+  if (input.warmUp && input.sockets.length > 0) {
+    post({ t: 'warmed', ...(await warmUp(input.sockets[0]!)) });
+    await mayBind;
+  }
   const bound: { address: string; port: number; granted: number }[] = [];
   for (const [i, s] of input.sockets.entries()) {
     const receiver = new Receiver(s.listen, i, s.claims, s.defaultSource, s.ring, counters, rateLog);
@@ -147,13 +154,14 @@ async function start(): Promise<void> {
     const a = socket.address();
     bound.push({ address: a.address, port: a.port, granted: socket.getRecvBufferSize() });
   }
-  post({ t: 'bound', tid: currentThreadId(), sockets: bound, warmUp: warm });
+  post({ t: 'bound', tid: currentThreadId(), sockets: bound });
 }
 
 // A close that comes during the start (the warm-up takes up to a second) waits for it, so
 // no socket is bound after the close and the thread ends.
 const started = start();
-port.on('message', (m: { t: 'close' }) => {
+port.on('message', (m: { t: 'close' | 'bind' }) => {
+  if (m.t === 'bind') return bindNow();
   if (m.t !== 'close') return;
   void started.then(() => {
     let open = sockets.length;

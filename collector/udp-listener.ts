@@ -103,7 +103,8 @@ export interface FlowListenerOptions {
    * copies each datagram into a shared ring (datagram-ring.ts, `queueBytes`
    * and `queueDatagrams` large), and decode here: a decode stall then never
    * keeps a socket from being read. Without it the sockets are read on this
-   * thread, between decode turns (`drainSliceMs`, `backlogSliceMs`).
+   * thread, between decode turns (`drainSliceMs`, `backlogSliceMs`). With it,
+   * received times are that thread's wall clock, not the injected `now`.
    */
   socketThread: boolean;
   /** How often template and held-data expiry runs. */
@@ -522,6 +523,8 @@ class SocketGroup {
   /** The ring the socket thread fills. */
   readonly ring: DatagramRingReader | undefined;
   private polling = false;
+  /** Bumped by stopTimer(), so that a wait begun before it cannot schedule a drain after it. */
+  private generation = 0;
   private pollTimer: NodeJS.Timeout | undefined;
   private stopped = false;
   private lastRecordAt = -Infinity;
@@ -588,7 +591,9 @@ class SocketGroup {
     const ring = this.ring;
     if (!ring || this.polling || this.stopped) return;
     this.polling = true;
+    const generation = this.generation;
     const go = (): void => {
+      if (generation !== this.generation) return;
       this.polling = false;
       this.pollTimer = undefined;
       if (!this.stopped) this.schedule();
@@ -727,6 +732,8 @@ class SocketGroup {
     this.flushTimer = undefined;
     // The ring is no longer watched.
     this.stopped = true;
+    this.generation++;
+    this.polling = false;
     if (this.pollTimer) clearTimeout(this.pollTimer);
     this.pollTimer = undefined;
     this.ring?.wake();
@@ -891,6 +898,15 @@ class Listeners implements FlowListeners {
     const t0 = performance.now();
     // Decoding starts first: the warm-up's datagrams come through the first ring.
     for (const g of this.groups) g.watch();
+    // The socket thread binds once the warm-up it sent through the first ring is decoded.
+    const warmed = async (w: { sent: number; received: number }): Promise<void> => {
+      await this.idle();
+      this.warmState?.ingest.batch.clear();
+      // The warm-up is no backlog of real traffic.
+      for (const g of this.groups) g.ring!.resetHighWater();
+      const flows = this.warmState?.ingest.decoder.counters.snapshot().total.flows ?? 0;
+      this.logger?.info({ ...w, flows, ms: Math.round(performance.now() - t0) }, 'flow socket thread warmed up');
+    };
     let handle: SocketThreadHandle;
     try {
       handle = await SocketThreadHandle.start(
@@ -910,18 +926,13 @@ class Listeners implements FlowListeners {
           logEveryMs: this.opts.logEveryMs,
         },
         this.logger,
+        warmed,
       );
     } catch (err) {
       if (err instanceof SocketThreadBindError) throw new ListenerBindError(err.message, err.listen, { cause: err });
       throw err;
     }
     this.socketThread = handle;
-    if (handle.warmUp && this.warmState) {
-      await this.idle();
-      this.warmState.ingest.batch.clear();
-      const flows = this.warmState.ingest.decoder.counters.snapshot().total.flows;
-      this.logger?.info({ ...handle.warmUp, flows, ms: Math.round(performance.now() - t0) }, 'flow socket thread warmed up');
-    }
     handle.sockets.forEach((b, i) => {
       const g = this.groups[i]!;
       g.bound = { address: b.address, port: b.port };
