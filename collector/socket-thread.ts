@@ -19,7 +19,7 @@ import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { parentPort, workerData } from 'node:worker_threads';
 import { DatagramRingWriter, type DatagramRingMemory } from './datagram-ring.js';
 import { SocketThreadCounters, WARM_UP_SOURCE, type SocketThreadInput, type SocketThreadMessage, type SocketThreadSocket } from './socket-thread-handle.js';
-import { syntheticWorkloads } from './synthetic.js';
+import { sendSyntheticOverLoopback } from './loopback-warm-up.js';
 import { currentThreadId } from './thread-id.js';
 
 class Receiver {
@@ -99,31 +99,13 @@ async function warmUp(first: SocketThreadSocket): Promise<{ sent: number; receiv
   const base = received();
   const deadline = performance.now() + input.warmUpBudgetMs;
   let sent = 0;
-  const sender = createSocket('udp4');
-  sender.on('error', () => undefined);
   let socket: Socket | undefined;
   try {
     socket = await bind({ ...first, listen: '127.0.0.1:0', host: '127.0.0.1', port: 0, type: 'udp4', requestedBuffer: 4 * 1024 * 1024 }, receiver);
-    const to = socket.address().port;
-    const catchUp = async (behind: number): Promise<void> => {
-      while (received() - base < sent - behind && performance.now() < deadline) await new Promise((ok) => setTimeout(ok, 1));
-    };
-    const workloads = syntheticWorkloads(Date.now());
-    for (let r = 0; r < 40 && performance.now() < deadline; r++) {
-      for (const w of workloads) {
-        for (const d of [...w.setup, ...w.datagrams]) {
-          sender.send(d, to, '127.0.0.1');
-          sent++;
-          // Bursts of 32 (one event-loop turn of socket reads), then let the socket catch up.
-          if (sent % 32 === 0) await catchUp(64);
-        }
-      }
-    }
-    await catchUp(0);
+    sent = await sendSyntheticOverLoopback(socket.address().port, () => received() - base, Date.now(), 40, deadline);
   } catch {
     // No loopback: no warm-up.
   } finally {
-    sender.close();
     socket?.close();
   }
   return { sent, received: received() - base };

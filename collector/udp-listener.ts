@@ -29,7 +29,7 @@ import { SourceIngest } from './ingest.js';
 import type { ExporterCounters } from './collector-counters.js';
 import { TemplatePersistence } from './template-persistence.js';
 import { warmUpDecoding } from './warm-up.js';
-import { syntheticWorkloads } from './synthetic.js';
+import { sendSyntheticOverLoopback } from './loopback-warm-up.js';
 import { createDatagramRing, DatagramRingReader } from './datagram-ring.js';
 import { SocketThreadBindError, SocketThreadCounters, SocketThreadHandle, WARM_UP_SOURCE } from './socket-thread-handle.js';
 import { currentThreadId } from './thread-id.js';
@@ -1086,35 +1086,17 @@ export async function warmUpOverLoopback(
     { sink: { write() {} }, now },
     { ...opts, warmUp: false, templateDir: undefined, faultInjection: undefined },
   );
-  const sender = createSocket('udp4');
-  sender.on('error', () => undefined);
   const deadline = performance.now() + budgetMs;
   let sent = 0;
   let port = 0;
   try {
     await warm.start();
     port = warm.addresses()['warm-up']!.port;
-    /** Waits (1 ms at a time, within the budget) until the listener has received all but `behind` of what was sent. */
-    const catchUp = async (behind: number): Promise<void> => {
-      while (warm.sources[0]!.received < sent - behind && performance.now() < deadline) await new Promise((ok) => setTimeout(ok, 1));
-    };
-    const workloads = syntheticWorkloads(now());
-    for (let r = 0; r < rounds && performance.now() < deadline; r++) {
-      for (const w of workloads) {
-        for (const d of [...w.setup, ...w.datagrams]) {
-          sender.send(d, port, '127.0.0.1');
-          sent++;
-          // Bursts of 32 (one event-loop turn of socket reads), then let the listener catch up.
-          if (sent % 32 === 0) await catchUp(64);
-        }
-      }
-    }
-    await catchUp(0);
+    sent = await sendSyntheticOverLoopback(port, () => warm.sources[0]!.received, now(), rounds, deadline);
     await warm.idle();
   } catch {
     // A warm-up that cannot run (no loopback) is skipped.
   } finally {
-    sender.close();
     await warm.close();
   }
   const st = warm.sourceStats()[0]!;
