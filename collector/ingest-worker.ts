@@ -15,7 +15,7 @@
  * Batches go to the main thread as transferred column buffers; each is
  * acknowledged once the sink took it. While more than `maxInFlightRows`
  * rows are unacknowledged the sink write here stays pending, decoding
- * pauses, the datagram queue fills and further datagrams are counted as
+ * pauses, the ring fills and further datagrams are counted as
  * queue drops: memory stays bounded and every loss is counted.
  */
 import { parentPort, workerData } from 'node:worker_threads';

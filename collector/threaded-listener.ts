@@ -13,7 +13,7 @@
  * each is acknowledged when the sink has taken it, which bounds the memory
  * between the threads. Counters are pushed every `statsEveryMs` and with
  * every `idle()`/`close()` answer, so `sourceStats()` is at most that old.
- * Received times are the wall clock of the ingest thread (no injected clock).
+ * Received times are the wall clock of the socket thread (no injected clock).
  */
 import { Worker } from 'node:worker_threads';
 import { FlowBatch } from './flow-batch.js';
@@ -88,7 +88,7 @@ export interface ThreadedListenerDeps {
 
 /** The threaded listeners: the in-thread interface, and which thread reads the sockets. */
 export interface ThreadedFlowListeners extends FlowListeners {
-  /** Id of the thread that reads the sockets and decodes (Linux, once started), else undefined. */
+  /** Id of the thread that reads the sockets (Linux, once started), else undefined. */
   threadId(): number | undefined;
 }
 
