@@ -80,6 +80,8 @@ async function main(): Promise<void> {
   }
   await listeners.close();
   await writer?.close();
+  // `quit` exits even while the driver keeps stdin open (an open stdin keeps the process alive).
+  process.stdin.destroy();
 }
 
 await main();

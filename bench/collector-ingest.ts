@@ -133,7 +133,7 @@ class NetsvcReceiver {
 
   async stop(): Promise<void> {
     const exited = new Promise<void>((r) => this.child.once('exit', () => r()));
-    this.child.stdin!.write('quit\n');
+    this.child.stdin!.end('quit\n');
     await Promise.race([exited, sleep(10_000)]);
     if (this.child.exitCode === null && this.child.pid) process.kill(this.child.pid, 'SIGKILL');
   }
