@@ -7,6 +7,11 @@
 import { createSocket } from 'node:dgram';
 import { syntheticWorkloads } from './synthetic.js';
 
+/** Longest a warm-up over loopback takes, ms. */
+export const WARM_UP_BUDGET_MS = 1000;
+/** Passes over the synthetic workloads a warm-up sends at most. */
+export const WARM_UP_ROUNDS = 40;
+
 /**
  * Sends `rounds` passes over the synthetic workloads to 127.0.0.1:`port`
  * until `deadline` (performance.now()), in bursts of 32 (one event-loop turn

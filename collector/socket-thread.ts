@@ -15,11 +15,13 @@
  * first ring as source WARM_UP_SOURCE, which the decode thread decodes and
  * throws away: the whole path is optimised before the first real datagram.
  */
-import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import type { RemoteInfo, Socket } from 'node:dgram';
 import { parentPort, workerData } from 'node:worker_threads';
 import { DatagramRingWriter, type DatagramRingMemory } from './datagram-ring.js';
 import { SocketThreadCounters, WARM_UP_SOURCE, type SocketThreadInput, type SocketThreadMessage, type SocketThreadSocket } from './socket-thread-handle.js';
-import { sendSyntheticOverLoopback } from './loopback-warm-up.js';
+import { sendSyntheticOverLoopback, WARM_UP_ROUNDS } from './loopback-warm-up.js';
+import { LogThrottle } from './log-throttle.js';
+import { bindFlowSocket } from './udp-socket.js';
 import { currentThreadId } from './thread-id.js';
 
 class Receiver {
@@ -63,33 +65,19 @@ const port = parentPort!;
 const input = workerData as SocketThreadInput;
 const post = (m: SocketThreadMessage): void => port.postMessage(m);
 const counters = new SocketThreadCounters(input.counters, input.sourceNames.length);
-const lastLog = new Map<string, number>();
+const throttle = new LogThrottle(input.logEveryMs);
 function rateLog(key: string, obj: object, msg: string): void {
-  const t = Date.now();
-  const last = lastLog.get(key);
-  if (last !== undefined && t - last < input.logEveryMs) return;
-  if (lastLog.size > 10_000) lastLog.clear();
-  lastLog.set(key, t);
-  post({ t: 'log', level: 'warn', obj, msg });
+  if (throttle.allow(key, Date.now())) post({ t: 'log', level: 'warn', obj, msg });
 }
 
 const sockets: Socket[] = [];
 
 function bind(s: SocketThreadSocket, receiver: Receiver): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const socket = createSocket({ type: s.type, recvBufferSize: s.requestedBuffer, ipv6Only: false });
-    const onError = (err: Error): void => {
-      socket.close();
-      reject(err);
-    };
-    socket.once('error', onError);
-    socket.on('message', (msg, rinfo) => receiver.onMessage(msg, rinfo));
-    socket.bind(s.port, s.host, () => {
-      socket.off('error', onError);
-      socket.on('error', (err) => post({ t: 'log', level: 'error', obj: { err: { name: err.name, message: err.message }, listen: s.listen }, msg: 'flow socket error' }));
-      resolve(socket);
-    });
-  });
+  return bindFlowSocket(
+    { type: s.type, host: s.host, port: s.port, recvBufferSize: s.requestedBuffer },
+    (msg, rinfo) => receiver.onMessage(msg, rinfo),
+    (err) => post({ t: 'log', level: 'error', obj: { err: { name: err.name, message: err.message }, listen: s.listen }, msg: 'flow socket error' }),
+  );
 }
 
 /** Receives the synthetic datagrams over loopback into the first ring (as WARM_UP_SOURCE), within the budget. */
@@ -102,7 +90,7 @@ async function warmUp(first: SocketThreadSocket): Promise<{ sent: number; receiv
   let socket: Socket | undefined;
   try {
     socket = await bind({ ...first, listen: '127.0.0.1:0', host: '127.0.0.1', port: 0, type: 'udp4', requestedBuffer: 4 * 1024 * 1024 }, receiver);
-    sent = await sendSyntheticOverLoopback(socket.address().port, () => received() - base, Date.now(), 40, deadline);
+    sent = await sendSyntheticOverLoopback(socket.address().port, () => received() - base, Date.now(), WARM_UP_ROUNDS, deadline);
   } catch {
     // No loopback: no warm-up.
   } finally {

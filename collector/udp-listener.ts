@@ -19,7 +19,7 @@
  * Factories build; `start()` binds, `close()` stops receiving, drains what
  * was queued and flushes the last batches.
  */
-import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import type { RemoteInfo, Socket } from 'node:dgram';
 import ipaddr from 'ipaddr.js';
 import { createFlowDecoder, type FlowDecoder } from './decoder.js';
 import type { TemplateCache } from './template-cache.js';
@@ -29,7 +29,9 @@ import { SourceIngest } from './ingest.js';
 import type { ExporterCounters } from './collector-counters.js';
 import { TemplatePersistence } from './template-persistence.js';
 import { warmUpDecoding } from './warm-up.js';
-import { sendSyntheticOverLoopback } from './loopback-warm-up.js';
+import { sendSyntheticOverLoopback, WARM_UP_BUDGET_MS, WARM_UP_ROUNDS } from './loopback-warm-up.js';
+import { LogThrottle } from './log-throttle.js';
+import { bindFlowSocket } from './udp-socket.js';
 import { createDatagramRing, DatagramRingReader } from './datagram-ring.js';
 import { SocketThreadBindError, SocketThreadCounters, SocketThreadHandle, WARM_UP_SOURCE } from './socket-thread-handle.js';
 import { currentThreadId } from './thread-id.js';
@@ -750,7 +752,7 @@ class Listeners implements FlowListeners {
   private socketThread: SocketThreadHandle | undefined;
   readonly now: () => number;
   private readonly logger: ListenerLogger | undefined;
-  private readonly lastLog = new Map<string, number>();
+  private readonly logThrottle: LogThrottle;
   private lastExpire: number;
   private lastSave: number;
   private timer: NodeJS.Timeout | undefined;
@@ -771,6 +773,7 @@ class Listeners implements FlowListeners {
     this.lastExpire = this.now();
     this.lastSave = this.now();
     this.fault = new FaultHook(opts.faultInjection);
+    this.logThrottle = new LogThrottle(opts.logEveryMs);
     const sink = this.fault.wrapSink(deps.sink);
     const plan = planSockets(configs);
     const state = (name: string, config: FlowSourceConfig, ingest: SourceIngest, save = (): void => {}, changed = (): boolean => false): SourceState => ({
@@ -808,12 +811,7 @@ class Listeners implements FlowListeners {
   }
 
   rateLog(level: 'warn' | 'error', key: string, obj: object, msg: string): void {
-    if (!this.logger) return;
-    const t = this.now();
-    const last = this.lastLog.get(key);
-    if (last !== undefined && t - last < this.opts.logEveryMs) return;
-    if (this.lastLog.size > 10_000) this.lastLog.clear();
-    this.lastLog.set(key, t);
+    if (!this.logger || !this.logThrottle.allow(key, this.now())) return;
     this.logger[level](obj, msg);
   }
 
@@ -922,7 +920,7 @@ class Listeners implements FlowListeners {
           sourceNames: this.sources.map((s) => s.name),
           counters: this.counters!.buffer,
           warmUp: this.opts.warmUp,
-          warmUpBudgetMs: 1000,
+          warmUpBudgetMs: WARM_UP_BUDGET_MS,
           logEveryMs: this.opts.logEveryMs,
         },
         this.logger,
@@ -954,24 +952,21 @@ class Listeners implements FlowListeners {
 
   private bind(g: SocketGroup): Promise<void> {
     const { host, port, type } = parseListen(g.listen);
-    return new Promise<void>((resolve, reject) => {
-      const socket = createSocket({ type, recvBufferSize: g.requestedBuffer, ipv6Only: false });
-      const onError = (err: Error): void => {
-        socket.close();
-        reject(new ListenerBindError(`cannot listen on ${g.listen}: ${err.message}`, g.listen, { cause: err }));
-      };
-      socket.once('error', onError);
-      socket.on('message', (msg, rinfo) => g.onMessage(msg, rinfo));
-      socket.bind(port, host, () => {
-        socket.off('error', onError);
-        socket.on('error', (err) => this.logger?.error({ err, listen: g.listen }, 'flow socket error'));
+    return bindFlowSocket(
+      { type, host, port, recvBufferSize: g.requestedBuffer },
+      (msg, rinfo) => g.onMessage(msg, rinfo),
+      (err) => this.logger?.error({ err, listen: g.listen }, 'flow socket error'),
+    ).then(
+      (socket) => {
         g.socket = socket;
         g.bound = socket.address();
         g.granted = socket.getRecvBufferSize();
         this.boundLog(g);
-        resolve();
-      });
-    });
+      },
+      (err: Error) => {
+        throw new ListenerBindError(`cannot listen on ${g.listen}: ${err.message}`, g.listen, { cause: err });
+      },
+    );
   }
 
   private async closeSockets(): Promise<void> {
@@ -1078,8 +1073,8 @@ function formatHostPort(address: string, port: number): string {
 export async function warmUpOverLoopback(
   opts: FlowListenerOptions,
   now: () => number,
-  budgetMs = 1000,
-  rounds = 40,
+  budgetMs = WARM_UP_BUDGET_MS,
+  rounds = WARM_UP_ROUNDS,
 ): Promise<{ port: number; sent: number; received: number; flows: number }> {
   const warm = new Listeners(
     { 'warm-up': { listen: '127.0.0.1:0' } },

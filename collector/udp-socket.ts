@@ -1,0 +1,36 @@
+/**
+ * Binding a flow socket, as both ways of reading the sockets do (on the
+ * decoding thread, udp-listener.ts; on the socket thread, socket-thread.ts).
+ */
+import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+
+/** Where and how to bind. */
+export interface FlowSocketSpec {
+  type: 'udp4' | 'udp6';
+  host: string;
+  port: number;
+  /** SO_RCVBUF to ask for, bytes. */
+  recvBufferSize: number;
+}
+
+/**
+ * Binds a UDP socket (dual-stack for udp6) that hands each datagram to
+ * `onMessage`. Rejects with the bind error, the socket closed; errors after
+ * the bind go to `onError`.
+ */
+export function bindFlowSocket(spec: FlowSocketSpec, onMessage: (msg: Buffer, rinfo: RemoteInfo) => void, onError: (err: Error) => void): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = createSocket({ type: spec.type, recvBufferSize: spec.recvBufferSize, ipv6Only: false });
+    const onBindError = (err: Error): void => {
+      socket.close();
+      reject(err);
+    };
+    socket.once('error', onBindError);
+    socket.on('message', onMessage);
+    socket.bind(spec.port, spec.host, () => {
+      socket.off('error', onBindError);
+      socket.on('error', onError);
+      resolve(socket);
+    });
+  });
+}
