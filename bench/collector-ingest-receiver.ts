@@ -1,12 +1,12 @@
 /**
  * The netsvc side of the ingest benchmark, run as its own process:
- * `node dist/bench/collector-ingest-receiver.js --sink capture|summary --data-dir DIR [--buffer BYTES] [--threaded] [--nice N]`.
+ * `node dist/bench/collector-ingest-receiver.js --sink capture|summary --data-dir DIR [--buffer BYTES] [--threaded [--dgram]] [--nice N]`.
  *
  * Binds one flow source on an ephemeral 127.0.0.1 port (printed as
  * `READY <port>`), decodes what arrives through the service's listener and
  * hands it to the capture writer (end to end, as `netsvc serve` stores) or to
  * a summary sink (decode only); with `--threaded` sockets and decoders run
- * in the listener's worker thread and only the sink on the main thread. On each `stats` line on stdin it waits until
+ * in the listener's worker thread and only the sink on the main thread (`--dgram`: its socket thread reads through Node dgram, not recvmmsg batches). On each `stats` line on stdin it waits until
  * the queue is drained and prints one JSON line of counters (with the process's CPU time so far); `quit` exits.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -42,7 +42,7 @@ async function main(): Promise<void> {
     sink = new SummarySink();
   }
   const sources = { bench: { listen: '127.0.0.1:0', receiveBuffer: buffer } };
-  const threaded = process.argv.includes('--threaded') ? createThreadedFlowListeners(sources, { sink }, { statsEveryMs: 100 }) : undefined;
+  const threaded = process.argv.includes('--threaded') ? createThreadedFlowListeners(sources, { sink }, { statsEveryMs: 100, batchReceive: !process.argv.includes('--dgram') }) : undefined;
   const listeners = threaded ?? createFlowListeners(sources, { sink });
   await listeners.start();
   // As serve does (src/flow-path.ts): the socket thread keeps its priority, the others yield.

@@ -27,9 +27,18 @@ import { readCapture } from '../collector/pcap.js';
 /**
  * Receivers the benchmark can measure: netsvc with the capture writer or a
  * summary sink, its sockets and decoders in a worker thread (`-worker`, how
- * `netsvc serve` runs) or on the main thread (`-1thread`); and nfcapd.
+ * `netsvc serve` runs; `-worker-dgram` with its socket thread reading
+ * through Node dgram instead of recvmmsg batches) or on the main thread
+ * (`-1thread`); and nfcapd.
  */
-export const INGEST_COLLECTORS = ['netsvc-capture-worker', 'netsvc-capture-1thread', 'netsvc-decode-worker', 'netsvc-decode-1thread', 'nfcapd'] as const;
+export const INGEST_COLLECTORS = [
+  'netsvc-capture-worker',
+  'netsvc-capture-worker-dgram',
+  'netsvc-capture-1thread',
+  'netsvc-decode-worker',
+  'netsvc-decode-1thread',
+  'nfcapd',
+] as const;
 export type IngestCollector = (typeof INGEST_COLLECTORS)[number];
 
 /** Settings of one benchmark run. */
@@ -110,8 +119,11 @@ class NetsvcReceiver {
     });
   }
 
-  static async start(sink: 'capture' | 'summary', threaded: boolean, dataDir: string): Promise<{ r: NetsvcReceiver; port: number }> {
-    const args = [RECEIVER, '--sink', sink, '--data-dir', dataDir, ...(threaded ? ['--threaded'] : [])];
+  static async start(collector: IngestCollector, dataDir: string): Promise<{ r: NetsvcReceiver; port: number }> {
+    const sink = collector.includes('capture') ? 'capture' : 'summary';
+    const args = [RECEIVER, '--sink', sink, '--data-dir', dataDir];
+    if (collector.includes('-worker')) args.push('--threaded');
+    if (collector.endsWith('-dgram')) args.push('--dgram');
     const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] });
     const r = new NetsvcReceiver(child);
     const ready = await r.line();
@@ -140,14 +152,13 @@ class NetsvcReceiver {
 }
 
 async function measureNetsvc(
-  sink: 'capture' | 'summary',
-  threaded: boolean,
+  collector: IngestCollector,
   pcap: string,
   rate: number,
   loops: number,
 ): Promise<{ sent: { sent: number; elapsedMs: number }; flows: number; queueDrops: number; maxStallMs: number; cpuUsPerDatagram: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'netsvc-bench-'));
-  const { r, port } = await NetsvcReceiver.start(sink, threaded, dir);
+  const { r, port } = await NetsvcReceiver.start(collector, dir);
   try {
     const before = await r.stats();
     const sent = await send(pcap, port, rate, loops);
@@ -235,7 +246,7 @@ export async function benchIngest(opts: IngestBenchOptions): Promise<IngestResul
         const before = rcvbufErrors();
         let m: { sent: { sent: number; elapsedMs: number }; flows: number; queueDrops?: number; maxStallMs?: number; cpuUsPerDatagram: number };
         if (collector === 'nfcapd') m = await measureNfcapd(pcap, rate, loops);
-        else m = await measureNetsvc(collector.includes('capture') ? 'capture' : 'summary', collector.endsWith('worker'), pcap, rate, loops);
+        else m = await measureNetsvc(collector, pcap, rate, loops);
         const flowsSent = loops * flowsPerLoop;
         results.push({
           rate,

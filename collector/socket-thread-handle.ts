@@ -24,6 +24,18 @@ export interface SocketThreadSocket {
   ring: DatagramRingMemory;
 }
 
+/** How a socket is read: recvmmsg batches (batch-receive.ts) or Node dgram's events. */
+export type SocketReader = 'recvmmsg' | 'dgram';
+
+/** A socket the thread bound. */
+export interface SocketThreadBound {
+  address: string;
+  port: number;
+  /** Receive buffer the kernel granted. */
+  granted: number;
+  reader: SocketReader;
+}
+
 /** What the thread is started with. */
 export interface SocketThreadInput {
   sockets: SocketThreadSocket[];
@@ -33,12 +45,14 @@ export interface SocketThreadInput {
   /** Longest the warm-up takes, ms. */
   warmUpBudgetMs: number;
   logEveryMs: number;
+  /** Read the sockets with recvmmsg batches where the native addon is built (else, or when false, through dgram). */
+  batchReceive: boolean;
 }
 
 export type SocketThreadMessage =
   /** The warm-up is sent; the thread binds once told `bind` (the decode thread has decoded the warm-up by then). */
   | { t: 'warmed'; sent: number; received: number }
-  | { t: 'bound'; tid: number | undefined; sockets: { address: string; port: number; granted: number }[] }
+  | { t: 'bound'; tid: number | undefined; sockets: SocketThreadBound[] }
   | { t: 'failed'; message: string; listen: string }
   | { t: 'log'; level: 'info' | 'warn' | 'error'; obj: object; msg: string }
   | { t: 'closed' };
@@ -106,8 +120,8 @@ export class SocketThreadHandle {
 
   private constructor(
     private readonly worker: Worker,
-    /** Bound address and granted receive buffer of each socket, in plan order. */
-    readonly sockets: { address: string; port: number; granted: number }[],
+    /** Each socket as bound, in plan order. */
+    readonly sockets: SocketThreadBound[],
     /** The thread's id (Linux), for the service to keep its priority. */
     readonly tid: number | undefined,
   ) {

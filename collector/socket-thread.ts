@@ -18,7 +18,16 @@
 import type { RemoteInfo, Socket } from 'node:dgram';
 import { parentPort, workerData } from 'node:worker_threads';
 import { DatagramRingWriter, type DatagramRingMemory } from './datagram-ring.js';
-import { SocketThreadCounters, WARM_UP_SOURCE, type SocketThreadInput, type SocketThreadMessage, type SocketThreadSocket } from './socket-thread-handle.js';
+import { BatchReader, loadBatchRecv, MAX_BATCH, takeSocketFd, type DatagramHandler } from './batch-receive.js';
+import {
+  SocketThreadCounters,
+  WARM_UP_SOURCE,
+  type SocketReader,
+  type SocketThreadBound,
+  type SocketThreadInput,
+  type SocketThreadMessage,
+  type SocketThreadSocket,
+} from './socket-thread-handle.js';
 import { sendSyntheticOverLoopback, WARM_UP_ROUNDS } from './loopback-warm-up.js';
 import { LogThrottle } from './log-throttle.js';
 import { bindFlowSocket } from './udp-socket.js';
@@ -40,20 +49,25 @@ class Receiver {
     this.writer = new DatagramRingWriter(ring);
   }
 
+  /** A datagram from dgram's 'message' event. */
   onMessage(msg: Buffer, rinfo: RemoteInfo): void {
-    const time = Date.now();
-    let src = this.claims.get(rinfo.address);
+    this.onDatagram(msg, rinfo.address, Date.now());
+  }
+
+  /** A datagram (`payload` is valid only during the call: it is copied into the ring). */
+  onDatagram(payload: Buffer, exporter: string, time: number): void {
+    let src = this.claims.get(exporter);
     const slots = this.counters.slots;
     if (src === undefined) {
       if (this.defaultSource < 0) {
         slots[this.counters.unclaimedSlot(this.socketIdx)]!++;
-        this.rateLog(`unclaimed:${this.listen}:${rinfo.address}`, { listen: this.listen, exporter: rinfo.address }, 'datagram from an exporter no flow source claims; dropped');
+        this.rateLog(`unclaimed:${this.listen}:${exporter}`, { listen: this.listen, exporter }, 'datagram from an exporter no flow source claims; dropped');
         return;
       }
       src = this.defaultSource;
     }
     slots[this.counters.receivedSlot(src)]!++;
-    if (!this.writer.push(msg, rinfo.address, time, src)) {
+    if (!this.writer.push(payload, exporter, time, src)) {
       const d = this.counters.dropsSlot(src);
       slots[d]!++;
       if (src !== WARM_UP_SOURCE) this.rateLog(`drop:${src}`, { source: input.sourceNames[src], queueDrops: slots[d] }, 'flow queue full: datagrams dropped');
@@ -66,18 +80,93 @@ const input = workerData as SocketThreadInput;
 const post = (m: SocketThreadMessage): void => port.postMessage(m);
 const counters = new SocketThreadCounters(input.counters, input.sourceNames.length);
 const throttle = new LogThrottle(input.logEveryMs);
-function rateLog(key: string, obj: object, msg: string): void {
-  if (throttle.allow(key, Date.now())) post({ t: 'log', level: 'warn', obj, msg });
+function rateLog(key: string, obj: object, msg: string, level: 'warn' | 'error' = 'warn'): void {
+  if (throttle.allow(key, Date.now())) post({ t: 'log', level, obj, msg });
 }
 
+/** How long one turn of batch reads runs before the thread looks at its messages (close, bind), ms. */
+const TURN_MS = 20;
+/** After a read that did not fill a batch, how long to let the next one gather (fewer system calls per datagram; the kernel buffer holds them), ms. */
+const GATHER_MS = 1;
+
+/**
+ * Reads every socket taken over from dgram with recvmmsg batches
+ * (batch-receive.ts), in turns of TURN_MS: while traffic flows it reads,
+ * gathers for GATHER_MS after a batch that was not full, and otherwise
+ * sleeps in poll() until a socket can be read.
+ */
+class BatchPump {
+  private readonly entries: { socket: Socket; fd: number; listen: string; handle: DatagramHandler }[] = [];
+  private readonly fds = new Int32Array(64);
+  private readonly nap = new Int32Array(new SharedArrayBuffer(4));
+  private scheduled = false;
+
+  constructor(private readonly reader: BatchReader) {}
+
+  add(socket: Socket, fd: number, listen: string, receiver: Receiver): void {
+    this.entries.push({ socket, fd, listen, handle: (payload, exporter, time) => receiver.onDatagram(payload, exporter, time) });
+    this.fds[this.entries.length - 1] = fd;
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(this.turn);
+    }
+  }
+
+  /** Stops reading a socket (before it is closed: its descriptor is then gone). */
+  remove(socket: Socket): void {
+    const i = this.entries.findIndex((e) => e.socket === socket);
+    if (i < 0) return;
+    this.entries.splice(i, 1);
+    this.entries.forEach((e, k) => (this.fds[k] = e.fd));
+  }
+
+  private readonly turn = (): void => {
+    const end = performance.now() + TURN_MS;
+    for (;;) {
+      const time = Date.now();
+      let read = 0;
+      let full = false;
+      for (const e of this.entries) {
+        const n = this.reader.read(e.fd, e.handle, time);
+        if (n < 0) {
+          rateLog(`read:${e.listen}`, { listen: e.listen, errno: -n }, 'flow socket read failed', 'error');
+          continue;
+        }
+        read += n;
+        if (n === MAX_BATCH) full = true;
+      }
+      const left = end - performance.now();
+      if (left <= 0 || this.entries.length === 0) break;
+      if (full) continue;
+      if (read > 0) Atomics.wait(this.nap, 0, 0, Math.min(GATHER_MS, left));
+      else this.reader.wait(this.fds, this.entries.length, Math.ceil(left));
+    }
+    if (this.entries.length > 0) setImmediate(this.turn);
+    else this.scheduled = false;
+  };
+}
+
+const addon = input.batchReceive ? loadBatchRecv() : undefined;
+const pump = addon ? new BatchPump(new BatchReader(addon)) : undefined;
 const sockets: Socket[] = [];
 
-function bind(s: SocketThreadSocket, receiver: Receiver): Promise<Socket> {
-  return bindFlowSocket(
+/** Binds a socket and reads it in batches when it can (else through dgram's 'message' events). */
+async function bind(s: SocketThreadSocket, receiver: Receiver): Promise<{ socket: Socket; reader: SocketReader }> {
+  const socket = await bindFlowSocket(
     { type: s.type, host: s.host, port: s.port, recvBufferSize: s.requestedBuffer },
     (msg, rinfo) => receiver.onMessage(msg, rinfo),
     (err) => post({ t: 'log', level: 'error', obj: { err: { name: err.name, message: err.message }, listen: s.listen }, msg: 'flow socket error' }),
   );
+  const fd = pump ? takeSocketFd(socket) : undefined;
+  if (fd === undefined) return { socket, reader: 'dgram' };
+  pump!.add(socket, fd, s.listen, receiver);
+  return { socket, reader: 'recvmmsg' };
+}
+
+/** Closes a socket bound by `bind`. */
+function shut(socket: Socket, done?: () => void): void {
+  pump?.remove(socket);
+  socket.close(done);
 }
 
 /** Receives the synthetic datagrams over loopback into the first ring (as WARM_UP_SOURCE), within the budget. */
@@ -89,12 +178,12 @@ async function warmUp(first: SocketThreadSocket): Promise<{ sent: number; receiv
   let sent = 0;
   let socket: Socket | undefined;
   try {
-    socket = await bind({ ...first, listen: '127.0.0.1:0', host: '127.0.0.1', port: 0, type: 'udp4', requestedBuffer: 4 * 1024 * 1024 }, receiver);
+    socket = (await bind({ ...first, listen: '127.0.0.1:0', host: '127.0.0.1', port: 0, type: 'udp4', requestedBuffer: 4 * 1024 * 1024 }, receiver)).socket;
     sent = await sendSyntheticOverLoopback(socket.address().port, () => received() - base, Date.now(), WARM_UP_ROUNDS, deadline);
   } catch {
     // No loopback: no warm-up.
   } finally {
-    socket?.close();
+    if (socket) shut(socket);
   }
   return { sent, received: received() - base };
 }
@@ -108,21 +197,22 @@ async function start(): Promise<void> {
     post({ t: 'warmed', ...(await warmUp(input.sockets[0]!)) });
     await mayBind;
   }
-  const bound: { address: string; port: number; granted: number }[] = [];
+  const bound: SocketThreadBound[] = [];
   for (const [i, s] of input.sockets.entries()) {
     const receiver = new Receiver(s.listen, i, s.claims, s.defaultSource, s.ring, counters, rateLog);
     let socket: Socket;
+    let reader: SocketReader;
     try {
-      socket = await bind(s, receiver);
+      ({ socket, reader } = await bind(s, receiver));
     } catch (err) {
-      for (const open of sockets) open.close();
+      for (const open of sockets) shut(open);
       post({ t: 'failed', message: `cannot listen on ${s.listen}: ${(err as Error).message}`, listen: s.listen });
       port.close();
       return;
     }
     sockets.push(socket);
     const a = socket.address();
-    bound.push({ address: a.address, port: a.port, granted: socket.getRecvBufferSize() });
+    bound.push({ address: a.address, port: a.port, granted: socket.getRecvBufferSize(), reader });
   }
   post({ t: 'bound', tid: currentThreadId(), sockets: bound });
 }
@@ -140,6 +230,6 @@ port.on('message', (m: { t: 'close' | 'bind' }) => {
       port.close();
     };
     if (open === 0) return done();
-    for (const s of sockets.splice(0)) s.close(() => --open === 0 && done());
+    for (const s of sockets.splice(0)) shut(s, () => --open === 0 && done());
   });
 });

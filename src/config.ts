@@ -74,6 +74,12 @@ const flowIngestSchema = z
      * flow sockets, so that under CPU pressure the socket is read first; 0 leaves all equal.
      */
     otherThreadsNice: z.number().int().min(0).max(19).default(10),
+    /**
+     * Read the flow sockets with recvmmsg batches through the native addon
+     * built at install (Linux); false reads them through Node dgram, as
+     * happens anyway when the addon is not built.
+     */
+    batchReceive: z.boolean().default(true),
   })
   .strict();
 
@@ -193,7 +199,7 @@ export const configSchema = z
       fsyncOnFlush: false,
       retention: { checkIntervalSec: 300 },
     }),
-    flowIngest: flowIngestSchema.default({ otherThreadsNice: 10 }),
+    flowIngest: flowIngestSchema.default({ otherThreadsNice: 10, batchReceive: true }),
     dns: dnsSchema.default({ servers: [], timeoutMs: 1500, positiveTtlSec: 3600, negativeTtlSec: 300, maxEntries: 100_000 }),
     syslogReceiver: syslogReceiverSchema.default({
       enabled: true,

@@ -95,6 +95,7 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     templateDir: join(config.dataDir, 'templates'),
     // Batches of a capture block: the writer then adopts each as it is (CaptureWriter.take).
     batchRows: batchRowsFor(c.blockRows),
+    batchReceive: config.flowIngest.batchReceive,
   });
   const dns = new CachedReverseDns({ ...config.dns, now });
 

@@ -25,8 +25,10 @@ import { flowFixtures, freeUdpPort } from '../helpers/flow-fixtures.js';
 type Factory = (sources: Record<string, FlowSourceConfig>, deps: FlowListenerDeps, options: Record<string, unknown>) => FlowListeners;
 const VARIANTS: [string, Factory][] = [
   ['in-thread', (s, d, o) => createFlowListeners(s, d, o)],
-  // The decode path of the worker thread, here: sockets read by a socket thread into shared rings.
+  // The decode path of the worker thread, here: sockets read by a socket thread into shared rings,
+  // with recvmmsg batches (the default where the addon is built) and through dgram.
   ['in-thread with a socket thread', (s, d, o) => createFlowListeners(s, d, { socketThread: true, ...o })],
+  ['in-thread with a socket thread reading through dgram', (s, d, o) => createFlowListeners(s, d, { socketThread: true, batchReceive: false, ...o })],
   // Counters are pushed by the worker; fast pushes keep the polling below short.
   ['worker thread', (s, d, o) => createThreadedFlowListeners(s, d, { statsEveryMs: 20, ...o })],
 ];

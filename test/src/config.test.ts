@@ -37,6 +37,12 @@ describe('loadConfig', () => {
     }
   });
 
+  it('reads flow sockets in batches by default; the environment can turn it off, and only with a boolean', () => {
+    expect(loadConfig({ cwd: tempDir(), env: {} }).flowIngest.batchReceive).toBe(true);
+    expect(loadConfig({ cwd: tempDir(), env: { NETSVC_FLOW_INGEST__BATCH_RECEIVE: 'false' } }).flowIngest.batchReceive).toBe(false);
+    expect(() => loadConfig({ cwd: tempDir(), env: { NETSVC_FLOW_INGEST__BATCH_RECEIVE: 'maybe' } })).toThrow(/flowIngest\.batchReceive/);
+  });
+
   it('leaves the config path and the test suites\' switch out of the configuration', () => {
     const cfg = loadConfig({ cwd: tempDir(), env: { NETSVC_REQUIRE_ALL: '1' } });
     expect(cfg.http.port).toBe(8080);
