@@ -153,6 +153,9 @@ export class DatagramRingWriter extends RingView {
 export class DatagramRingReader extends RingView {
   private r: number;
   private at = -1;
+  private lastAddr = '';
+  private lastAddrLen = -1;
+  private readonly lastAddrBytes = new Uint8Array(MAX_ADDR);
 
   constructor(memory: DatagramRingMemory) {
     super(memory);
@@ -175,8 +178,21 @@ export class DatagramRingReader extends RingView {
     return Buffer.from(this.memory.buffer, HEADER_BYTES + at + RECORD_HEAD, len);
   }
 
+  /** The record's exporter address (the previous record's string when the text is the same: most come from few exporters). */
   addr(at: number): string {
-    return this.bytes.toString('latin1', at + 19, at + 19 + this.view.getUint8(at + 18));
+    const len = this.view.getUint8(at + 18);
+    const b = this.bytes;
+    const from = at + 19;
+    const last = this.lastAddrBytes;
+    if (len === this.lastAddrLen) {
+      let k = 0;
+      while (k < len && b[from + k] === last[k]) k++;
+      if (k === len) return this.lastAddr;
+    }
+    this.lastAddr = b.toString('latin1', from, from + len);
+    this.lastAddrLen = len;
+    last.set(b.subarray(from, from + len));
+    return this.lastAddr;
   }
 
   time(at: number): number {

@@ -161,7 +161,7 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
 
   function decode(datagram: Buffer, exporter: ExporterRef, receivedMs: number, out: FlowBatch): DecodeOutcome {
     const ec = counters.exporter(exporter.address);
-    counters.add(ec, 'packets');
+    counters.addPacket(ec);
     expirePending(receivedMs);
     if (datagram.length < 2) {
       counters.add(ec, 'malformed');
@@ -213,9 +213,7 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
         bytes += b[i]!;
         packets += p[i]!;
       }
-      counters.add(ec, 'flows', flows);
-      counters.add(ec, 'bytes', bytes);
-      counters.add(ec, 'packetsInFlows', packets);
+      counters.addFlows(ec, flows, bytes, packets);
     }
     return flows;
   }

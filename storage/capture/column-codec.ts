@@ -50,41 +50,45 @@ function getShuffled(src: Uint8Array, n: number, width: number, i: number): numb
   return (src[i]! | (src[n + i]! << 8) | (src[2 * n + i]! << 16) | (src[3 * n + i]! << 24)) >>> 0;
 }
 
-// The encoder's hot loops all read float64 columns (integer columns are first converted
-// into a scratch array): one typed-array class per loop, so V8 keeps one optimised version
-// of each, and no rarely taken branch inside a loop whose first use would throw the
-// optimised code away. Two scratch arrays (a converted column, and its deltas or its
-// values relative to another column), reused between calls.
-const scratchArrays = [new Float64Array(0), new Float64Array(0)];
+// The encoder's loops over times and counters read float64 columns; integer column classes
+// have loops of their own (encodeIntegers). No rarely taken branch inside a loop whose first
+// use would throw the optimised code away. One scratch array (deltas, or values relative to
+// another column), reused between calls.
+let scratchArray = new Float64Array(0);
 
-function scratch(which: 0 | 1, n: number): Float64Array {
-  if (scratchArrays[which]!.length < n) scratchArrays[which] = new Float64Array(n);
-  return scratchArrays[which]!;
+function scratch(n: number): Float64Array {
+  if (scratchArray.length < n) scratchArray = new Float64Array(n);
+  return scratchArray;
 }
 
-// Results of rangeOf (module state instead of an object per call).
+// Results of rangeOfIntegers and relativeTo (module state instead of an object per call).
 let rangeMin = 0;
 let rangeMax = 0;
 
-function rangeOf(d: Float64Array, n: number): void {
-  let min = Infinity;
-  let max = -Infinity;
-  for (let i = 0; i < n; i++) {
-    const v = d[i]!;
-    if (v < min) min = v;
-    if (v > max) max = v;
-  }
-  rangeMin = min;
-  rangeMax = max;
-}
-
-/** rangeOf, and whether every value is a safe integer, in one pass (fractions and NaN leave a non-zero sum). */
+/** Range of a float64 column, and whether every value is a safe integer, in one pass (fractions and NaN leave a non-zero sum). */
 function rangeOfIntegers(d: Float64Array, n: number): boolean {
   let min = Infinity;
   let max = -Infinity;
   let frac = 0;
   for (let i = 0; i < n; i++) {
     const v = d[i]!;
+    if (v < min) min = v;
+    if (v > max) max = v;
+    frac += v - Math.floor(v);
+  }
+  rangeMin = min;
+  rangeMax = max;
+  return frac === 0 && min >= -Number.MAX_SAFE_INTEGER && max <= Number.MAX_SAFE_INTEGER;
+}
+
+/** Fills r with d − ref and takes its range, in one pass; true when every difference is a safe integer (as rangeOfIntegers). */
+function relativeTo(d: Float64Array, ref: Float64Array, r: Float64Array, n: number): boolean {
+  let min = Infinity;
+  let max = -Infinity;
+  let frac = 0;
+  for (let i = 0; i < n; i++) {
+    const v = d[i]! - ref[i]!;
+    r[i] = v;
     if (v < min) min = v;
     if (v > max) max = v;
     frac += v - Math.floor(v);
@@ -134,15 +138,17 @@ function encodeFor(d: Float64Array, n: number, base: number, top: number, transf
 
 /** Zigzag deltas of consecutive values (the first is the base); undefined when one needs more than 4 bytes. */
 function encodeDelta(d: Float64Array, n: number, min: number, max: number): TransformedColumn | undefined {
-  const z = scratch(1, n);
+  const z = scratch(n);
   z[0] = 0;
+  let top = 0; // zigzag values are ≥ 0, and z[0] is 0
   for (let i = 1; i < n; i++) {
     const v = d[i]! - d[i - 1]!;
-    z[i] = 2 * Math.abs(v) - (v < 0 ? 1 : 0); // zigzag: 2v, or −2v − 1 below zero
+    const zz = 2 * Math.abs(v) - (v < 0 ? 1 : 0); // zigzag: 2v, or −2v − 1 below zero
+    z[i] = zz;
+    if (zz > top) top = zz;
   }
-  rangeOf(z, n);
-  if (rangeMax >= TWO32) return undefined;
-  const col = encodeFor(z, n, 0, rangeMax, TRANSFORM.delta, min, max)!;
+  if (top >= TWO32) return undefined;
+  const col = encodeFor(z, n, 0, top, TRANSFORM.delta, min, max)!;
   // Row 0 holds no delta (0 either way); the first value is the base.
   col.base = d[0]!;
   return col;
@@ -159,18 +165,10 @@ export function encodeNumeric(
   ref?: Float64Array,
 ): TransformedColumn {
   if (n === 0) return { transform: TRANSFORM.const, width: 0, base: 0, min: 0, max: 0, bytes: new Uint8Array(8) };
-  let d: Float64Array;
-  let integral = true;
-  if (values instanceof Float64Array) {
-    // Times and counters: checked for integers in the same pass as their range.
-    d = values;
-    integral = rangeOfIntegers(d, n);
-  } else {
-    // Integer column classes hold integers only; the typed-array copy converts any of them to float64 in one native call.
-    d = scratch(0, n);
-    d.set(values.subarray(0, n));
-    rangeOf(d, n);
-  }
+  if (!(values instanceof Float64Array)) return encodeIntegers(values, n);
+  // Times and counters: checked for integers in the same pass as their range.
+  const d = values;
+  const integral = rangeOfIntegers(d, n);
   const min = rangeMin;
   const max = rangeMax;
   if (!integral) {
@@ -187,14 +185,55 @@ export function encodeNumeric(
     if (col) return col;
   }
   if (kind === 'rel' && ref) {
-    const r = scratch(1, n);
-    for (let i = 0; i < n; i++) r[i] = d[i]! - ref[i]!;
-    if (rangeOfIntegers(r, n)) {
+    const r = scratch(n);
+    if (relativeTo(d, ref, r, n)) {
       const col = encodeFor(r, n, rangeMin, rangeMax, TRANSFORM.rel, min, max);
       if (col) return col;
     }
   }
   return encodeFor(d, n, min, max, TRANSFORM.int, min, max) ?? encodeRawFloat(d, n, min, max);
+}
+
+/**
+ * An integer column class (ports, protocol, interfaces, AS numbers: values
+ * below 2^32) as a constant or frame-of-reference integers, read where it
+ * lies: converting it to float64 first cost as much as both passes here.
+ */
+function encodeIntegers(d: Uint8Array | Uint16Array | Uint32Array, n: number): TransformedColumn {
+  let min = d[0]!;
+  let max = min;
+  for (let i = 1; i < n; i++) {
+    const v = d[i]!;
+    if (v < min) min = v;
+    else if (v > max) max = v;
+  }
+  if (min === max) {
+    const bytes = new Uint8Array(8);
+    new DataView(bytes.buffer).setFloat64(0, min, true);
+    return { transform: TRANSFORM.const, width: 0, base: min, min, max, bytes };
+  }
+  const width = widthFor(max - min);
+  const out = new Uint8Array(n * width);
+  if (width === 1) {
+    for (let i = 0; i < n; i++) out[i] = d[i]! - min;
+  } else if (width === 2) {
+    for (let i = 0; i < n; i++) {
+      const v = d[i]! - min;
+      out[i] = v;
+      out[n + i] = v >>> 8;
+    }
+  } else {
+    const p2 = 2 * n;
+    const p3 = 3 * n;
+    for (let i = 0; i < n; i++) {
+      const v = d[i]! - min;
+      out[i] = v;
+      out[n + i] = v >>> 8;
+      out[p2 + i] = v >>> 16;
+      out[p3 + i] = v >>> 24;
+    }
+  }
+  return { transform: TRANSFORM.int, width, base: min, min, max, bytes: out };
 }
 
 /** Inverse of encodeNumeric: fills `out[0..n)`; `ref` must already be decoded for `rel`. */

@@ -49,6 +49,26 @@ describe('data block encoding', () => {
     expect(Number.isNaN(out.cols.packets[0])).toBe(true);
   });
 
+  it('stores integer columns in the narrowest width their range needs, each edge exactly', () => {
+    // [values of srcAs, dstAs, inputIf, outputIf] → widths 1, 2 (range 256), 2 (range 65535), 4 (range 2^32 − 1).
+    const cases: [number[], number][] = [
+      [[0, 255, 7], 1],
+      [[0, 256, 3], 2],
+      [[5, 65_540, 70], 2],
+      [[1, 4_294_967_295, 0], 4],
+    ];
+    const b = new FlowBatch(3);
+    for (let i = 0; i < 3; i++) b.addRow();
+    const cols = ['srcAs', 'dstAs', 'inputIf', 'outputIf'] as const;
+    cases.forEach(([values], k) => values.forEach((v, i) => (b.cols[cols[k]!][i] = v)));
+    const { block } = encodeBlock(b, 0, 3, createCodec('none'));
+    const payload = block.subarray(BLOCK_HEADER_SIZE);
+    const { columns } = decodeBlockMeta(payload, payload.length);
+    const widths = cols.map((c) => columns.find((e) => e.id === ALL_COLUMNS.indexOf(c))!.width);
+    expect(widths).toEqual(cases.map(([, w]) => w));
+    expect(rowsOf([roundTrip(b, 'none')])).toEqual(rowsOf([b]));
+  });
+
   it('keeps IPv4-mapped and native IPv6 apart in one column (::ffff:a.b.c.d vs 2001:db8::…)', () => {
     const b = new FlowBatch(2);
     b.addRow();
