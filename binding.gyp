@@ -2,8 +2,9 @@
   "targets": [
     {
       "target_name": "batch_recv",
-      "conditions": [["OS=='linux'", { "sources": ["collector/native/batch-recv.c"] }]],
-      "cflags": ["-O2", "-Wall", "-Wextra"]
+      "conditions": [
+        ["OS=='linux'", { "sources": ["collector/native/batch-recv.c"], "cflags": ["-O2", "-Wall", "-Wextra"] }, { "type": "none" }]
+      ]
     }
   ]
 }

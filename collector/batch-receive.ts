@@ -24,11 +24,12 @@ export interface BatchRecvAddon {
 
 /** Datagrams per read. */
 export const MAX_BATCH = 64;
-/** Bytes per datagram in the staging buffer: more than any UDP payload (65 507 over IPv4, 65 527 over IPv6), so none is cut short. */
+/** Bytes per datagram in the staging buffer (the addon's least): more than any UDP payload (65 507 over IPv4, 65 527 over IPv6), so none is cut short. */
 export const SLOT_BYTES = 65_536;
 const META_WORDS = 8;
 
 let loaded: BatchRecvAddon | null | undefined;
+let loadError = '';
 
 /** The addon's path: build/Release under the package root (the nearest directory up with a package.json). */
 export function batchRecvAddonPath(): string {
@@ -37,22 +38,29 @@ export function batchRecvAddonPath(): string {
   return join(dir, 'build', 'Release', 'batch_recv.node');
 }
 
-/** The addon, or undefined when it is not built or does not load here (loaded once per thread). */
+/** The addon, or undefined when it is not built or does not load here (loaded once per thread; `batchRecvLoadError` says why). */
 export function loadBatchRecv(): BatchRecvAddon | undefined {
   if (loaded === undefined) {
     loaded = null;
-    if (process.platform === 'linux') {
+    if (process.platform !== 'linux') loadError = `recvmmsg batches are Linux only (this is ${process.platform})`;
+    else {
       try {
         const addon = createRequire(import.meta.url)(batchRecvAddonPath()) as Partial<BatchRecvAddon>;
         if (typeof addon.recvBatch === 'function' && typeof addon.waitReadable === 'function' && typeof addon.addressText === 'function') {
           loaded = addon as BatchRecvAddon;
-        }
-      } catch {
-        // Not built: dgram it is.
+        } else loadError = `${batchRecvAddonPath()} lacks recvBatch, waitReadable or addressText`;
+      } catch (err) {
+        // Not built (no compiler at install): dgram it is.
+        loadError = (err as Error).message;
       }
     }
   }
   return loaded ?? undefined;
+}
+
+/** Why loadBatchRecv gave undefined ('' when it loaded or was not tried). */
+export function batchRecvLoadError(): string {
+  return loadError;
 }
 
 interface UdpHandle {
@@ -81,7 +89,7 @@ export function takeSocketFd(socket: Socket): number | undefined {
  */
 class ExporterNames {
   private static readonly SLOTS = 1024;
-  private readonly words = new Int32Array(ExporterNames.SLOTS * 5);
+  private readonly words = new Int32Array(ExporterNames.SLOTS * 6);
   private readonly names: (string | undefined)[] = new Array<string | undefined>(ExporterNames.SLOTS).fill(undefined);
 
   constructor(private readonly addon: BatchRecvAddon) {}
@@ -93,17 +101,19 @@ class ExporterNames {
     const b = meta[m + 4]!;
     const c = meta[m + 5]!;
     const d = meta[m + 6]!;
-    const slot = (Math.imul(a ^ Math.imul(b, 0x85ebca6b) ^ Math.imul(c, 0xc2b2ae35) ^ Math.imul(d, 0x27d4eb2f) ^ family, 0x9e3779b1) >>> 22) & (ExporterNames.SLOTS - 1);
+    const scope = meta[m + 7]!; // IPv6 scope id: the same link-local address on two interfaces is two exporters
+    const slot = Math.imul(a ^ Math.imul(b, 0x85ebca6b) ^ Math.imul(c, 0xc2b2ae35) ^ Math.imul(d, 0x27d4eb2f) ^ Math.imul(scope, 0x165667b1) ^ family, 0x9e3779b1) >>> 22;
     const w = this.words;
-    const k = slot * 5;
+    const k = slot * 6;
     const cached = this.names[slot];
-    if (cached !== undefined && w[k] === family && w[k + 1] === a && w[k + 2] === b && w[k + 3] === c && w[k + 4] === d) return cached;
+    if (cached !== undefined && w[k] === family && w[k + 1] === a && w[k + 2] === b && w[k + 3] === c && w[k + 4] === d && w[k + 5] === scope) return cached;
     const name = this.addon.addressText(meta, i);
     w[k] = family;
     w[k + 1] = a;
     w[k + 2] = b;
     w[k + 3] = c;
     w[k + 4] = d;
+    w[k + 5] = scope;
     this.names[slot] = name;
     return name;
   }
@@ -141,8 +151,8 @@ export class BatchReader {
     return n;
   }
 
-  /** Waits up to `timeoutMs` until one of `fds[0, count)` can be read. */
-  wait(fds: Int32Array, count: number, timeoutMs: number): void {
-    this.addon.waitReadable(fds, count, timeoutMs);
+  /** Waits up to `timeoutMs` until one of `fds[0, count)` can be read; how many can, or −errno. */
+  wait(fds: Int32Array, count: number, timeoutMs: number): number {
+    return this.addon.waitReadable(fds, count, timeoutMs);
   }
 }

@@ -55,6 +55,12 @@ export interface DecodeOutcome {
   readonly version: number;
   /** Rows appended to the batch, including held data decoded because its template came now. */
   readonly flows: number;
+  /**
+   * The decoder read past the end of a buffer (a RangeError: every length
+   * from the wire is checked before use, so this is a bug); the datagram was
+   * dropped as malformed. The fuzz test hunts for it.
+   */
+  readonly readPastEnd?: true;
 }
 
 /** Settings of a decoder (all have defaults). */
@@ -176,6 +182,7 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
     env.overrideInterval = overrides.get(exporter.address) ?? 0;
     env.released.length = 0;
     let ok: boolean;
+    let readPastEnd = false;
     try {
       if (version === 5) ok = decodeV5(datagram, env, out);
       else if (version === 9) ok = decodeV9(datagram, env, out);
@@ -188,6 +195,7 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
       // A decoder bug must not stop the listener: the datagram is dropped
       // like a malformed one (and the fuzz test hunts for these).
       if (!(err instanceof MalformedDatagram) && !(err instanceof RangeError)) throw err;
+      readPastEnd = err instanceof RangeError;
       ok = false;
     }
     if (!ok) {
@@ -195,7 +203,7 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
       out.length = keepReleased(out, startRow, env.released);
       counters.add(ec, 'malformed');
       countFlows(ec, startRow, out);
-      return { status: 'malformed', version, flows: out.length - startRow };
+      return readPastEnd ? { status: 'malformed', version, flows: out.length - startRow, readPastEnd } : { status: 'malformed', version, flows: out.length - startRow };
     }
     const flows = countFlows(ec, startRow, out);
     return { status: 'ok', version, flows };

@@ -18,7 +18,7 @@
 import type { RemoteInfo, Socket } from 'node:dgram';
 import { parentPort, workerData } from 'node:worker_threads';
 import { DatagramRingWriter, type DatagramRingMemory } from './datagram-ring.js';
-import { BatchReader, loadBatchRecv, MAX_BATCH, takeSocketFd, type DatagramHandler } from './batch-receive.js';
+import { BatchReader, batchRecvLoadError, loadBatchRecv, MAX_BATCH, takeSocketFd, type DatagramHandler } from './batch-receive.js';
 import {
   SocketThreadCounters,
   WARM_UP_SOURCE,
@@ -84,6 +84,9 @@ function rateLog(key: string, obj: object, msg: string, level: 'warn' | 'error' 
   if (throttle.allow(key, Date.now())) post({ t: 'log', level, obj, msg });
 }
 
+const EBADF = 9;
+const ENOTSOCK = 88;
+
 /** How long one turn of batch reads runs before the thread looks at its messages (close, bind), ms. */
 const TURN_MS = 20;
 /** The same while the thread has work of its own (the warm-up's sender runs on it), ms. */
@@ -99,7 +102,7 @@ const GATHER_MS = 1;
  */
 class BatchPump {
   private readonly entries: { socket: Socket; fd: number; listen: string; handle: DatagramHandler }[] = [];
-  private readonly fds = new Int32Array(64);
+  private fds = new Int32Array(8);
   private readonly nap = new Int32Array(new SharedArrayBuffer(4));
   private scheduled = false;
   /** Length of a turn: TURN_MS, or SHORT_TURN_MS while this thread has other work. */
@@ -109,18 +112,23 @@ class BatchPump {
 
   add(socket: Socket, fd: number, listen: string, receiver: Receiver): void {
     this.entries.push({ socket, fd, listen, handle: (payload, exporter, time) => receiver.onDatagram(payload, exporter, time) });
-    this.fds[this.entries.length - 1] = fd;
+    this.refreshFds();
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(this.turn);
     }
   }
 
-  /** Stops reading a socket (before it is closed: its descriptor is then gone). */
+  /** Stops reading a socket (before it is closed: its descriptor is then gone, and its number may be reused). */
   remove(socket: Socket): void {
     const i = this.entries.findIndex((e) => e.socket === socket);
     if (i < 0) return;
     this.entries.splice(i, 1);
+    this.refreshFds();
+  }
+
+  private refreshFds(): void {
+    if (this.fds.length < this.entries.length) this.fds = new Int32Array(this.entries.length * 2);
     this.entries.forEach((e, k) => (this.fds[k] = e.fd));
   }
 
@@ -131,22 +139,32 @@ class BatchPump {
       let read = 0;
       let full = false;
       let failed = false;
-      for (const e of this.entries) {
+      for (let k = 0; k < this.entries.length; k++) {
+        const e = this.entries[k]!;
         const n = this.reader.read(e.fd, e.handle, time);
-        if (n < 0) {
-          // Not expected on a bound UDP socket; poll() would report it readable again at once, so no waiting in poll below.
-          failed = true;
-          rateLog(`read:${e.listen}`, { listen: e.listen, errno: -n }, 'flow socket read failed', 'error');
+        if (n >= 0) {
+          read += n;
+          if (n === MAX_BATCH) full = true;
           continue;
         }
-        read += n;
-        if (n === MAX_BATCH) full = true;
+        if (-n === EBADF || -n === ENOTSOCK) {
+          // The descriptor is gone (a bug: sockets leave the pump before they close). Its number
+          // could come back as another file or socket: this one is never read again.
+          post({ t: 'log', level: 'error', obj: { listen: e.listen, errno: -n }, msg: 'flow socket descriptor lost; the socket is no longer read' });
+          this.remove(e.socket);
+          k--;
+          continue;
+        }
+        // Not expected on a bound UDP socket; poll() would report it at once, so no waiting in poll below.
+        failed = true;
+        rateLog(`read:${e.listen}`, { listen: e.listen, errno: -n }, 'flow socket read failed', 'error');
       }
       const left = end - performance.now();
       if (left <= 0 || this.entries.length === 0) break;
       if (full) continue;
-      if (read > 0 || failed) Atomics.wait(this.nap, 0, 0, Math.min(GATHER_MS, left));
-      else this.reader.wait(this.fds, this.entries.length, Math.ceil(left));
+      if (read > 0 || failed || this.reader.wait(this.fds, this.entries.length, Math.ceil(left)) < 0) {
+        Atomics.wait(this.nap, 0, 0, Math.min(GATHER_MS, left));
+      }
     }
     if (this.entries.length > 0) setImmediate(this.turn);
     else this.scheduled = false;
@@ -154,6 +172,9 @@ class BatchPump {
 }
 
 const addon = input.batchReceive ? loadBatchRecv() : undefined;
+if (input.batchReceive && !addon) {
+  post({ t: 'log', level: 'warn', obj: { reason: batchRecvLoadError() }, msg: 'recvmmsg batch reads unavailable (the native addon did not load); flow sockets are read through dgram, at a higher CPU cost' });
+}
 const pump = addon ? new BatchPump(new BatchReader(addon)) : undefined;
 const sockets: Socket[] = [];
 
@@ -165,7 +186,10 @@ async function bind(s: SocketThreadSocket, receiver: Receiver): Promise<{ socket
     (err) => post({ t: 'log', level: 'error', obj: { err: { name: err.name, message: err.message }, listen: s.listen }, msg: 'flow socket error' }),
   );
   const fd = pump ? takeSocketFd(socket) : undefined;
-  if (fd === undefined) return { socket, reader: 'dgram' };
+  if (fd === undefined) {
+    if (pump) rateLog('takeover', { listen: s.listen }, "Node's dgram socket did not give up its descriptor (not the internals this Node version was expected to have); the flow socket is read through dgram");
+    return { socket, reader: 'dgram' };
+  }
   pump!.add(socket, fd, s.listen, receiver);
   return { socket, reader: 'recvmmsg' };
 }

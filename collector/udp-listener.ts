@@ -647,6 +647,8 @@ class SocketGroup {
       if (empty && ingest.batch.length > 0) state.firstRowAt = performance.now();
       if (outcome.status === 'decoder-error') {
         this.owner.rateLog('error', `decoder-error:${state.name}`, { source: state.name, exporter: q.addr(i), version: outcome.version, err: outcome.error, decoderErrors: ingest.decoderErrors }, 'flow decoder failed on a datagram; dropped, ingest goes on');
+      } else if (outcome.readPastEnd) {
+        this.owner.rateLog('error', `read-past-end:${state.name}`, { source: state.name, exporter: q.addr(i), version: outcome.version }, 'flow decoder read past the end of a datagram (a decoder bug); dropped as malformed');
       } else if (outcome.status !== 'ok') {
         this.owner.rateLog('warn', `${outcome.status}:${state.name}:${q.addr(i)}`, { source: state.name, exporter: q.addr(i), status: outcome.status, version: outcome.version }, 'datagram dropped by the decoder');
       }

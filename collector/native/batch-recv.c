@@ -7,22 +7,28 @@
  * flow socket thread (socket-thread.ts) instead reads a socket Node has
  * bound, in batches of up to 64 datagrams, into one staging buffer it owns.
  *
- * Three functions, no state, no threads, no allocation:
+ * Three functions, no state, no threads:
  *   recvBatch(fd, stage, slotBytes, meta, max) → datagrams read (0: none
  *     waiting), or −errno. Datagram i is at stage[i*slotBytes …), and
  *     meta[i*8 …] holds its length, its address family (4 or 6), its port,
- *     and its address (IPv4: one word; IPv6: four) as the network bytes.
+ *     its address (IPv4: one word; IPv6: four) as the network bytes, and
+ *     its IPv6 scope id. slotBytes is at least 65 536, more than any UDP
+ *     payload, so no datagram is ever cut short.
  *   waitReadable(fds, count, timeoutMs) → how many of the fds can be read
  *     (0: timed out), or −errno; EINTR counts as a time-out.
- *   addressText(meta, i) → datagram i's address as inet_ntop writes it, the
- *     same text Node's remote info carries ("::ffff:10.0.0.1" for an IPv4
- *     exporter on a dual-stack socket).
- * Every buffer bound is checked here against the typed array given.
+ *   addressText(meta, i) → datagram i's address as Node's remote info
+ *     writes it: inet_ntop's text ("::ffff:10.0.0.1" for an IPv4 exporter on
+ *     a dual-stack socket), and for a link-local IPv6 address with a scope
+ *     "%" and the interface name (its number when it has none).
+ * Every count and offset is checked here against the typed arrays given.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <node_api.h>
 #include <poll.h>
 #include <string.h>
@@ -30,7 +36,8 @@
 
 #define MAX_BATCH 64
 #define META_WORDS 8
-#define MAX_FDS 64
+#define MIN_SLOT 65536
+#define MAX_FDS 4096
 
 static napi_value make_int(napi_env env, int32_t v) {
   napi_value out;
@@ -67,17 +74,20 @@ static napi_value RecvBatch(napi_env env, napi_callback_info info) {
     return fail(env, "recvBatch: fd, slotBytes and max are integers");
   if (!typed(env, argv[1], napi_uint8_array, (void **)&stage, &stage_len)) return fail(env, "recvBatch: stage is a Uint8Array");
   if (!typed(env, argv[3], napi_int32_array, (void **)&meta, &meta_len)) return fail(env, "recvBatch: meta is an Int32Array");
-  if (slot <= 0) return fail(env, "recvBatch: slotBytes is positive");
-  if (max > MAX_BATCH) max = MAX_BATCH;
-  if ((size_t)max > stage_len / (size_t)slot) max = (int32_t)(stage_len / (size_t)slot);
-  if ((size_t)max > meta_len / META_WORDS) max = (int32_t)(meta_len / META_WORDS);
+  if (slot < MIN_SLOT) return fail(env, "recvBatch: slotBytes is at least 65536");
   if (max <= 0) return make_int(env, 0);
+  size_t count = (size_t)max;
+  if (count > MAX_BATCH) count = MAX_BATCH;
+  if (count > stage_len / (size_t)slot) count = stage_len / (size_t)slot;
+  if (count > meta_len / META_WORDS) count = meta_len / META_WORDS;
+  if (count == 0) return make_int(env, 0);
 
   struct mmsghdr msgs[MAX_BATCH];
   struct iovec iov[MAX_BATCH];
   struct sockaddr_in6 from[MAX_BATCH]; /* large enough for either family */
-  memset(msgs, 0, sizeof(msgs[0]) * (size_t)max);
-  for (int i = 0; i < max; i++) {
+  memset(msgs, 0, sizeof(msgs[0]) * count);
+  memset(from, 0, sizeof(from[0]) * count);
+  for (size_t i = 0; i < count; i++) {
     iov[i].iov_base = stage + (size_t)i * (size_t)slot;
     iov[i].iov_len = (size_t)slot;
     msgs[i].msg_hdr.msg_iov = &iov[i];
@@ -85,7 +95,7 @@ static napi_value RecvBatch(napi_env env, napi_callback_info info) {
     msgs[i].msg_hdr.msg_name = &from[i];
     msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
   }
-  int n = recvmmsg(fd, msgs, (unsigned)max, MSG_DONTWAIT, NULL);
+  int n = recvmmsg(fd, msgs, (unsigned)count, MSG_DONTWAIT, NULL);
   if (n < 0) return make_int(env, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -errno);
   for (int i = 0; i < n; i++) {
     int32_t *m = meta + (size_t)i * META_WORDS;
@@ -95,13 +105,13 @@ static napi_value RecvBatch(napi_env env, napi_callback_info info) {
       m[1] = 4;
       m[2] = ntohs(a->sin_port);
       memcpy(&m[3], &a->sin_addr, 4);
-      m[4] = m[5] = m[6] = 0;
+      m[4] = m[5] = m[6] = m[7] = 0;
     } else {
       m[1] = 6;
       m[2] = ntohs(from[i].sin6_port);
       memcpy(&m[3], &from[i].sin6_addr, 16);
+      m[7] = (int32_t)from[i].sin6_scope_id;
     }
-    m[7] = 0;
   }
   return make_int(env, n);
 }
@@ -117,14 +127,16 @@ static napi_value WaitReadable(napi_env env, napi_callback_info info) {
   if (napi_get_value_int32(env, argv[1], &count) != napi_ok || napi_get_value_int32(env, argv[2], &timeout) != napi_ok)
     return fail(env, "waitReadable: count and timeoutMs are integers");
   if (count < 0 || (size_t)count > fds_len || count > MAX_FDS) return fail(env, "waitReadable: count is out of range");
-  struct pollfd p[MAX_FDS];
+  struct pollfd *p = calloc((size_t)count + 1, sizeof(struct pollfd));
+  if (p == NULL) return make_int(env, -ENOMEM);
   for (int i = 0; i < count; i++) {
     p[i].fd = fds[i];
     p[i].events = POLLIN;
-    p[i].revents = 0;
   }
   int r = poll(p, (nfds_t)count, timeout < 0 ? 0 : timeout);
-  if (r < 0) return make_int(env, errno == EINTR ? 0 : -errno);
+  int err = errno;
+  free(p);
+  if (r < 0) return make_int(env, err == EINTR ? 0 : -err);
   return make_int(env, r);
 }
 
@@ -136,10 +148,21 @@ static napi_value AddressText(napi_env env, napi_callback_info info) {
   size_t meta_len;
   int32_t i;
   if (!typed(env, argv[0], napi_int32_array, (void **)&meta, &meta_len)) return fail(env, "addressText: meta is an Int32Array");
-  if (napi_get_value_int32(env, argv[1], &i) != napi_ok || i < 0 || (size_t)(i + 1) * META_WORDS > meta_len) return fail(env, "addressText: i is out of range");
+  if (napi_get_value_int32(env, argv[1], &i) != napi_ok || i < 0 || ((size_t)i + 1) * META_WORDS > meta_len) return fail(env, "addressText: i is out of range");
   const int32_t *m = meta + (size_t)i * META_WORDS;
-  char text[INET6_ADDRSTRLEN];
-  if (inet_ntop(m[1] == 4 ? AF_INET : AF_INET6, &m[3], text, sizeof(text)) == NULL) text[0] = '\0';
+  char text[INET6_ADDRSTRLEN + 1 + IF_NAMESIZE];
+  if (inet_ntop(m[1] == 4 ? AF_INET : AF_INET6, &m[3], text, INET6_ADDRSTRLEN) == NULL) text[0] = '\0';
+  struct in6_addr a6;
+  memcpy(&a6, &m[3], sizeof(a6));
+  uint32_t scope = (uint32_t)m[7];
+  if (m[1] == 6 && scope != 0 && IN6_IS_ADDR_LINKLOCAL(&a6) && text[0] != '\0') {
+    /* As Node (libuv's uv_if_indextoname): the interface name, else its number. */
+    size_t at = strlen(text);
+    char name[IF_NAMESIZE];
+    text[at++] = '%';
+    if (if_indextoname(scope, name) != NULL) snprintf(text + at, sizeof(text) - at, "%s", name);
+    else snprintf(text + at, sizeof(text) - at, "%u", scope);
+  }
   napi_value out;
   napi_create_string_latin1(env, text, NAPI_AUTO_LENGTH, &out);
   return out;

@@ -1,4 +1,5 @@
 import { createSocket, type Socket, type SocketType } from 'node:dgram';
+import { networkInterfaces } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BatchReader, batchRecvAddonPath, loadBatchRecv, MAX_BATCH, takeSocketFd } from '../../collector/batch-receive.js';
 import { SummarySink } from '../../collector/flow-sink.js';
@@ -28,18 +29,29 @@ function send(from: Socket, payloads: Uint8Array[], port: number, host: string):
   return Promise.all(payloads.map((p) => new Promise<void>((ok, fail) => from.send(p, port, host, (err) => (err ? fail(err) : ok())))));
 }
 
-/** Reads until `n` datagrams came (or a second passed), as the socket thread does: read, else wait. */
-function readAll(reader: BatchReader, fd: number, n: number): { payload: Buffer; exporter: string; time: number }[] {
-  const got: { payload: Buffer; exporter: string; time: number }[] = [];
+type Got = { payload: Buffer; exporter: string; time: number };
+
+/** Reads until `n` datagrams came (or a second passed), as the socket thread does: read, else wait; `reads` gets each read's count. */
+function readAll(reader: BatchReader, fd: number, n: number, reads: number[] = []): Got[] {
+  const got: Got[] = [];
   const fds = Int32Array.of(fd);
   const deadline = performance.now() + 1000;
   while (got.length < n && performance.now() < deadline) {
     const r = reader.read(fd, (payload, exporter, time) => got.push({ payload: Buffer.from(payload), exporter, time }), 1234);
     expect(r).toBeGreaterThanOrEqual(0);
-    expect(r).toBeLessThanOrEqual(MAX_BATCH);
+    if (r > 0) reads.push(r);
     if (r === 0) reader.wait(fds, 1, 50);
   }
   return got;
+}
+
+/** A link-local IPv6 address of this machine with its interface, if it has one. */
+function linkLocal(): { address: string; iface: string } | undefined {
+  for (const [iface, addrs] of Object.entries(networkInterfaces())) {
+    const a = addrs?.find((x) => x.family === 'IPv6' && x.address.startsWith('fe80:') && (x.scopeid ?? 0) > 0);
+    if (a) return { address: a.address, iface };
+  }
+  return undefined;
 }
 
 describe.skipIf(!addon)('batch receive (recvmmsg addon)', () => {
@@ -54,8 +66,12 @@ describe.skipIf(!addon)('batch receive (recvmmsg addon)', () => {
     const tx = await bound('udp4', '127.0.0.1');
     await send(tx, [...payloads, ...many], rx.address().port, '127.0.0.1');
     const reader = new BatchReader(addon!);
-    const got = readAll(reader, fd, payloads.length + many.length);
+    const reads: number[] = [];
+    const got = readAll(reader, fd, payloads.length + many.length, reads);
     expect(got.map((g) => g.payload)).toEqual([...payloads, ...many].map((p) => Buffer.from(p)));
+    // Everything was queued before the first read: full batches, then the rest.
+    expect(reads.slice(0, 3)).toEqual([MAX_BATCH, MAX_BATCH, MAX_BATCH]);
+    expect(reads.reduce((a, b) => a + b)).toBe(got.length);
     expect(new Set(got.map((g) => g.exporter))).toEqual(new Set(['127.0.0.1']));
     expect(got.every((g) => g.time === 1234)).toBe(true);
     // Node no longer reads the socket it gave up.
@@ -82,6 +98,20 @@ describe.skipIf(!addon)('batch receive (recvmmsg addon)', () => {
     expect(await seen).toBe('::ffff:127.0.0.1');
   });
 
+  const ll = linkLocal();
+  it.skipIf(!ll)('names a link-local IPv6 exporter with its interface, as dgram does', async () => {
+    const rx = await bound('udp6', '::');
+    const plain = await bound('udp6', '::');
+    const fd = takeSocketFd(rx)!;
+    const tx = await bound('udp6', `${ll!.address}%${ll!.iface}`);
+    const seen = new Promise<string>((ok) => plain.once('message', (_m, r) => ok(r.address)));
+    await send(tx, [Buffer.from('link')], rx.address().port, `${ll!.address}%${ll!.iface}`);
+    await send(tx, [Buffer.from('link')], plain.address().port, `${ll!.address}%${ll!.iface}`);
+    const viaDgram = await seen;
+    expect(viaDgram).toBe(`${ll!.address}%${ll!.iface}`);
+    expect(readAll(new BatchReader(addon!), fd, 1).map((g) => g.exporter)).toEqual([viaDgram]);
+  });
+
   it('reports a read on a closed descriptor as an error number, and waits no longer than asked', async () => {
     const reader = new BatchReader(addon!);
     expect(reader.read(987_654, () => undefined, 0)).toBe(-9); // EBADF
@@ -97,10 +127,35 @@ describe.skipIf(!addon)('batch receive (recvmmsg addon)', () => {
     const meta = new Int32Array(8);
     expect(() => addon!.recvBatch(0, new Uint16Array(4) as unknown as Uint8Array, 65_536, meta, 1)).toThrow(TypeError);
     expect(() => addon!.recvBatch(0, new Uint8Array(4), 0, meta, 1)).toThrow(TypeError);
+    // A slot smaller than the largest UDP payload could cut a datagram short: refused.
+    expect(() => addon!.recvBatch(0, new Uint8Array(1 << 20), 1024, meta, 1)).toThrow(TypeError);
+    // A negative or oversized count reads nothing beyond what the arrays hold (a negative one once overran the stack).
+    expect(addon!.recvBatch(0, new Uint8Array(1 << 20), 65_536, meta, -1)).toBe(0);
     expect(() => addon!.addressText(meta, 1)).toThrow(TypeError);
     expect(() => addon!.waitReadable(Int32Array.of(0), 2, 0)).toThrow(TypeError);
     // A staging buffer smaller than one slot: nothing is read into it.
     expect(addon!.recvBatch(0, new Uint8Array(4), 65_536, meta, 64)).toBe(0);
+  });
+
+  it('leaves a socket whose handle it cannot find to dgram', () => {
+    expect(takeSocketFd({} as Socket)).toBeUndefined();
+  });
+
+  it('reads more sockets than poll() was first sized for (70 sources on their own ports)', async () => {
+    const sources = Object.fromEntries(Array.from({ length: 70 }, (_, i) => [`s${i}`, { listen: '127.0.0.1:0' }]));
+    const summary = new SummarySink();
+    const l = createFlowListeners(sources, { sink: summary }, { socketThread: true });
+    listeners.push(l);
+    await l.start();
+    const v5 = flowFixtures().find((f) => f.name === '1/pmacct-v5')!;
+    const tx = await bound('udp4', '127.0.0.1');
+    const payload = v5.datagrams()[0]!.payload;
+    for (const name of ['s0', 's69']) await send(tx, [payload], l.addresses()[name]!.port, '127.0.0.1');
+    const deadline = Date.now() + 3000;
+    const received = (): number => l.sourceStats().reduce((a, st) => a + st.received, 0);
+    while (received() < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(l.socketStats().every((st) => st.reader === 'recvmmsg')).toBe(true);
+    expect(Object.fromEntries(l.sourceStats().filter((st) => st.received > 0).map((st) => [st.source, st.received]))).toEqual({ s0: 1, s69: 1 });
   });
 
   it('is how a socket thread reads its sockets by default, and batchReceive: false keeps dgram', async () => {

@@ -153,6 +153,8 @@ describe('decoder fuzz', () => {
         throw new Error(`case ${k}: decode threw on ${dgram.toString('hex')}`, { cause: err });
       }
       statuses[outcome.status]++;
+      // A read past the end is caught as malformed, but means a length went unchecked.
+      if (outcome.readPastEnd) throw new Error(`case ${k}: the decoder read past the end of ${dgram.toString('hex')}`);
       if (outcome.status !== 'ok') expect(batch.length, `case ${k}: rows from a rejected datagram`).toBe(from);
       const bad = checkRows(batch, from);
       if (bad !== undefined) throw new Error(`case ${k}: ${bad} from ${dgram.toString('hex')}`);
