@@ -175,11 +175,7 @@ export function encodeNumeric(
     // NaN and fractions land here (NaN never enters the range); min/max stay meaningful only for finite values.
     return encodeRawFloat(d, n, Number.isNaN(min) ? 0 : min, Number.isNaN(max) ? 0 : max);
   }
-  if (min === max) {
-    const bytes = new Uint8Array(8);
-    new DataView(bytes.buffer).setFloat64(0, min, true);
-    return { transform: TRANSFORM.const, width: 0, base: min, min, max, bytes };
-  }
+  if (min === max) return constantColumn(min);
   if (kind === 'delta') {
     const col = encodeDelta(d, n, min, max);
     if (col) return col;
@@ -194,10 +190,19 @@ export function encodeNumeric(
   return encodeFor(d, n, min, max, TRANSFORM.int, min, max) ?? encodeRawFloat(d, n, min, max);
 }
 
+/** A column whose every value is `value`: the value itself, as a little-endian float64. */
+function constantColumn(value: number): TransformedColumn {
+  const bytes = new Uint8Array(8);
+  new DataView(bytes.buffer).setFloat64(0, value, true);
+  return { transform: TRANSFORM.const, width: 0, base: value, min: value, max: value, bytes };
+}
+
 /**
  * An integer column class (ports, protocol, interfaces, AS numbers: values
  * below 2^32) as a constant or frame-of-reference integers, read where it
  * lies: converting it to float64 first cost as much as both passes here.
+ * Its loops are encodeFor's over the integer classes, kept apart so that
+ * each loop sees one kind of array.
  */
 function encodeIntegers(d: Uint8Array | Uint16Array | Uint32Array, n: number): TransformedColumn {
   let min = d[0]!;
@@ -207,11 +212,7 @@ function encodeIntegers(d: Uint8Array | Uint16Array | Uint32Array, n: number): T
     if (v < min) min = v;
     else if (v > max) max = v;
   }
-  if (min === max) {
-    const bytes = new Uint8Array(8);
-    new DataView(bytes.buffer).setFloat64(0, min, true);
-    return { transform: TRANSFORM.const, width: 0, base: min, min, max, bytes };
-  }
+  if (min === max) return constantColumn(min);
   const width = widthFor(max - min);
   const out = new Uint8Array(n * width);
   if (width === 1) {
