@@ -47,6 +47,8 @@ export interface SocketThreadInput {
   logEveryMs: number;
   /** Read the sockets with recvmmsg batches where the native addon is built (else, or when false, through dgram). */
   batchReceive: boolean;
+  /** Test hook: `crash-after:N` makes the thread die of an uncaught error once it has taken N datagrams. */
+  faultInjection?: string;
 }
 
 export type SocketThreadMessage =
@@ -117,6 +119,7 @@ export class SocketThreadBindError extends Error {
 export class SocketThreadHandle {
   private exited: Promise<void>;
   private closing: Promise<void> | undefined;
+  private died: (() => void) | undefined;
 
   private constructor(
     private readonly worker: Worker,
@@ -125,7 +128,18 @@ export class SocketThreadHandle {
     /** The thread's id (Linux), for the service to keep its priority. */
     readonly tid: number | undefined,
   ) {
-    this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
+    this.exited = new Promise((resolve) =>
+      worker.once('exit', () => {
+        // Not asked to close: it died (an uncaught error), and its sockets closed with it.
+        if (!this.closing) this.died?.();
+        resolve();
+      }),
+    );
+  }
+
+  /** Calls `fn` if the thread ends without close() (at most once). */
+  onDeath(fn: () => void): void {
+    this.died = fn;
   }
 
   /**

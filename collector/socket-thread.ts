@@ -67,6 +67,9 @@ class Receiver {
       src = this.defaultSource;
     }
     slots[this.counters.receivedSlot(src)]!++;
+    if (src !== WARM_UP_SOURCE && --crashIn === 0) setImmediate(() => {
+      throw new Error('injected crash of the flow socket thread');
+    });
     if (!this.writer.push(payload, exporter, time, src)) {
       const d = this.counters.dropsSlot(src);
       slots[d]!++;
@@ -79,6 +82,8 @@ const port = parentPort!;
 const input = workerData as SocketThreadInput;
 const post = (m: SocketThreadMessage): void => port.postMessage(m);
 const counters = new SocketThreadCounters(input.counters, input.sourceNames.length);
+/** Test hook `crash-after:N`: the thread dies of an uncaught error once it has taken N datagrams. */
+let crashIn = Number(/^crash-after:(\d+)$/.exec(input.faultInjection ?? '')?.[1] ?? -1);
 const throttle = new LogThrottle(input.logEveryMs);
 function rateLog(key: string, obj: object, msg: string, level: 'warn' | 'error' = 'warn'): void {
   if (throttle.allow(key, Date.now())) post({ t: 'log', level, obj, msg });

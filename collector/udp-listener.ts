@@ -20,6 +20,7 @@
  * was queued and flushes the last batches.
  */
 import type { RemoteInfo, Socket } from 'node:dgram';
+import { getPriority, setPriority } from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { createFlowDecoder, type FlowDecoder } from './decoder.js';
 import type { TemplateCache } from './template-cache.js';
@@ -33,7 +34,7 @@ import { sendSyntheticOverLoopback, WARM_UP_BUDGET_MS, WARM_UP_ROUNDS } from './
 import { LogThrottle } from './log-throttle.js';
 import { bindFlowSocket } from './udp-socket.js';
 import { createDatagramRing, DatagramRingReader } from './datagram-ring.js';
-import { SocketThreadBindError, SocketThreadCounters, SocketThreadHandle, WARM_UP_SOURCE, type SocketReader } from './socket-thread-handle.js';
+import { SocketThreadBindError, SocketThreadCounters, SocketThreadHandle, WARM_UP_SOURCE, type SocketReader, type SocketThreadInput } from './socket-thread-handle.js';
 import { currentThreadId } from './thread-id.js';
 
 /** A flow source's settings, as `flowSources.<name>` in the configuration holds them. */
@@ -137,7 +138,8 @@ export interface FlowListenerOptions {
   /**
    * Test hook: `expire:N` or `flush:N` makes the first N template-expiry runs
    * or batch hand-overs to the sink throw, to prove ingest outlives them;
-   * `crash` makes the threaded listeners' worker die right after it started.
+   * `crash` makes the threaded listeners' worker die right after it started;
+   * `socket-crash:N` makes the first socket thread die once it has taken N datagrams.
    */
   faultInjection?: string;
 }
@@ -210,6 +212,8 @@ export interface SocketStats {
   queueHighWater: number;
   /** How the socket is read: recvmmsg batches on the socket thread, or Node dgram events ('dgram' also before it is bound). */
   reader: SocketReader;
+  /** Times the socket thread died and was started again (its sockets unread in between). */
+  readerRestarts: number;
 }
 
 /** A configuration the listeners cannot work with. */
@@ -269,6 +273,15 @@ interface SourceState {
   ingestErrors: number;
   /** When (performance.now(), like the flush timer) the batch being filled got its first row; 0 when empty. */
   firstRowAt: number;
+}
+
+/** A thread's nice value, or undefined when it cannot be read. */
+function niceOf(tid: number): number | undefined {
+  try {
+    return getPriority(tid);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Parses `HOST:PORT` / `[V6]:PORT` into host, port and socket type. */
@@ -763,6 +776,16 @@ class Listeners implements FlowListeners {
   /** The socket thread's counters (received, queue drops, unclaimed), when there is one. */
   private readonly counters: SocketThreadCounters | undefined;
   private socketThread: SocketThreadHandle | undefined;
+  /** What the socket thread was first started with (a restart binds the same addresses, without warm-up). */
+  private socketThreadInput: SocketThreadInput | undefined;
+  /** Socket threads that died and were started again; restarts since the last one that lived a minute. */
+  private socketThreadRestarts = 0;
+  private recentRestarts = 0;
+  private socketThreadSince = 0;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private restarting: Promise<void> | undefined;
+  /** Nice value of the first socket thread (the service lowers every other thread): a restarted one inherits this thread's. */
+  private socketThreadNice: number | undefined;
   readonly now: () => number;
   private readonly logger: ListenerLogger | undefined;
   private readonly logThrottle: LogThrottle;
@@ -918,40 +941,104 @@ class Listeners implements FlowListeners {
       const flows = this.warmState?.ingest.decoder.counters.snapshot().total.flows ?? 0;
       this.logger?.info({ ...w, flows, ms: Math.round(performance.now() - t0) }, 'flow socket thread warmed up');
     };
+    const input: SocketThreadInput = {
+      sockets: this.groups.map((g) => ({
+        listen: g.listen,
+        ...parseListen(g.listen),
+        requestedBuffer: g.requestedBuffer,
+        claims: [...g.claims],
+        defaultSource: g.defaultSource,
+        ring: g.ring!.memory,
+      })),
+      sourceNames: this.sources.map((s) => s.name),
+      counters: this.counters!.buffer,
+      warmUp: this.opts.warmUp,
+      warmUpBudgetMs: WARM_UP_BUDGET_MS,
+      logEveryMs: this.opts.logEveryMs,
+      batchReceive: this.opts.batchReceive,
+      faultInjection: this.opts.faultInjection?.startsWith('socket-crash:') ? `crash-after:${this.opts.faultInjection.slice('socket-crash:'.length)}` : undefined,
+    };
     let handle: SocketThreadHandle;
     try {
-      handle = await SocketThreadHandle.start(
-        {
-          sockets: this.groups.map((g) => ({
-            listen: g.listen,
-            ...parseListen(g.listen),
-            requestedBuffer: g.requestedBuffer,
-            claims: [...g.claims],
-            defaultSource: g.defaultSource,
-            ring: g.ring!.memory,
-          })),
-          sourceNames: this.sources.map((s) => s.name),
-          counters: this.counters!.buffer,
-          warmUp: this.opts.warmUp,
-          warmUpBudgetMs: WARM_UP_BUDGET_MS,
-          logEveryMs: this.opts.logEveryMs,
-          batchReceive: this.opts.batchReceive,
-        },
-        this.logger,
-        warmed,
-      );
+      handle = await SocketThreadHandle.start(input, this.logger, warmed);
     } catch (err) {
       if (err instanceof SocketThreadBindError) throw new ListenerBindError(err.message, err.listen, { cause: err });
       throw err;
     }
+    this.adoptSocketThread(handle);
+    this.socketThreadNice = handle.tid === undefined ? undefined : niceOf(handle.tid);
+    // A restart binds the addresses this start got (a port 0 became a real one), once, without warm-up or fault.
+    this.socketThreadInput = {
+      ...input,
+      sockets: input.sockets.map((s, i) => ({ ...s, host: handle.sockets[i]!.address, port: handle.sockets[i]!.port })),
+      warmUp: false,
+      faultInjection: undefined,
+    };
+    handle.sockets.forEach((_b, i) => this.boundLog(this.groups[i]!));
+  }
+
+  private adoptSocketThread(handle: SocketThreadHandle): void {
     this.socketThread = handle;
+    this.socketThreadSince = performance.now();
     handle.sockets.forEach((b, i) => {
       const g = this.groups[i]!;
       g.bound = { address: b.address, port: b.port };
       g.granted = b.granted;
       g.reader = b.reader;
-      this.boundLog(g);
     });
+    handle.onDeath(() => this.socketThreadDied(handle));
+  }
+
+  /**
+   * The socket thread died (a bug: an uncaught error). Its sockets closed with
+   * it; the rings and counters live on here. It is started again on the same
+   * addresses after a pause that doubles with each restart (250 ms up to
+   * 30 s; back to 250 ms once a thread has lived a minute), so a thread that
+   * dies at once does not spin.
+   */
+  private socketThreadDied(handle: SocketThreadHandle): void {
+    if (this.closing || this.socketThread !== handle) return;
+    this.socketThread = undefined;
+    if (performance.now() - this.socketThreadSince > 60_000) this.recentRestarts = 0;
+    const delay = Math.min(30_000, 250 * 2 ** Math.min(this.recentRestarts, 7));
+    this.recentRestarts++;
+    this.logger?.error({ restartInMs: delay, restarts: this.socketThreadRestarts }, 'flow socket thread died; its sockets are read again once it is restarted');
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      this.restarting = this.restartSocketThread().finally(() => (this.restarting = undefined));
+    }, delay);
+  }
+
+  private async restartSocketThread(): Promise<void> {
+    let handle: SocketThreadHandle;
+    try {
+      handle = await SocketThreadHandle.start(this.socketThreadInput!, this.logger);
+    } catch (err) {
+      // Port taken meanwhile, thread failed to start: try again later, for as long as we run.
+      if (this.closing) return;
+      const delay = Math.min(30_000, 250 * 2 ** Math.min(this.recentRestarts++, 7));
+      this.logger?.error({ err, restartInMs: delay }, 'flow socket thread could not be restarted');
+      this.restartTimer = setTimeout(() => {
+        this.restartTimer = undefined;
+        this.restarting = this.restartSocketThread().finally(() => (this.restarting = undefined));
+      }, delay);
+      return;
+    }
+    if (this.closing) {
+      await handle.close();
+      return;
+    }
+    this.socketThreadRestarts++;
+    this.adoptSocketThread(handle);
+    if (handle.tid !== undefined && this.socketThreadNice !== undefined) {
+      try {
+        setPriority(handle.tid, this.socketThreadNice);
+      } catch (err) {
+        // Raising a thread's priority back takes CAP_SYS_NICE (or root).
+        this.logger?.warn({ err, nice: niceOf(handle.tid) }, 'restarted flow socket thread keeps the nice value of the thread that started it');
+      }
+    }
+    this.logger?.info({ restarts: this.socketThreadRestarts, sockets: handle.sockets.map((b) => `${b.address}:${b.port}`) }, 'flow socket thread restarted');
   }
 
   private boundLog(g: SocketGroup): void {
@@ -985,6 +1072,9 @@ class Listeners implements FlowListeners {
   }
 
   private async closeSockets(): Promise<void> {
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
+    await this.restarting;
     const thread = this.socketThread;
     this.socketThread = undefined;
     await thread?.close();
@@ -1066,6 +1156,7 @@ class Listeners implements FlowListeners {
       queueDepth: g.queue.count,
       queueHighWater: g.queue.highWater,
       reader: g.reader,
+      readerRestarts: this.socketThreadRestarts,
     }));
   }
 }

@@ -202,6 +202,7 @@ export function createMetrics(): Metrics {
   perSocket(`${FLOW_METRIC_PREFIX}queue_depth`, 'Datagrams waiting to be decoded', (s) => s.queueDepth, false);
   perSocket(`${FLOW_METRIC_PREFIX}queue_high_water`, 'Most datagrams ever waiting at once', (s) => s.queueHighWater, false);
   perSocket(`${FLOW_METRIC_PREFIX}receive_buffer_bytes`, 'UDP receive buffer the kernel reports for the socket', (s) => s.receiveBufferGranted, false);
+  perSocket(`${FLOW_METRIC_PREFIX}reader_restarts_total`, 'Times the thread reading the socket died and was started again', (s) => s.readerRestarts, true);
 
   const receivers: SyslogStatsProvider[] = [];
   const sum = (pick: (r: SyslogStatsProvider) => number): number => receivers.reduce((n, r) => n + pick(r), 0);

@@ -515,6 +515,50 @@ describe('flow listener, worker thread, the thread dies', () => {
   });
 });
 
+describe('flow listener with a socket thread, the socket thread dies', () => {
+  it('starts it again on the same port, keeps what it had queued, and counts the restart', async () => {
+    const lines: string[] = [];
+    const logger = { info: (_o: object, m?: string) => lines.push(m ?? ''), warn: () => {}, error: (_o: object, m?: string) => lines.push(m ?? '') };
+    const summary = new SummarySink();
+    const payloads = v9.datagrams().map((d) => d.payload);
+    // The thread dies once it took the capture's datagrams: they are in the ring, and decoded all the same.
+    const l = createFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: summary, logger }, { socketThread: true, faultInjection: `socket-crash:${payloads.length}` });
+    open.push(l);
+    await l.start();
+    const port = l.addresses().netflow!.port;
+    await send(await sender(), payloads, port);
+    const deadline = Date.now() + 5000;
+    while (!lines.includes('flow socket thread restarted') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(lines).toContain('flow socket thread died; its sockets are read again once it is restarted');
+    expect(lines).toContain('flow socket thread restarted');
+    expect(l.addresses().netflow!.port).toBe(port);
+    expect(l.socketStats()[0]!.readerRestarts).toBe(1);
+    // After: the same port is read again.
+    await send(await sender(), payloads, port);
+    await settle(l, payloads.length * 2);
+    expect(summary.summary().flows).toBe(v9.reference().totals.flows * 2);
+    const timeout = new Promise<string>((r) => setTimeout(() => r('timed out'), 3000));
+    expect(await Promise.race([l.close().then(() => 'closed'), timeout])).toBe('closed');
+    expect(await portFree(port)).toBe(true);
+  });
+
+  it('a close() while the restart waits stops it for good', async () => {
+    const lines: string[] = [];
+    const logger = { info: (_o: object, m?: string) => lines.push(m ?? ''), warn: () => {}, error: (_o: object, m?: string) => lines.push(m ?? '') };
+    const l = createFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: new SummarySink(), logger }, { socketThread: true, faultInjection: 'socket-crash:1' });
+    open.push(l);
+    await l.start();
+    const port = l.addresses().netflow!.port;
+    await send(await sender(), [v5.datagrams()[0]!.payload], port);
+    const deadline = Date.now() + 5000;
+    while (!lines.some((m) => m.startsWith('flow socket thread died')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    await l.close();
+    await new Promise((r) => setTimeout(r, 400)); // past the 250 ms restart delay
+    expect(lines).not.toContain('flow socket thread restarted');
+    expect(await portFree(port)).toBe(true);
+  });
+});
+
 describe('flow listener warm-up', () => {
   it.each(VARIANTS)('%s: decodes synthetic datagrams at start and leaves no trace of them', async (_name, make) => {
     const dir = mkdtempSync(join(tmpdir(), 'netsvc-warm-'));
