@@ -90,6 +90,8 @@ export interface ThreadedListenerDeps {
 export interface ThreadedFlowListeners extends FlowListeners {
   /** Id of the thread that reads the sockets (Linux, once started), else undefined. */
   threadId(): number | undefined;
+  /** Calls `fn` (once) if the ingest worker dies after it started: flows are no longer received. */
+  onFailure(fn: (err: Error) => void): void;
 }
 
 class ThreadedListeners implements ThreadedFlowListeners {
@@ -105,6 +107,7 @@ class ThreadedListeners implements ThreadedFlowListeners {
   private closed: Promise<void> | undefined;
   /** Resolves when the worker thread has exited, however it ended. */
   private exited: Promise<void> = Promise.resolve();
+  private failed: ((err: Error) => void) | undefined;
 
   constructor(
     private readonly config: Readonly<Record<string, FlowSourceConfig>>,
@@ -169,6 +172,7 @@ class ThreadedListeners implements ThreadedFlowListeners {
       worker.on('error', (err) => {
         this.deps.logger?.error({ err }, 'flow ingest worker failed; flow listeners stopped');
         if (!started) reject(err);
+        else if (!this.closed) this.failed?.(err);
       });
       // However the thread ends (closed, failed, crashed), nobody waits for it any longer:
       // idle() callers are answered and close() resolves instead of hanging.
@@ -182,6 +186,15 @@ class ThreadedListeners implements ThreadedFlowListeners {
         }),
       );
     });
+  }
+
+  onFailure(fn: (err: Error) => void): void {
+    let called = false;
+    this.failed = (err) => {
+      if (called) return;
+      called = true;
+      fn(err);
+    };
   }
 
   private update(m: { sourceStats: SourceStats[]; socketStats: SocketStats[] }): void {

@@ -31,6 +31,8 @@ export interface FlowPath {
   retention: CaptureRetention;
   /** Stops receiving, writes and seals what is due, finishes cache builds, closes files. */
   close(): Promise<void>;
+  /** Calls `fn` (once) if flow ingest dies while running (its worker thread failed): flows are no longer received. */
+  onFatal(fn: (err: Error) => void): void;
 }
 
 /** Path of the KPI cache. */
@@ -155,6 +157,7 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     query,
     builder,
     retention,
+    onFatal: (fn) => listeners.onFailure(fn),
     close() {
       closing ??= (async () => {
         retention.close();

@@ -29,6 +29,8 @@ export interface ServiceHandle {
   /** Base URL of the HTTP listener, e.g. http://127.0.0.1:8080. */
   url: string;
   close(): Promise<void>;
+  /** Calls `fn` (once) when a part of the service dies while running (flow ingest): the service should then stop. */
+  onFatal(fn: (err: Error) => void): void;
 }
 
 /** Opens the admin store named by the configuration. */
@@ -83,10 +85,14 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     admin.close();
   };
   let server: ServerType;
+  const fatal: Array<(err: Error) => void> = [];
   try {
     const areas: AppDeps['areas'] = {};
     const flows = await startFlowPath(config, runtime);
     toClose.push(() => flows.close());
+    flows.onFatal((err) => {
+      for (const fn of fatal) fn(err);
+    });
     areas.netflow = flows.routes;
     const hotspot = await startHotspot(config, runtime);
     toClose.push(() => hotspot.close());
@@ -113,6 +119,7 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
   let closing: Promise<void> | undefined;
   return {
     url,
+    onFatal: (fn) => void fatal.push(fn),
     close() {
       closing ??= (async () => {
         await new Promise<void>((resolve) => {

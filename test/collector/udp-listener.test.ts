@@ -500,15 +500,19 @@ describe('flow listener, worker thread, two sockets held back by the in-flight b
 });
 
 describe('flow listener, worker thread, the thread dies', () => {
-  it('logs it, and idle() and close() return instead of waiting for it forever', async () => {
+  it('logs it, tells onFailure, and idle() and close() return instead of waiting for it forever', async () => {
     const errors: string[] = [];
     const logger = { info: () => {}, warn: () => {}, error: (_o: object, msg?: string) => errors.push(msg ?? '') };
     const l = createThreadedFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: new SummarySink(), logger }, { statsEveryMs: 20, faultInjection: 'crash' });
     open.push(l);
+    const failures: Error[] = [];
+    l.onFailure((err) => failures.push(err));
     await l.start();
     const deadline = Date.now() + 4000;
     while (errors.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     expect(errors).toContain('flow ingest worker failed; flow listeners stopped');
+    // Whoever runs the listeners hears of it (serve stops, for its supervisor to restart it).
+    expect(failures.map((e) => e.message)).toEqual(['injected crash of the flow ingest thread']);
     const timeout = new Promise<string>((r) => setTimeout(() => r('timed out'), 3000));
     expect(await Promise.race([l.idle().then(() => 'idle'), timeout])).toBe('idle');
     expect(await Promise.race([l.close().then(() => 'closed'), timeout])).toBe('closed');
