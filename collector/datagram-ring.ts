@@ -128,6 +128,10 @@ export class DatagramRingWriter extends RingView {
     if (w === C) w = 0;
     this.w = w;
     this.written = (this.written + 1) | 0;
+    // The record is whole before it is published, and published position first: a writer
+    // stopped between the two stores (a killed thread; a thrown error cannot land there) leaves
+    // a whole record the reader meets one record late, never a torn one. A new writer resumes
+    // from these two values (a restarted socket thread).
     Atomics.store(h, W_POS, w);
     Atomics.store(h, WRITTEN, this.written);
     if (pending + 1 > h[HIGH_WATER]!) Atomics.store(h, HIGH_WATER, pending + 1);

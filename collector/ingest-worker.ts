@@ -89,6 +89,7 @@ try {
   port.close();
   throw err;
 }
+listeners.onFailure((err) => post({ t: 'fatal', message: err.message }));
 const stats = (): { sourceStats: SourceStats[]; socketStats: SocketStats[] } => ({
   sourceStats: listeners.sourceStats(),
   socketStats: listeners.socketStats(),

@@ -171,7 +171,7 @@ export class SocketThreadHandle {
         }
       });
       worker.on('error', (err) => {
-        logger?.error({ err }, 'flow socket thread failed; its sockets are no longer read');
+        logger?.error({ err }, 'flow socket thread failed');
         if (!settled) {
           settled = true;
           reject(err);

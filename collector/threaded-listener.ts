@@ -46,7 +46,9 @@ export type WorkerToMain =
   | { t: 'stats'; sourceStats: SourceStats[]; socketStats: SocketStats[] }
   | { t: 'idle'; id: number; sourceStats: SourceStats[]; socketStats: SocketStats[] }
   | { t: 'closed'; sourceStats: SourceStats[]; socketStats: SocketStats[] }
-  | { t: 'log'; level: 'info' | 'warn' | 'error'; obj: object; msg: string };
+  | { t: 'log'; level: 'info' | 'warn' | 'error'; obj: object; msg: string }
+  /** The worker's listeners stopped receiving for good (their onFailure). */
+  | { t: 'fatal'; message: string };
 
 /** Messages to the worker. */
 export type MainToWorker =
@@ -90,7 +92,7 @@ export interface ThreadedListenerDeps {
 export interface ThreadedFlowListeners extends FlowListeners {
   /** Id of the thread that reads the sockets (Linux, once started), else undefined. */
   threadId(): number | undefined;
-  /** Calls `fn` (once) if the ingest worker dies after it started: flows are no longer received. */
+  /** As FlowListeners.onFailure, and also when the ingest worker dies after it started. */
   onFailure(fn: (err: Error) => void): void;
 }
 
@@ -107,7 +109,8 @@ class ThreadedListeners implements ThreadedFlowListeners {
   private closed: Promise<void> | undefined;
   /** Resolves when the worker thread has exited, however it ended. */
   private exited: Promise<void> = Promise.resolve();
-  private failed: ((err: Error) => void) | undefined;
+  private failure: Error | undefined;
+  private failureListener: ((err: Error) => void) | undefined;
 
   constructor(
     private readonly config: Readonly<Record<string, FlowSourceConfig>>,
@@ -167,12 +170,15 @@ class ThreadedListeners implements ThreadedFlowListeners {
           case 'log':
             this.deps.logger?.[m.level](m.obj, m.msg);
             break;
+          case 'fatal':
+            if (!this.closed) this.fail(new Error(m.message));
+            break;
         }
       });
       worker.on('error', (err) => {
         this.deps.logger?.error({ err }, 'flow ingest worker failed; flow listeners stopped');
         if (!started) reject(err);
-        else if (!this.closed) this.failed?.(err);
+        else if (!this.closed) this.fail(err);
       });
       // However the thread ends (closed, failed, crashed), nobody waits for it any longer:
       // idle() callers are answered and close() resolves instead of hanging.
@@ -188,13 +194,15 @@ class ThreadedListeners implements ThreadedFlowListeners {
     });
   }
 
+  private fail(err: Error): void {
+    if (this.failure) return;
+    this.failure = err;
+    this.failureListener?.(err);
+  }
+
   onFailure(fn: (err: Error) => void): void {
-    let called = false;
-    this.failed = (err) => {
-      if (called) return;
-      called = true;
-      fn(err);
-    };
+    this.failureListener = fn;
+    if (this.failure) fn(this.failure);
   }
 
   private update(m: { sourceStats: SourceStats[]; socketStats: SocketStats[] }): void {

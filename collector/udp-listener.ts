@@ -117,6 +117,8 @@ export interface FlowListenerOptions {
    * them through dgram.
    */
   batchReceive: boolean;
+  /** First pause before a dead socket thread is started again, ms; it doubles with each restart in a row, up to 128 times. */
+  restartDelayMs: number;
   /** How often template and held-data expiry runs. */
   expireEveryMs: number;
   /** Least time between two log lines about the same problem. */
@@ -156,6 +158,7 @@ export const DEFAULT_LISTENER_OPTIONS: Readonly<FlowListenerOptions> = Object.fr
   warmUp: false,
   socketThread: false,
   batchReceive: true,
+  restartDelayMs: 250,
   expireEveryMs: 10_000,
   logEveryMs: 60_000,
   flushDelayMs: 100,
@@ -210,8 +213,8 @@ export interface SocketStats {
   /** Datagrams waiting to be decoded now. */
   queueDepth: number;
   queueHighWater: number;
-  /** How the socket is read: recvmmsg batches on the socket thread, or Node dgram events ('dgram' also before it is bound). */
-  reader: SocketReader;
+  /** How the socket is read: recvmmsg batches on the socket thread, or Node dgram events ('dgram' also before it is bound); 'none' while a dead socket thread waits for its restart. */
+  reader: SocketReader | 'none';
   /** Times the socket thread died and was started again (its sockets unread in between). */
   readerRestarts: number;
 }
@@ -255,6 +258,12 @@ export interface FlowListeners {
   idle(): Promise<void>;
   /** Id of the thread that reads the sockets (Linux, once started), else undefined. */
   threadId(): number | undefined;
+  /**
+   * Calls `fn` (once, also if it happened before the call) when receiving
+   * stops for good while running: a socket thread that died and could not
+   * be started again.
+   */
+  onFailure(fn: (err: Error) => void): void;
 }
 
 interface SourceState {
@@ -274,6 +283,9 @@ interface SourceState {
   /** When (performance.now(), like the flush timer) the batch being filled got its first row; 0 when empty. */
   firstRowAt: number;
 }
+
+/** Restart attempts of a dead socket thread that may fail in a row before the listeners give up (onFailure). */
+const MAX_FAILED_RESTARTS = 5;
 
 /** A thread's nice value, or undefined when it cannot be read. */
 function niceOf(tid: number): number | undefined {
@@ -557,7 +569,7 @@ class SocketGroup {
   defaultSource = -1;
   unclaimed = 0;
   granted = 0;
-  reader: SocketReader = 'dgram';
+  reader: SocketReader | 'none' = 'dgram';
   bound: { address: string; port: number } | undefined;
   private scheduled = false;
   private waiting = false;
@@ -786,6 +798,10 @@ class Listeners implements FlowListeners {
   private restarting: Promise<void> | undefined;
   /** Nice value of the first socket thread (the service lowers every other thread): a restarted one inherits this thread's. */
   private socketThreadNice: number | undefined;
+  /** Restart attempts that failed in a row (bind refused, thread failed to start). */
+  private failedRestarts = 0;
+  private failure: Error | undefined;
+  private failureListener: ((err: Error) => void) | undefined;
   readonly now: () => number;
   private readonly logger: ListenerLogger | undefined;
   private readonly logThrottle: LogThrottle;
@@ -970,7 +986,10 @@ class Listeners implements FlowListeners {
     // A restart binds the addresses this start got (a port 0 became a real one), once, without warm-up or fault.
     this.socketThreadInput = {
       ...input,
-      sockets: input.sockets.map((s, i) => ({ ...s, host: handle.sockets[i]!.address, port: handle.sockets[i]!.port })),
+      sockets: input.sockets.map((s, i) => {
+        const b = handle.sockets[i]!;
+        return { ...s, listen: formatHostPort(b.address, b.port), host: b.address, port: b.port };
+      }),
       warmUp: false,
       faultInjection: undefined,
     };
@@ -992,17 +1011,23 @@ class Listeners implements FlowListeners {
   /**
    * The socket thread died (a bug: an uncaught error). Its sockets closed with
    * it; the rings and counters live on here. It is started again on the same
-   * addresses after a pause that doubles with each restart (250 ms up to
-   * 30 s; back to 250 ms once a thread has lived a minute), so a thread that
-   * dies at once does not spin.
+   * addresses after a pause that doubles with each restart (`restartDelayMs`,
+   * 250 ms, up to 128 times that, 32 s; back to the first once a thread has
+   * lived a minute), so a thread that dies at once does not spin. After
+   * MAX_FAILED_RESTARTS failed attempts in a row it gives up: onFailure.
    */
   private socketThreadDied(handle: SocketThreadHandle): void {
     if (this.closing || this.socketThread !== handle) return;
     this.socketThread = undefined;
+    for (const g of this.groups) g.reader = 'none';
     if (performance.now() - this.socketThreadSince > 60_000) this.recentRestarts = 0;
-    const delay = Math.min(30_000, 250 * 2 ** Math.min(this.recentRestarts, 7));
+    this.logger?.error({ restarts: this.socketThreadRestarts }, 'flow socket thread died; its sockets are read again once it is restarted');
+    this.scheduleRestart();
+  }
+
+  private scheduleRestart(): void {
+    const delay = this.opts.restartDelayMs * 2 ** Math.min(this.recentRestarts, 7);
     this.recentRestarts++;
-    this.logger?.error({ restartInMs: delay, restarts: this.socketThreadRestarts }, 'flow socket thread died; its sockets are read again once it is restarted');
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       this.restarting = this.restartSocketThread().finally(() => (this.restarting = undefined));
@@ -1010,35 +1035,53 @@ class Listeners implements FlowListeners {
   }
 
   private async restartSocketThread(): Promise<void> {
+    this.logger?.info({ attempt: this.failedRestarts + 1 }, 'flow socket thread restarting');
     let handle: SocketThreadHandle;
     try {
       handle = await SocketThreadHandle.start(this.socketThreadInput!, this.logger);
     } catch (err) {
-      // Port taken meanwhile, thread failed to start: try again later, for as long as we run.
       if (this.closing) return;
-      const delay = Math.min(30_000, 250 * 2 ** Math.min(this.recentRestarts++, 7));
-      this.logger?.error({ err, restartInMs: delay }, 'flow socket thread could not be restarted');
-      this.restartTimer = setTimeout(() => {
-        this.restartTimer = undefined;
-        this.restarting = this.restartSocketThread().finally(() => (this.restarting = undefined));
-      }, delay);
+      this.failedRestarts++;
+      if (this.failedRestarts >= MAX_FAILED_RESTARTS) {
+        // Port taken meanwhile, or a thread that cannot start: no flows come in until someone acts.
+        this.logger?.error({ err, attempts: this.failedRestarts }, 'flow socket thread could not be restarted; its sockets stay unread');
+        this.fail(new Error(`flow socket thread could not be restarted (${this.failedRestarts} attempts): ${(err as Error).message}`, { cause: err }));
+        return;
+      }
+      this.logger?.error({ err, attempt: this.failedRestarts }, 'flow socket thread could not be restarted; trying again');
+      this.scheduleRestart();
       return;
     }
     if (this.closing) {
       await handle.close();
       return;
     }
+    this.failedRestarts = 0;
     this.socketThreadRestarts++;
     this.adoptSocketThread(handle);
-    if (handle.tid !== undefined && this.socketThreadNice !== undefined) {
+    if (handle.tid !== undefined && this.socketThreadNice !== undefined && niceOf(handle.tid) !== this.socketThreadNice) {
       try {
         setPriority(handle.tid, this.socketThreadNice);
       } catch (err) {
-        // Raising a thread's priority back takes CAP_SYS_NICE (or root).
-        this.logger?.warn({ err, nice: niceOf(handle.tid) }, 'restarted flow socket thread keeps the nice value of the thread that started it');
+        // A thread started by this one inherits its nice value; raising it back takes CAP_SYS_NICE (or root).
+        this.logger?.warn({ err, nice: niceOf(handle.tid), wanted: this.socketThreadNice }, 'restarted flow socket thread keeps the nice value of the thread that started it');
       }
     }
-    this.logger?.info({ restarts: this.socketThreadRestarts, sockets: handle.sockets.map((b) => `${b.address}:${b.port}`) }, 'flow socket thread restarted');
+    this.logger?.info(
+      { restarts: this.socketThreadRestarts, nice: handle.tid === undefined ? undefined : niceOf(handle.tid), sockets: handle.sockets.map((b) => formatHostPort(b.address, b.port)) },
+      'flow socket thread restarted',
+    );
+  }
+
+  private fail(err: Error): void {
+    if (this.failure) return;
+    this.failure = err;
+    this.failureListener?.(err);
+  }
+
+  onFailure(fn: (err: Error) => void): void {
+    this.failureListener = fn;
+    if (this.failure) fn(this.failure);
   }
 
   private boundLog(g: SocketGroup): void {

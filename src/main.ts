@@ -85,12 +85,15 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     admin.close();
   };
   let server: ServerType;
+  // A failure before serve subscribes (during the rest of the start) is kept for it.
+  let fatalError: Error | undefined;
   const fatal: Array<(err: Error) => void> = [];
   try {
     const areas: AppDeps['areas'] = {};
     const flows = await startFlowPath(config, runtime);
     toClose.push(() => flows.close());
     flows.onFatal((err) => {
+      fatalError ??= err;
       for (const fn of fatal) fn(err);
     });
     areas.netflow = flows.routes;
@@ -119,7 +122,10 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
   let closing: Promise<void> | undefined;
   return {
     url,
-    onFatal: (fn) => void fatal.push(fn),
+    onFatal(fn) {
+      fatal.push(fn);
+      if (fatalError) fn(fatalError);
+    },
     close() {
       closing ??= (async () => {
         await new Promise<void>((resolve) => {

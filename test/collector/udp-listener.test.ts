@@ -556,10 +556,45 @@ describe('flow listener with a socket thread, the socket thread dies', () => {
     await send(await sender(), [v5.datagrams()[0]!.payload], port);
     const deadline = Date.now() + 5000;
     while (!lines.some((m) => m.startsWith('flow socket thread died')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    expect(lines.some((m) => m.startsWith('flow socket thread died'))).toBe(true);
+    expect(l.socketStats()[0]!.reader).toBe('none');
     await l.close();
     await new Promise((r) => setTimeout(r, 400)); // past the 250 ms restart delay
-    expect(lines).not.toContain('flow socket thread restarted');
+    expect(lines).not.toContain('flow socket thread restarting');
     expect(await portFree(port)).toBe(true);
+  });
+
+  it.each([
+    ['in-thread', (o: Record<string, unknown>, d: FlowListenerDeps) => createFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, d, { socketThread: true, ...o })],
+    // From the ingest worker the failure crosses to the main thread.
+    ['worker thread', (o: Record<string, unknown>, d: FlowListenerDeps) => createThreadedFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, d, { statsEveryMs: 10, warmUp: false, ...o })],
+  ] as const)('%s: gives up after five failed restarts (its port taken meanwhile) and says so through onFailure', async (_name, make) => {
+    const lines: string[] = [];
+    const logger = { info: (_o: object, m?: string) => lines.push(m ?? ''), warn: () => {}, error: (_o: object, m?: string) => lines.push(m ?? '') };
+    const l = make({ faultInjection: 'socket-crash:1', restartDelayMs: 20 }, { sink: new SummarySink(), logger });
+    open.push(l);
+    const failures: Error[] = [];
+    l.onFailure((err) => failures.push(err));
+    await l.start();
+    const port = l.addresses().netflow!.port;
+    await send(await sender(), [v5.datagrams()[0]!.payload], port);
+    let deadline = Date.now() + 5000;
+    while (!lines.some((m) => m.startsWith('flow socket thread died')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
+    // Within the 20 ms pause, someone else binds the port.
+    const squatter = createSocket('udp4');
+    sockets.push(squatter);
+    await new Promise<void>((ok) => squatter.bind(port, '127.0.0.1', () => ok()));
+    deadline = Date.now() + 5000;
+    while (failures.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(failures.map((e) => e.message)).toEqual([expect.stringMatching(/^flow socket thread could not be restarted \(5 attempts\): cannot listen on 127\.0\.0\.1:\d+/)]);
+    expect(lines.filter((m) => m === 'flow socket thread restarting')).toHaveLength(5);
+    deadline = Date.now() + 2000; // the worker's counters come every 10 ms
+    while (l.socketStats()[0]!.reader !== 'none' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    expect(l.socketStats()[0]!.reader).toBe('none');
+    // A subscriber that comes late still hears of it.
+    const late: Error[] = [];
+    l.onFailure((err) => late.push(err));
+    expect(late).toEqual(failures);
   });
 });
 
