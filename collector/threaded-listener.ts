@@ -16,6 +16,7 @@
  * Received times are the wall clock of the socket thread (no injected clock).
  */
 import { Worker } from 'node:worker_threads';
+import { FailureSignal } from './failure-signal.js';
 import { FlowBatch } from './flow-batch.js';
 import type { FlowSink } from './flow-sink.js';
 import { workerScriptPath } from './thread-id.js';
@@ -109,8 +110,7 @@ class ThreadedListeners implements ThreadedFlowListeners {
   private closed: Promise<void> | undefined;
   /** Resolves when the worker thread has exited, however it ended. */
   private exited: Promise<void> = Promise.resolve();
-  private failure: Error | undefined;
-  private failureListener: ((err: Error) => void) | undefined;
+  private readonly failure = new FailureSignal();
 
   constructor(
     private readonly config: Readonly<Record<string, FlowSourceConfig>>,
@@ -171,14 +171,14 @@ class ThreadedListeners implements ThreadedFlowListeners {
             this.deps.logger?.[m.level](m.obj, m.msg);
             break;
           case 'fatal':
-            if (!this.closed) this.fail(new Error(m.message));
+            if (!this.closed) this.failure.fail(new Error(m.message));
             break;
         }
       });
       worker.on('error', (err) => {
         this.deps.logger?.error({ err }, 'flow ingest worker failed; flow listeners stopped');
         if (!started) reject(err);
-        else if (!this.closed) this.fail(err);
+        else if (!this.closed) this.failure.fail(err);
       });
       // However the thread ends (closed, failed, crashed), nobody waits for it any longer:
       // idle() callers are answered and close() resolves instead of hanging.
@@ -194,15 +194,8 @@ class ThreadedListeners implements ThreadedFlowListeners {
     });
   }
 
-  private fail(err: Error): void {
-    if (this.failure) return;
-    this.failure = err;
-    this.failureListener?.(err);
-  }
-
   onFailure(fn: (err: Error) => void): void {
-    this.failureListener = fn;
-    if (this.failure) fn(this.failure);
+    this.failure.subscribe(fn);
   }
 
   private update(m: { sourceStats: SourceStats[]; socketStats: SocketStats[] }): void {

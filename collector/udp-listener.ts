@@ -26,6 +26,7 @@ import { createFlowDecoder, type FlowDecoder } from './decoder.js';
 import type { TemplateCache } from './template-cache.js';
 import type { FlowSink } from './flow-sink.js';
 import { join } from 'node:path';
+import { FailureSignal } from './failure-signal.js';
 import { SourceIngest } from './ingest.js';
 import type { ExporterCounters } from './collector-counters.js';
 import { TemplatePersistence } from './template-persistence.js';
@@ -800,8 +801,7 @@ class Listeners implements FlowListeners {
   private socketThreadNice: number | undefined;
   /** Restart attempts that failed in a row (bind refused, thread failed to start). */
   private failedRestarts = 0;
-  private failure: Error | undefined;
-  private failureListener: ((err: Error) => void) | undefined;
+  private readonly failure = new FailureSignal();
   readonly now: () => number;
   private readonly logger: ListenerLogger | undefined;
   private readonly logThrottle: LogThrottle;
@@ -1045,7 +1045,7 @@ class Listeners implements FlowListeners {
       if (this.failedRestarts >= MAX_FAILED_RESTARTS) {
         // Port taken meanwhile, or a thread that cannot start: no flows come in until someone acts.
         this.logger?.error({ err, attempts: this.failedRestarts }, 'flow socket thread could not be restarted; its sockets stay unread');
-        this.fail(new Error(`flow socket thread could not be restarted (${this.failedRestarts} attempts): ${(err as Error).message}`, { cause: err }));
+        this.failure.fail(new Error(`flow socket thread could not be restarted (${this.failedRestarts} attempts): ${(err as Error).message}`, { cause: err }));
         return;
       }
       this.logger?.error({ err, attempt: this.failedRestarts }, 'flow socket thread could not be restarted; trying again');
@@ -1073,15 +1073,8 @@ class Listeners implements FlowListeners {
     );
   }
 
-  private fail(err: Error): void {
-    if (this.failure) return;
-    this.failure = err;
-    this.failureListener?.(err);
-  }
-
   onFailure(fn: (err: Error) => void): void {
-    this.failureListener = fn;
-    if (this.failure) fn(this.failure);
+    this.failure.subscribe(fn);
   }
 
   private boundLog(g: SocketGroup): void {

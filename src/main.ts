@@ -6,6 +6,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { FailureSignal } from '../collector/failure-signal.js';
 import { serve, type ServerType } from '@hono/node-server';
 import { createApp, type AppDeps } from '../api/app.js';
 import { AuthService } from '../api/auth.js';
@@ -86,16 +87,12 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
   };
   let server: ServerType;
   // A failure before serve subscribes (during the rest of the start) is kept for it.
-  let fatalError: Error | undefined;
-  const fatal: Array<(err: Error) => void> = [];
+  const fatal = new FailureSignal();
   try {
     const areas: AppDeps['areas'] = {};
     const flows = await startFlowPath(config, runtime);
     toClose.push(() => flows.close());
-    flows.onFatal((err) => {
-      fatalError ??= err;
-      for (const fn of fatal) fn(err);
-    });
+    flows.onFatal((err) => fatal.fail(err));
     areas.netflow = flows.routes;
     const hotspot = await startHotspot(config, runtime);
     toClose.push(() => hotspot.close());
@@ -122,10 +119,7 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
   let closing: Promise<void> | undefined;
   return {
     url,
-    onFatal(fn) {
-      fatal.push(fn);
-      if (fatalError) fn(fatalError);
-    },
+    onFatal: (fn) => fatal.subscribe(fn),
     close() {
       closing ??= (async () => {
         await new Promise<void>((resolve) => {
