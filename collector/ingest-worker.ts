@@ -90,9 +90,11 @@ try {
   throw err;
 }
 listeners.onFailure((err) => post({ t: 'fatal', message: err.message }));
-const stats = (): { sourceStats: SourceStats[]; socketStats: SocketStats[] } => ({
+const stats = (): { sourceStats: SourceStats[]; socketStats: SocketStats[]; tid: number | undefined } => ({
   sourceStats: listeners.sourceStats(),
   socketStats: listeners.socketStats(),
+  // The socket thread's id changes when it is restarted.
+  tid: listeners.threadId(),
 });
 
 let timer: NodeJS.Timeout | undefined;
@@ -126,7 +128,7 @@ port.on('message', (m: MainToWorker) => {
 
 listeners.start().then(
   () => {
-    post({ t: 'started', addresses: listeners.addresses(), tid: listeners.threadId(), ...stats() });
+    post({ t: 'started', addresses: listeners.addresses(), ...stats() });
     // Test hook: the thread dies of an uncaught error right after it started.
     if (input.options.faultInjection === 'crash') setTimeout(() => {
       throw new Error('injected crash of the flow ingest thread');

@@ -44,9 +44,9 @@ export type WorkerToMain =
     }
   | { t: 'failed'; name: string; message: string; listen: string }
   | { t: 'batch'; source: string; length: number; numeric: ArrayBuffer[]; addrs: ArrayBuffer[]; whole: boolean }
-  | { t: 'stats'; sourceStats: SourceStats[]; socketStats: SocketStats[] }
-  | { t: 'idle'; id: number; sourceStats: SourceStats[]; socketStats: SocketStats[] }
-  | { t: 'closed'; sourceStats: SourceStats[]; socketStats: SocketStats[] }
+  | { t: 'stats'; sourceStats: SourceStats[]; socketStats: SocketStats[]; tid: number | undefined }
+  | { t: 'idle'; id: number; sourceStats: SourceStats[]; socketStats: SocketStats[]; tid: number | undefined }
+  | { t: 'closed'; sourceStats: SourceStats[]; socketStats: SocketStats[]; tid: number | undefined }
   | { t: 'log'; level: 'info' | 'warn' | 'error'; obj: object; msg: string }
   /** The worker's listeners stopped receiving for good (their onFailure). */
   | { t: 'fatal'; message: string };
@@ -198,9 +198,10 @@ class ThreadedListeners implements ThreadedFlowListeners {
     this.failure.subscribe(fn);
   }
 
-  private update(m: { sourceStats: SourceStats[]; socketStats: SocketStats[] }): void {
+  private update(m: { sourceStats: SourceStats[]; socketStats: SocketStats[]; tid?: number | undefined }): void {
     this.sources = m.sourceStats;
     this.sockets = m.socketStats;
+    if (m.tid !== undefined) this.tid = m.tid;
   }
 
   private onBatch(m: Extract<WorkerToMain, { t: 'batch' }>): void {

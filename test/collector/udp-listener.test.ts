@@ -1,5 +1,5 @@
 import { createSocket, type Socket } from 'node:dgram';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -544,6 +544,21 @@ describe('flow listener with a socket thread, the socket thread dies', () => {
     const timeout = new Promise<string>((r) => setTimeout(() => r('timed out'), 3000));
     expect(await Promise.race([l.close().then(() => 'closed'), timeout])).toBe('closed');
     expect(await portFree(port)).toBe(true);
+  });
+
+  it.skipIf(process.platform !== 'linux')('worker thread: threadId() names the restarted socket thread, not the dead one', async () => {
+    const l = createThreadedFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: new SummarySink() }, { statsEveryMs: 10, warmUp: false, faultInjection: 'socket-crash:1', restartDelayMs: 20 });
+    open.push(l);
+    await l.start();
+    const first = l.threadId()!;
+    expect(existsSync(`/proc/self/task/${first}`)).toBe(true);
+    await send(await sender(), [v5.datagrams()[0]!.payload], l.addresses().netflow!.port);
+    const deadline = Date.now() + 5000;
+    while ((l.socketStats()[0]?.readerRestarts ?? 0) < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(l.socketStats()[0]!.readerRestarts).toBe(1);
+    const now = l.threadId()!;
+    expect(now).not.toBe(first);
+    expect(existsSync(`/proc/self/task/${now}`)).toBe(true);
   });
 
   it('a close() while the restart waits stops it for good', async () => {
