@@ -1079,9 +1079,11 @@ class Listeners implements FlowListeners {
 
   private boundLog(g: SocketGroup): void {
     const names = g.sourceIdx.map((i) => this.sources[i]!.name);
-    if (g.granted < g.requestedBuffer) {
+    // Linux reports twice the size it set (the other half is for its bookkeeping), and sets at most rmem_max.
+    const granted = process.platform === 'linux' ? g.granted / 2 : g.granted;
+    if (granted < g.requestedBuffer) {
       this.logger?.warn(
-        { listen: g.listen, requested: g.requestedBuffer, granted: g.granted },
+        { listen: g.listen, requested: g.requestedBuffer, granted },
         'kernel granted a smaller UDP receive buffer than configured (raise net.core.rmem_max)',
       );
     }

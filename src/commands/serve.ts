@@ -32,7 +32,8 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
         process.once('SIGINT', () => stop('SIGINT'));
         process.once('SIGTERM', () => stop('SIGTERM'));
         // As nfcapd or GoFlow2 would: rather than serve on without receiving flows, stop (what
-        // was received is written and sealed) with EX_SOFTWARE, for the supervisor to restart.
+        // was received is written; the open hour goes on at the next start) with EX_SOFTWARE,
+        // for the supervisor to restart.
         service.onFatal((err) => {
           logger.fatal({ err }, 'flow ingest died; netsvc stops so that its supervisor can restart it');
           process.exitCode = 70;

@@ -1,5 +1,5 @@
 import { createSocket, type Socket } from 'node:dgram';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -516,6 +516,26 @@ describe('flow listener, worker thread, the thread dies', () => {
     const timeout = new Promise<string>((r) => setTimeout(() => r('timed out'), 3000));
     expect(await Promise.race([l.idle().then(() => 'idle'), timeout])).toBe('idle');
     expect(await Promise.race([l.close().then(() => 'closed'), timeout])).toBe('closed');
+  });
+});
+
+describe.skipIf(process.platform !== 'linux')('flow listener, receive buffer', () => {
+  const rmemMax = Number(readFileSync('/proc/sys/net/core/rmem_max', 'utf8'));
+  const warned = async (receiveBuffer: number): Promise<object[]> => {
+    const warns: object[] = [];
+    const logger = { info: () => {}, warn: (o: object, m?: string) => void (m?.startsWith('kernel granted a smaller UDP receive buffer') && warns.push(o)), error: () => {} };
+    const l = createFlowListeners({ netflow: { listen: '127.0.0.1:0', receiveBuffer } }, { sink: new SummarySink(), logger }, { socketThread: true });
+    open.push(l);
+    await l.start();
+    return warns;
+  };
+
+  it('warns when the kernel caps the buffer at net.core.rmem_max (it reports twice what it set)', async () => {
+    expect(await warned(rmemMax * 2)).toEqual([expect.objectContaining({ requested: rmemMax * 2, granted: rmemMax })]);
+  });
+
+  it('says nothing when it got what it asked for', async () => {
+    expect(await warned(Math.min(rmemMax, 1024 * 1024))).toEqual([]);
   });
 });
 
