@@ -203,7 +203,8 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
       out.length = keepReleased(out, startRow, env.released);
       counters.add(ec, 'malformed');
       countFlows(ec, startRow, out);
-      return readPastEnd ? { status: 'malformed', version, flows: out.length - startRow, readPastEnd } : { status: 'malformed', version, flows: out.length - startRow };
+      const outcome = { status: 'malformed', version, flows: out.length - startRow } as const;
+      return readPastEnd ? { ...outcome, readPastEnd } : outcome;
     }
     const flows = countFlows(ec, startRow, out);
     return { status: 'ok', version, flows };

@@ -16,6 +16,7 @@
  * throws away: the whole path is optimised before the first real datagram.
  */
 import type { RemoteInfo, Socket } from 'node:dgram';
+import { constants } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { DatagramRingWriter, type DatagramRingMemory } from './datagram-ring.js';
 import { BatchReader, batchRecvLoadError, loadBatchRecv, MAX_BATCH, takeSocketFd, type DatagramHandler } from './batch-receive.js';
@@ -89,8 +90,7 @@ function rateLog(key: string, obj: object, msg: string, level: 'warn' | 'error' 
   if (throttle.allow(key, Date.now())) post({ t: 'log', level, obj, msg });
 }
 
-const EBADF = 9;
-const ENOTSOCK = 88;
+const { EBADF, ENOTSOCK } = constants.errno;
 
 /** How long one turn of batch reads runs before the thread looks at its messages (close, bind), ms. */
 const TURN_MS = 20;

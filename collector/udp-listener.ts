@@ -1059,18 +1059,17 @@ class Listeners implements FlowListeners {
     this.failedRestarts = 0;
     this.socketThreadRestarts++;
     this.adoptSocketThread(handle);
-    if (handle.tid !== undefined && this.socketThreadNice !== undefined && niceOf(handle.tid) !== this.socketThreadNice) {
+    let nice = handle.tid === undefined ? undefined : niceOf(handle.tid);
+    if (handle.tid !== undefined && this.socketThreadNice !== undefined && nice !== this.socketThreadNice) {
       try {
         setPriority(handle.tid, this.socketThreadNice);
+        nice = this.socketThreadNice;
       } catch (err) {
         // A thread started by this one inherits its nice value; raising it back takes CAP_SYS_NICE (or root).
-        this.logger?.warn({ err, nice: niceOf(handle.tid), wanted: this.socketThreadNice }, 'restarted flow socket thread keeps the nice value of the thread that started it');
+        this.logger?.warn({ err, nice, wanted: this.socketThreadNice }, 'restarted flow socket thread keeps the nice value of the thread that started it');
       }
     }
-    this.logger?.info(
-      { restarts: this.socketThreadRestarts, nice: handle.tid === undefined ? undefined : niceOf(handle.tid), sockets: handle.sockets.map((b) => formatHostPort(b.address, b.port)) },
-      'flow socket thread restarted',
-    );
+    this.logger?.info({ restarts: this.socketThreadRestarts, nice, sockets: handle.sockets.map((b) => formatHostPort(b.address, b.port)) }, 'flow socket thread restarted');
   }
 
   onFailure(fn: (err: Error) => void): void {

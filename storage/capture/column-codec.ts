@@ -164,7 +164,7 @@ export function encodeNumeric(
   kind: 'int' | 'delta' | 'rel',
   ref?: Float64Array,
 ): TransformedColumn {
-  if (n === 0) return { transform: TRANSFORM.const, width: 0, base: 0, min: 0, max: 0, bytes: new Uint8Array(8) };
+  if (n === 0) return constantColumn(0);
   if (!(values instanceof Float64Array)) return encodeIntegers(values, n);
   // Times and counters: checked for integers in the same pass as their range.
   const d = values;
