@@ -139,6 +139,20 @@ const hotspotSchema = z
   })
   .strict();
 
+const databaseSchema = z
+  .object({
+    /** Opening one connection to a MariaDB/PostgreSQL server, in milliseconds. */
+    connectTimeoutMs: z.number().int().positive().default(2000),
+    /** One statement on such a server, in milliseconds. */
+    statementTimeoutMs: z.number().int().positive().default(4000),
+    /**
+     * One whole store operation, waiting for a pooled connection included: a request
+     * whose database is down, hung or restarting is answered 503 within this.
+     */
+    operationTimeoutMs: z.number().int().positive().default(5000),
+  })
+  .strict();
+
 const entitySchema = z
   .object({
     flowSources: z.array(z.string()).default([]),
@@ -213,6 +227,7 @@ export const configSchema = z
       maxMessageBytes: 65_536,
       maxQueue: 100_000,
     }),
+    database: databaseSchema.default({ connectTimeoutMs: 2000, statementTimeoutMs: 4000, operationTimeoutMs: 5000 }),
     hotspot: hotspotSchema.default({ disabledGroup: 'daloRADIUS-Disabled-Users', maxPerPage: 2000 }),
     flowSources: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), flowSourceSchema).default({
       netflow: { listen: '0.0.0.0:2055', exporters: [], receiveBuffer: 8 * 1024 * 1024, sampling: {}, templateTtlSec: 3600, pendingMaxAgeSec: 60, pendingMaxSets: 1024 },
@@ -247,6 +262,13 @@ export type FlowSourceConfig = z.infer<typeof flowSourceSchema>;
 export type EntityConfig = z.infer<typeof entitySchema>;
 export type CaptureConfig = z.infer<typeof captureSchema>;
 export type DnsConfig = z.infer<typeof dnsSchema>;
+export type DatabaseConfig = z.infer<typeof databaseSchema>;
+
+/** The SQL clients' time limits the configuration sets. */
+export function sqlTimeouts(config: Config): { connectMs: number; statementMs: number; operationMs: number } {
+  const d = config.database;
+  return { connectMs: d.connectTimeoutMs, statementMs: d.statementTimeoutMs, operationMs: d.operationTimeoutMs };
+}
 
 /** A configuration problem the user must fix; printed without a stack trace. */
 export class ConfigError extends Error {

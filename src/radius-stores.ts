@@ -7,8 +7,9 @@ import { defaultCatalogue } from '../storage/radius/attribute-catalogue.js';
 import { openRadiusStore } from '../storage/radius/open-radius-store.js';
 import type { RadiusStore } from '../storage/radius/radius-store.js';
 import type { RadiusStoreOptions } from '../storage/radius/sql-radius-store.js';
-import { resolveSqlitePath, type Config } from './config.js';
+import { resolveSqlitePath, sqlTimeouts, type Config } from './config.js';
 import type { Logger } from './log.js';
+import { OutageLog } from './outage-log.js';
 
 /** Store options the configuration implies: its time zone and the reject group. */
 export function radiusStoreOptions(config: Config, now: () => number = Date.now): RadiusStoreOptions {
@@ -25,9 +26,12 @@ export function radiusDatabaseMissing(config: Config, url: string): boolean {
   return url.startsWith('sqlite:') && !url.endsWith(':memory:') && !existsSync(resolveSqlitePath(url, config.dataDir));
 }
 
-/** The store of one entity's RADIUS database. */
-export function openEntityRadiusStore(config: Config, url: string, now?: () => number): RadiusStore {
-  return openRadiusStore(url, config.dataDir, radiusStoreOptions(config, now));
+/**
+ * The store of one entity's RADIUS database. `serve` bounds every operation
+ * by the configured time-outs (`bounded`); the CLI's migrations run unbounded.
+ */
+export function openEntityRadiusStore(config: Config, url: string, now?: () => number, bounded = false): RadiusStore {
+  return openRadiusStore(url, config.dataDir, radiusStoreOptions(config, now), bounded ? sqlTimeouts(config) : undefined);
 }
 
 /** The hotspot area as `serve` runs it: one store per entity with a RADIUS database, and its routes. */
@@ -46,7 +50,7 @@ export async function startHotspot(config: Config, runtime: { logger: Logger; no
   const stores = new Map<string, RadiusStore>();
   try {
     for (const [entity, url] of radiusEntities(config)) {
-      const store = openEntityRadiusStore(config, url, runtime.now);
+      const store = openEntityRadiusStore(config, url, runtime.now, true);
       stores.set(entity, store);
       if (url.startsWith('sqlite:')) await store.migrate({ createFreeradiusTables: true });
     }
@@ -54,12 +58,13 @@ export async function startHotspot(config: Config, runtime: { logger: Logger; no
     for (const s of stores.values()) await s.close();
     throw err;
   }
+  const outages = new OutageLog(runtime.logger, runtime.now);
   const routes = createHotspotRoutes({
     storeOf: (entity) => stores.get(entity),
     catalogue: defaultCatalogue(),
     timezone: config.timezone,
     maxPerPage: config.hotspot.maxPerPage,
-    onStoreError: (entity, err) => runtime.logger.warn({ entity, err }, 'RADIUS database unusable'),
+    onStoreError: (entity, err) => outages.report(entity, { entity, code: err.code }, err, 'RADIUS database unusable'),
   });
   runtime.logger.info({ entities: [...stores.keys()] }, 'hotspot stores open');
   return {

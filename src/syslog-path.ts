@@ -13,8 +13,9 @@ import { redactUrl } from '../storage/sql/sql-client.js';
 import { openSyslogStore } from '../storage/syslog/open-syslog-store.js';
 import type { SqlSyslogStore } from '../storage/syslog/sql-syslog-store.js';
 import { SqliteSyslogStore } from '../storage/syslog/sqlite-syslog-store.js';
-import type { Config } from './config.js';
+import { sqlTimeouts, type Config } from './config.js';
 import type { Logger } from './log.js';
+import { OutageLog } from './outage-log.js';
 
 /** The running logviewer area. */
 export interface LogviewerService {
@@ -44,7 +45,7 @@ export async function startLogviewer(config: Config, runtime: { logger: Logger; 
   try {
     for (const [entity, e] of Object.entries(config.entities)) {
       if (!e.syslog) continue;
-      const store = openSyslogStore(e.syslog, config.dataDir, { now: runtime.now });
+      const store = openSyslogStore(e.syslog, config.dataDir, { now: runtime.now }, sqlTimeouts(config));
       stores.set(entity, store);
       if (store instanceof SqliteSyslogStore) await store.ensureSchema();
     }
@@ -79,10 +80,11 @@ export async function startLogviewer(config: Config, runtime: { logger: Logger; 
     throw err;
   }
 
+  const outages = new OutageLog(log, runtime.now);
   const routes = createLogviewerRoutes({
     storeOf: (entity) => stores.get(entity),
     timezone: config.timezone,
-    onStoreError: (entity, err) => log.warn({ entity, err }, 'syslog database query failed'),
+    onStoreError: (entity, err) => outages.report(entity, { entity }, err, 'syslog database query failed'),
   });
   log.info({ entities: [...stores.keys()], receiver: receiverPorts }, 'logviewer stores open');
 

@@ -56,7 +56,7 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 const failure = (description: string) => json(failureSchema, description);
 const notFound = { 404: failure('Unknown user or profile') };
-const unavailable = { 503: failure('The entity\u2019s RADIUS database cannot be reached, or has no tables yet') };
+const unavailable = { 503: failure('The entity\u2019s RADIUS database cannot be reached, did not answer in time, is full, or has no tables yet') };
 
 const q = (name: string, max: number, description: string, example?: string) =>
   z
@@ -663,6 +663,8 @@ function apiError(err: unknown): unknown {
       return new UnavailableError('The RADIUS database is not ready: its tables are missing (netsvc db migrate).', {}, { cause: err });
     case 'unavailable':
       return new UnavailableError('The RADIUS database cannot be reached right now.', {}, { cause: err });
+    case 'storage_full':
+      return new UnavailableError('The RADIUS database has no space left: nothing was changed. Free space on its disk, then try again.', {}, { cause: err });
   }
 }
 
@@ -687,7 +689,7 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
     try {
       return await fn();
     } catch (err) {
-      if (err instanceof RadiusStoreError && (err.code === 'unavailable' || err.code === 'schema_missing')) {
+      if (err instanceof RadiusStoreError && (err.code === 'unavailable' || err.code === 'schema_missing' || err.code === 'storage_full')) {
         deps.onStoreError?.(c.get('principal').entity, err);
       }
       throw apiError(err);

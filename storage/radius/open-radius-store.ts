@@ -1,6 +1,6 @@
 /** Opens the RadiusStore a database URL names (`sqlite:`, `mysql://`, `postgres://`). */
 import { openSqlClient } from '../sql/open-sql-client.js';
-import type { SqlClient } from '../sql/sql-client.js';
+import type { SqlClient, SqlTimeouts } from '../sql/sql-client.js';
 import { MysqlRadiusStore } from './mysql-radius-store.js';
 import { PostgresRadiusStore } from './postgres-radius-store.js';
 import type { RadiusStore } from './radius-store.js';
@@ -20,6 +20,6 @@ export function radiusStoreFor(client: SqlClient, options?: RadiusStoreOptions):
 }
 
 /** A store for `url`; `sqlite:` paths are relative to `baseDir`. Nothing is created until `migrate()`. */
-export function openRadiusStore(url: string, baseDir: string, options?: RadiusStoreOptions): RadiusStore {
-  return radiusStoreFor(openSqlClient(url, baseDir), options);
+export function openRadiusStore(url: string, baseDir: string, options?: RadiusStoreOptions, timeouts?: SqlTimeouts): RadiusStore {
+  return radiusStoreFor(openSqlClient(url, baseDir, timeouts), options);
 }

@@ -325,8 +325,10 @@ export type RadiusStoreErrorCode =
   | 'invalid'
   /** The database lacks FreeRADIUS's or netsvc's tables (never migrated). */
   | 'schema_missing'
-  /** The database cannot be reached (server down, unknown database, refused login). */
-  | 'unavailable';
+  /** The database cannot be reached (server down or restarting, unknown database, refused login) or did not answer in time. */
+  | 'unavailable'
+  /** The database has no space left for the write; nothing of it was stored. */
+  | 'storage_full';
 
 /** Why a store operation was refused; the API maps `code` to a status and `param` to the parameter it names. */
 export class RadiusStoreError extends Error {

@@ -12,7 +12,7 @@
  * the way FreeRADIUS matches them.
  */
 import { DateTime } from 'luxon';
-import type { SqlClient } from '../sql/sql-client.js';
+import { SqlUnavailableError, type SqlClient } from '../sql/sql-client.js';
 import { displayMac, macSpellings, normaliseMac } from './mac.js';
 import {
   INFO_FIELDS,
@@ -88,17 +88,6 @@ const isAuthAttribute = (name: string): boolean =>
 /** FreeRADIUS's tables the hotspot area reads or writes. */
 const FREERADIUS_TABLES = ['radcheck', 'radreply', 'radgroupcheck', 'radgroupreply', 'radusergroup', 'radacct', 'radpostauth', 'nas'];
 /** Node socket errors (mysql2 and pg pass them on as they are): the server cannot be reached at all. */
-const UNREACHABLE = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EPIPE',
-  'PROTOCOL_CONNECTION_LOST',
-]);
 
 const INFO_COLUMNS = INFO_FIELDS.join(', ');
 const WALL = 'yyyy-LL-dd HH:mm:ss';
@@ -209,12 +198,13 @@ export abstract class SqlRadiusStore implements RadiusStore {
   }
 
   /**
-   * Runs one operation of the RadiusStore interface. A driver error that comes
-   * from a database that cannot be reached, or that lacks tables (never
-   * migrated), becomes RadiusStoreError `unavailable` / `schema_missing`, so the
-   * API can answer 503 without knowing drivers; which one is decided by
-   * probing the schema, not by reading driver messages. Any other driver
-   * error (a bug) goes on as it is.
+   * Runs one operation of the RadiusStore interface. A database that cannot
+   * serve now (the client's SqlUnavailableError: down, restarting, hung, full)
+   * or that lacks tables (never migrated) becomes RadiusStoreError
+   * `unavailable` / `storage_full` / `schema_missing`, so the API can answer
+   * 503 without knowing drivers; missing tables are found by probing the
+   * schema, not by reading driver messages. Any other driver error (a bug)
+   * goes on as it is.
    */
   private async guarded<T>(fn: () => Promise<T>): Promise<T> {
     try {
@@ -228,7 +218,10 @@ export abstract class SqlRadiusStore implements RadiusStore {
     if (err instanceof RadiusStoreError) return err;
     const unreachable = (cause: unknown) =>
       new RadiusStoreError('unavailable', `the RADIUS database cannot be reached: ${(cause as Error)?.message ?? String(cause)}`, { cause });
-    if (UNREACHABLE.has(String((err as { code?: unknown })?.code))) return unreachable(err);
+    if (err instanceof SqlUnavailableError) {
+      if (err.reason === 'disk_full') return new RadiusStoreError('storage_full', `the RADIUS database has no space left: ${err.message}`, { cause: err });
+      return unreachable(err);
+    }
     let missing: string[];
     try {
       missing = await this.missingTables();

@@ -1,5 +1,14 @@
 import mysql from 'mysql2/promise';
-import { runTransaction, type ExecResult, type SqlClient } from './sql-client.js';
+import {
+  bounded,
+  UNBOUNDED_SQL_TIMEOUTS,
+  runTransaction,
+  SqlUnavailableError,
+  UNREACHABLE_ERRNO,
+  type ExecResult,
+  type SqlClient,
+  type SqlTimeouts,
+} from './sql-client.js';
 
 type Queryable = Pick<mysql.Pool, 'query'>;
 
@@ -13,37 +22,72 @@ function withoutValues(err: unknown): unknown {
   return err;
 }
 
-async function run(conn: Queryable, sql: string, params: readonly unknown[]): Promise<unknown> {
+/** mysql2's and the server's error codes that mean "not now", by reason. */
+const UNAVAILABLE_CODES: ReadonlyMap<string, SqlUnavailableError['reason']> = new Map([
+  // The connection is gone: server shut down or restarted, session killed, handshake refused.
+  ['PROTOCOL_CONNECTION_LOST', 'unreachable'],
+  ['PROTOCOL_ENQUEUE_AFTER_FATAL_ERROR', 'unreachable'],
+  ['PROTOCOL_ENQUEUE_AFTER_QUIT', 'unreachable'],
+  ['ER_SERVER_SHUTDOWN', 'unreachable'],
+  ['ER_CONNECTION_KILLED', 'unreachable'],
+  ['ER_CON_COUNT_ERROR', 'unreachable'],
+  ['ER_TOO_MANY_USER_CONNECTIONS', 'unreachable'],
+  // No answer in time (mysql2's per-query timeout, MariaDB's max_statement_time).
+  ['PROTOCOL_SEQUENCE_TIMEOUT', 'timeout'],
+  ['ER_STATEMENT_TIMEOUT', 'timeout'],
+  // No room left.
+  ['ER_RECORD_FILE_FULL', 'disk_full'],
+  ['ER_DISK_FULL', 'disk_full'],
+]);
+
+/** The driver's error as SqlUnavailableError when it means the server cannot serve now. */
+export function classifyMysqlError(err: unknown): SqlUnavailableError | undefined {
+  if (err instanceof SqlUnavailableError) return err;
+  if (!(err instanceof Error)) return undefined;
+  const code = String((err as { code?: unknown }).code);
+  const reason = UNAVAILABLE_CODES.get(code) ?? (UNREACHABLE_ERRNO.has(code) ? 'unreachable' : undefined);
+  return reason ? new SqlUnavailableError(reason, `MariaDB/MySQL: ${err.message}`, { cause: err }) : undefined;
+}
+
+async function run(conn: Queryable, sql: string, params: readonly unknown[], timeoutMs: number): Promise<unknown> {
   try {
-    const [res] = await conn.query(sql, params as unknown[]);
+    // The timeout closes the connection of a statement that gets no answer (a hung server).
+    const [res] = await conn.query(Number.isFinite(timeoutMs) ? { sql, timeout: timeoutMs } : { sql }, params as unknown[]);
     return res;
   } catch (err) {
     throw withoutValues(err);
   }
 }
 
-function wrap(conn: Queryable): Omit<SqlClient, 'transaction' | 'close'> {
+function wrap(conn: Queryable, timeoutMs: number): Omit<SqlClient, 'transaction' | 'close'> {
   return {
     dialect: 'mysql',
     async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
-      return (await run(conn, sql, params)) as T[];
+      return (await run(conn, sql, params, timeoutMs)) as T[];
     },
     async execute(sql: string, params: readonly unknown[] = []): Promise<ExecResult> {
-      const header = (await run(conn, sql, params)) as mysql.ResultSetHeader;
+      const header = (await run(conn, sql, params, timeoutMs)) as mysql.ResultSetHeader;
       return { affectedRows: header.affectedRows ?? 0, insertId: header.insertId };
     },
   };
 }
 
-/** MySQL/MariaDB through a mysql2 pool; datetimes come back as strings, as stored. */
+/**
+ * MySQL/MariaDB through a mysql2 pool; datetimes come back as strings, as
+ * stored. Every operation ends within `timeouts.operationMs`; a database that
+ * is down, restarting, hung or full fails it with SqlUnavailableError.
+ */
 export class MysqlSqlClient implements SqlClient {
   readonly dialect = 'mysql' as const;
   private readonly pool: mysql.Pool;
   private readonly base: Omit<SqlClient, 'transaction' | 'close'>;
+  private readonly timeouts: SqlTimeouts;
 
-  constructor(url: string, options: { connectionLimit?: number } = {}) {
+  constructor(url: string, options: { connectionLimit?: number; timeouts?: SqlTimeouts } = {}) {
+    this.timeouts = options.timeouts ?? UNBOUNDED_SQL_TIMEOUTS;
     this.pool = mysql.createPool({
       uri: url,
+      connectTimeout: this.timeouts.connectMs,
       connectionLimit: options.connectionLimit ?? 10,
       dateStrings: true,
       supportBigNumbers: true,
@@ -51,21 +95,33 @@ export class MysqlSqlClient implements SqlClient {
       timezone: 'Z',
       charset: 'utf8mb4',
     });
-    this.base = wrap(this.pool);
+    this.base = wrap(this.pool, this.timeouts.statementMs);
   }
 
   query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-    return this.base.query<T>(sql, params);
+    return bounded(() => this.base.query<T>(sql, params), this.timeouts.operationMs, classifyMysqlError);
   }
 
   execute(sql: string, params?: readonly unknown[]): Promise<ExecResult> {
-    return this.base.execute(sql, params);
+    return bounded(() => this.base.execute(sql, params), this.timeouts.operationMs, classifyMysqlError);
   }
 
-  async transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
-    const conn = await this.pool.getConnection();
-    const ops = { begin: () => conn.beginTransaction(), commit: () => conn.commit(), rollback: () => conn.rollback(), release: () => conn.release() };
-    return runTransaction(ops, wrap(conn), fn);
+  transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
+    return bounded(
+      async () => {
+        const conn = await this.pool.getConnection();
+        const ops = {
+          begin: () => conn.beginTransaction(),
+          commit: () => conn.commit(),
+          rollback: () => conn.rollback(),
+          // A connection that failed to roll back is closed rather than lent again.
+          release: (err?: unknown) => (err === undefined ? conn.release() : conn.destroy()),
+        };
+        return runTransaction(ops, wrap(conn, this.timeouts.statementMs), fn);
+      },
+      this.timeouts.operationMs,
+      classifyMysqlError,
+    );
   }
 
   async close(): Promise<void> {

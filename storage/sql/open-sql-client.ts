@@ -1,11 +1,11 @@
 import { isAbsolute, resolve } from 'node:path';
 import { MysqlSqlClient } from './mysql-sql-client.js';
 import { PostgresSqlClient } from './postgres-sql-client.js';
-import { parseDatabaseUrl, type SqlClient } from './sql-client.js';
+import { parseDatabaseUrl, type SqlClient, type SqlTimeouts } from './sql-client.js';
 import { SqliteSqlClient } from './sqlite-sql-client.js';
 
-/** Opens a client for a database URL; `sqlite:` paths are relative to `baseDir`. */
-export function openSqlClient(url: string, baseDir: string): SqlClient {
+/** Opens a client for a database URL; `sqlite:` paths are relative to `baseDir`; `timeouts` bound the pooled servers' operations. */
+export function openSqlClient(url: string, baseDir: string, timeouts?: SqlTimeouts): SqlClient {
   const target = parseDatabaseUrl(url);
   switch (target.dialect) {
     case 'sqlite': {
@@ -13,8 +13,8 @@ export function openSqlClient(url: string, baseDir: string): SqlClient {
       return new SqliteSqlClient(path);
     }
     case 'mysql':
-      return new MysqlSqlClient(target.url);
+      return new MysqlSqlClient(target.url, { timeouts });
     case 'postgres':
-      return new PostgresSqlClient(target.url);
+      return new PostgresSqlClient(target.url, { timeouts });
   }
 }

@@ -1,5 +1,14 @@
 import pg from 'pg';
-import { runTransaction, type ExecResult, type SqlClient } from './sql-client.js';
+import {
+  bounded,
+  UNBOUNDED_SQL_TIMEOUTS,
+  runTransaction,
+  SqlUnavailableError,
+  UNREACHABLE_ERRNO,
+  type ExecResult,
+  type SqlClient,
+  type SqlTimeouts,
+} from './sql-client.js';
 
 // Return timestamps as the text PostgreSQL prints, not as JS Dates in the local zone.
 const TIMESTAMP_OIDS = [1082, 1114, 1184];
@@ -22,6 +31,42 @@ export function numberPlaceholders(sql: string): string {
 
 type Queryable = Pick<pg.Pool, 'query'>;
 
+/**
+ * PostgreSQL's SQLSTATE classes and codes that mean "not now": the server is
+ * shutting down or starting (57P01-57P03, the error a restart gives every
+ * open session), the connection failed (class 08), too many connections
+ * (53300), a statement ran past statement_timeout (57014), or no disk left
+ * (53100).
+ */
+function unavailableState(code: string): SqlUnavailableError['reason'] | undefined {
+  if (code === '53100') return 'disk_full';
+  if (code === '57014') return 'timeout';
+  if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300') return 'unreachable';
+  return undefined;
+}
+
+/**
+ * The driver's error as SqlUnavailableError when it means the server cannot
+ * serve now. A server error carries its SQLSTATE; the pg driver's own errors
+ * for a lost or timed-out connection ("Connection terminated unexpectedly",
+ * "timeout exceeded when trying to connect", "Query read timeout") carry no
+ * code at all, so every plain Error that is not the server's answer counts as
+ * unreachable; type errors (a bug binding a value) go on as they are.
+ */
+export function classifyPostgresError(err: unknown): SqlUnavailableError | undefined {
+  if (err instanceof SqlUnavailableError) return err;
+  if (!(err instanceof Error)) return undefined;
+  const message = `PostgreSQL: ${err.message}`;
+  if (err instanceof pg.DatabaseError) {
+    const reason = unavailableState(err.code ?? '');
+    return reason ? new SqlUnavailableError(reason, message, { cause: err }) : undefined;
+  }
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && UNREACHABLE_ERRNO.has(code)) return new SqlUnavailableError('unreachable', message, { cause: err });
+  if (code === undefined && err.constructor === Error) return new SqlUnavailableError('unreachable', message, { cause: err });
+  return undefined;
+}
+
 function wrap(conn: Queryable): Omit<SqlClient, 'transaction' | 'close'> {
   return {
     dialect: 'postgres',
@@ -36,37 +81,61 @@ function wrap(conn: Queryable): Omit<SqlClient, 'transaction' | 'close'> {
   };
 }
 
-/** PostgreSQL through a pg pool, with the session in UTC. */
+/**
+ * PostgreSQL through a pg pool, with the session in UTC. Every operation ends
+ * within `timeouts.operationMs`; a database that is down, restarting, hung or
+ * full fails it with SqlUnavailableError, and never crashes the process.
+ */
 export class PostgresSqlClient implements SqlClient {
   readonly dialect = 'postgres' as const;
   private readonly pool: pg.Pool;
   private readonly base: Omit<SqlClient, 'transaction' | 'close'>;
+  private readonly timeouts: SqlTimeouts;
 
-  constructor(url: string, options: { max?: number } = {}) {
-    // A server that silently drops packets must fail a request in seconds, not after the OS TCP timeout.
-    this.pool = new pg.Pool({ connectionString: url, max: options.max ?? 10, options: '-c TimeZone=UTC', connectionTimeoutMillis: 5000 });
-    // An idle client that loses its server must not crash the process.
+  constructor(url: string, options: { max?: number; timeouts?: SqlTimeouts } = {}) {
+    this.timeouts = options.timeouts ?? UNBOUNDED_SQL_TIMEOUTS;
+    const t = this.timeouts;
+    this.pool = new pg.Pool({
+      connectionString: url,
+      max: options.max ?? 10,
+      options: '-c TimeZone=UTC',
+      // Covers both opening a connection and waiting for a free one.
+      connectionTimeoutMillis: t.connectMs,
+      // The server cancels a long statement; the client gives up on a server that does not answer at all.
+      ...(Number.isFinite(t.statementMs) ? { statement_timeout: t.statementMs, query_timeout: t.statementMs + 500 } : {}),
+    });
+    // A client that loses its server emits 'error' whether it is idle in the pool or checked out
+    // (a restart terminates every session). Unheard, that event would end the process; the query
+    // that was running fails on its own and is classified there.
     this.pool.on('error', () => undefined);
+    this.pool.on('connect', (client) => client.on('error', () => undefined));
     this.base = wrap(this.pool);
   }
 
   query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-    return this.base.query<T>(sql, params);
+    return bounded(() => this.base.query<T>(sql, params), this.timeouts.operationMs, classifyPostgresError);
   }
 
   execute(sql: string, params?: readonly unknown[]): Promise<ExecResult> {
-    return this.base.execute(sql, params);
+    return bounded(() => this.base.execute(sql, params), this.timeouts.operationMs, classifyPostgresError);
   }
 
-  async transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    const ops = {
-      begin: () => client.query('BEGIN'),
-      commit: () => client.query('COMMIT'),
-      rollback: () => client.query('ROLLBACK'),
-      release: () => client.release(),
-    };
-    return runTransaction(ops, wrap(client), fn);
+  transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
+    return bounded(
+      async () => {
+        const client = await this.pool.connect();
+        const ops = {
+          begin: () => client.query('BEGIN'),
+          commit: () => client.query('COMMIT'),
+          rollback: () => client.query('ROLLBACK'),
+          // With an error the pool drops the connection instead of lending it again.
+          release: (err?: unknown) => client.release(err instanceof Error ? err : err === undefined ? undefined : true),
+        };
+        return runTransaction(ops, wrap(client), fn);
+      },
+      this.timeouts.operationMs,
+      classifyPostgresError,
+    );
   }
 
   async close(): Promise<void> {

@@ -28,6 +28,85 @@ export interface SqlClient {
   close(): Promise<void>;
 }
 
+/**
+ * Why a database could not run a statement, as far as netsvc needs to know:
+ * it cannot be reached (down, restarting, connection lost), it did not
+ * answer in time (hung, overloaded, pool exhausted), or it has no room left.
+ */
+export type SqlUnavailableReason = 'unreachable' | 'timeout' | 'disk_full';
+
+/**
+ * The database cannot serve the statement now; the caller may try again later
+ * (the API answers 503). Each client turns its driver's errors of these kinds
+ * into this one type, so no store or route needs to know driver codes.
+ */
+export class SqlUnavailableError extends Error {
+  override readonly name = 'SqlUnavailableError';
+  constructor(
+    readonly reason: SqlUnavailableReason,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Time limits of a pooled client, in milliseconds. */
+export interface SqlTimeouts {
+  /** Opening one connection (TCP and handshake). */
+  connectMs: number;
+  /** One statement on the server. */
+  statementMs: number;
+  /** One whole operation, waiting for a pooled connection included: past it the caller gets `timeout`. */
+  operationMs: number;
+}
+
+/**
+ * Limits of a client opened without any: connecting still fails in seconds
+ * (not after the OS's TCP time-out), but statements may run as long as they
+ * need (the CLI's migrations and index builds). `serve` passes its own.
+ */
+export const UNBOUNDED_SQL_TIMEOUTS: Readonly<SqlTimeouts> = Object.freeze({ connectMs: 5000, statementMs: Infinity, operationMs: Infinity });
+
+/**
+ * Runs `op` and rejects with SqlUnavailableError `timeout` once `ms` have
+ * passed; what the driver does meanwhile is bounded by its own time-outs.
+ * Errors `classify` recognises leave as SqlUnavailableError, others as they are.
+ */
+export async function bounded<T>(op: () => Promise<T>, ms: number, classify: (err: unknown) => SqlUnavailableError | undefined): Promise<T> {
+  if (!Number.isFinite(ms)) {
+    return op().catch((err: unknown) => {
+      throw classify(err) ?? err;
+    });
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new SqlUnavailableError('timeout', `the database did not answer within ${ms} ms`)), ms);
+  });
+  const run = op().catch((err: unknown) => {
+    throw classify(err) ?? err;
+  });
+  // The loser of the race must not become an unhandled rejection.
+  run.catch(() => undefined);
+  try {
+    return await Promise.race([run, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Network errors of Node's sockets that mean the server cannot be reached. */
+export const UNREACHABLE_ERRNO: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+
 /** A database URL that cannot be used. */
 export class DatabaseUrlError extends Error {
   override readonly name = 'DatabaseUrlError';
@@ -61,7 +140,8 @@ export interface TransactionConnection {
   begin(): Promise<unknown>;
   commit(): Promise<unknown>;
   rollback(): Promise<unknown>;
-  release(): void;
+  /** Returns the connection; with an error, one that must not be reused (the pool drops it). */
+  release(err?: unknown): void;
 }
 
 /**
@@ -73,6 +153,7 @@ export async function runTransaction<T>(
   client: Omit<SqlClient, 'transaction' | 'close'>,
   fn: (tx: SqlClient) => Promise<T>,
 ): Promise<T> {
+  let broken: unknown;
   try {
     await conn.begin();
     // Nested transaction() calls join the open one.
@@ -81,9 +162,12 @@ export async function runTransaction<T>(
     await conn.commit();
     return out;
   } catch (err) {
-    await conn.rollback().catch(() => undefined);
+    await conn.rollback().catch((rollbackErr: unknown) => {
+      // A connection that cannot even roll back is broken: it is not handed out again.
+      broken = rollbackErr;
+    });
     throw err;
   } finally {
-    conn.release();
+    conn.release(broken);
   }
 }

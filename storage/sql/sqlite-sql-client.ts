@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import type { ExecResult, SqlClient } from './sql-client.js';
+import { SqlUnavailableError, type ExecResult, type SqlClient } from './sql-client.js';
 import { prepareSqliteFile } from './sqlite-file.js';
 
 type Sqlite = Database.Database;
@@ -7,6 +7,30 @@ type Sqlite = Database.Database;
 function bind(params: readonly unknown[]): unknown[] {
   // better-sqlite3 takes no booleans or Dates; map them the way the other drivers store them.
   return params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p instanceof Date ? p.toISOString() : p));
+}
+
+/**
+ * SQLite's result codes that mean "not now": no room on the disk (or past
+ * max_page_count), the file locked by another writer past busy_timeout, or
+ * the file cannot be read or written (I/O error, read-only, gone).
+ */
+export function classifySqliteError(err: unknown): SqlUnavailableError | undefined {
+  if (err instanceof SqlUnavailableError) return err;
+  if (!(err instanceof Database.SqliteError)) return undefined;
+  const code = err.code;
+  const reason =
+    code === 'SQLITE_FULL'
+      ? 'disk_full'
+      : code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')
+        ? 'timeout'
+        : code.startsWith('SQLITE_IOERR') || code.startsWith('SQLITE_CANTOPEN') || code.startsWith('SQLITE_READONLY')
+          ? 'unreachable'
+          : undefined;
+  return reason ? new SqlUnavailableError(reason, `SQLite: ${err.message} (${code})`, { cause: err }) : undefined;
+}
+
+function classified(err: unknown): unknown {
+  return classifySqliteError(err) ?? err;
 }
 
 /**
@@ -35,17 +59,25 @@ export class SqliteSqlClient implements SqlClient {
   }
 
   private runQuery<T>(sql: string, params: readonly unknown[]): T[] {
-    return this.db.prepare(sql).all(...bind(params)) as T[];
+    try {
+      return this.db.prepare(sql).all(...bind(params)) as T[];
+    } catch (err) {
+      throw classified(err);
+    }
   }
 
   private runExecute(sql: string, params: readonly unknown[]): ExecResult {
-    const stmt = this.db.prepare(sql);
-    if (stmt.reader) {
-      stmt.all(...bind(params));
-      return { affectedRows: 0 };
+    try {
+      const stmt = this.db.prepare(sql);
+      if (stmt.reader) {
+        stmt.all(...bind(params));
+        return { affectedRows: 0 };
+      }
+      const info = stmt.run(...bind(params));
+      return { affectedRows: info.changes, insertId: Number(info.lastInsertRowid) };
+    } catch (err) {
+      throw classified(err);
     }
-    const info = stmt.run(...bind(params));
-    return { affectedRows: info.changes, insertId: Number(info.lastInsertRowid) };
   }
 
   query<T = Record<string, unknown>>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
@@ -59,7 +91,7 @@ export class SqliteSqlClient implements SqlClient {
   transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
     return this.serial(async () => {
       // IMMEDIATE takes the write lock up front, so two writers never deadlock on upgrade.
-      this.db.exec('BEGIN IMMEDIATE');
+      this.exec('BEGIN IMMEDIATE');
       const tx: SqlClient = {
         dialect: 'sqlite',
         query: async <R>(sql: string, params: readonly unknown[] = []) => this.runQuery<R>(sql, params),
@@ -69,13 +101,21 @@ export class SqliteSqlClient implements SqlClient {
       };
       try {
         const out = await fn(tx);
-        this.db.exec('COMMIT');
+        this.exec('COMMIT');
         return out;
       } catch (err) {
-        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        if (this.db.inTransaction) this.exec('ROLLBACK');
         throw err;
       }
     });
+  }
+
+  private exec(sql: string): void {
+    try {
+      this.db.exec(sql);
+    } catch (err) {
+      throw classified(err);
+    }
   }
 
   async close(): Promise<void> {

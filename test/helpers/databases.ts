@@ -102,3 +102,48 @@ export async function createTestDatabase(dialect: Dialect, prefix = 'netsvc_test
     },
   };
 }
+
+/**
+ * Ends every session other clients hold on the test database, as a server
+ * restart does (PostgreSQL sends them 57P01 "terminating connection due to
+ * administrator command"; MariaDB kills them). Answers how many were ended.
+ */
+export async function terminateSessions(db: TestDatabase): Promise<number> {
+  if (db.dialect === 'sqlite') return 0;
+  if (db.dialect === 'mysql') {
+    const conn = await mysql.createConnection({ uri: MYSQL_ADMIN_URL });
+    try {
+      const [rows] = await conn.query('SELECT id FROM information_schema.processlist WHERE db = ? AND id <> CONNECTION_ID()', [db.name]);
+      let n = 0;
+      for (const { id } of rows as Array<{ id: number }>) {
+        // A session may end on its own between the list and the kill.
+        await conn.query('KILL CONNECTION ?', [id]).then(() => n++, () => undefined);
+      }
+      return n;
+    } finally {
+      await conn.end();
+    }
+  }
+  const admin = new pg.Client({ connectionString: `${POSTGRES_ADMIN_URL}/postgres` });
+  await admin.connect();
+  try {
+    const res = await admin.query('SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [db.name]);
+    return res.rows.filter((r: { ended: boolean }) => r.ended).length;
+  } finally {
+    await admin.end();
+  }
+}
+
+/** The database's URL with its host and port replaced by 127.0.0.1:`port` (a proxy in front of the server). */
+export function urlThroughPort(db: TestDatabase, port: number): string {
+  const u = new URL(db.url);
+  u.hostname = '127.0.0.1';
+  u.port = String(port);
+  return u.toString();
+}
+
+/** Host and port of the server a database lives on. */
+export function serverOf(db: TestDatabase): { host: string; port: number } {
+  const u = new URL(db.url);
+  return { host: u.hostname, port: Number(u.port) };
+}
