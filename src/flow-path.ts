@@ -21,6 +21,9 @@ import { acquireDataDirLock } from './data-dir-lock.js';
 import type { Logger } from './log.js';
 import { lowerOtherThreads } from './thread-priority.js';
 
+/** Longest a flush (SIGHUP) waits for the decoders to hand over what they hold. */
+const FLUSH_WAIT_MS = 2000;
+
 /** The running flow path. */
 export interface FlowPath {
   routes: OpenAPIHono<AppEnv>;
@@ -29,6 +32,8 @@ export interface FlowPath {
   query: CaptureNetflowQuery;
   builder: KpiBuilder;
   retention: CaptureRetention;
+  /** Writes every flow received so far to its capture file, and goes on receiving (SIGHUP). */
+  flush(): Promise<void>;
   /** Stops receiving, writes and seals what is due, finishes cache builds, closes files. */
   close(): Promise<void>;
   /** Calls `fn` (once) if flow ingest dies while running (its worker thread failed): flows are no longer received. */
@@ -158,6 +163,14 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     builder,
     retention,
     onFatal: (fn) => listeners.onFailure(fn),
+    async flush() {
+      // What the decoders hold back for a fuller batch first; under a flood that never lets the
+      // queues run dry, after a bound, what has reached the writer is written all the same.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([listeners.idle(), new Promise((r) => (timer = setTimeout(r, FLUSH_WAIT_MS)))]);
+      clearTimeout(timer);
+      writer.flush();
+    },
     close() {
       closing ??= (async () => {
         retention.close();

@@ -29,6 +29,8 @@ export interface Runtime {
 export interface ServiceHandle {
   /** Base URL of the HTTP listener, e.g. http://127.0.0.1:8080. */
   url: string;
+  /** Writes what the receivers hold (flows to capture files, syslog to its database) and goes on running. */
+  flush(): Promise<void>;
   close(): Promise<void>;
   /** Calls `fn` (once) when a part of the service dies while running (flow ingest): the service should then stop. */
   onFatal(fn: (err: Error) => void): void;
@@ -85,6 +87,7 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     for (const close of toClose.splice(0).reverse()) await close();
     admin.close();
   };
+  const toFlush: Array<() => Promise<void>> = [];
   let server: ServerType;
   // A failure before serve subscribes (during the rest of the start) is kept for it.
   const fatal = new FailureSignal();
@@ -92,6 +95,7 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     const areas: AppDeps['areas'] = {};
     const flows = await startFlowPath(config, runtime);
     toClose.push(() => flows.close());
+    toFlush.push(() => flows.flush());
     flows.onFatal((err) => fatal.fail(err));
     areas.netflow = flows.routes;
     const hotspot = await startHotspot(config, runtime);
@@ -99,6 +103,8 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     areas.hotspot = hotspot.routes;
     const logviewer = await startLogviewer(config, runtime);
     toClose.push(() => logviewer.close());
+    const receiver = logviewer.receiver;
+    if (receiver) toFlush.push(() => receiver.flush());
     areas.logviewer = logviewer.routes;
     const metrics = createMetrics();
     metrics.addFlowStats(flows.listeners);
@@ -120,6 +126,9 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
   return {
     url,
     onFatal: (fn) => fatal.subscribe(fn),
+    async flush() {
+      await Promise.all(toFlush.map((f) => f()));
+    },
     close() {
       closing ??= (async () => {
         await new Promise<void>((resolve) => {

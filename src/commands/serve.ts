@@ -11,10 +11,13 @@ function parsePort(port: string | undefined): number | undefined {
   return n;
 }
 
+/** Signals that stop `serve` after writing what it holds. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGQUIT'] as const;
+
 /** Registers `serve`. */
 export function registerServeCommand(program: Command, ctx: CliContext): void {
   withGlobalOptions(program.command('serve'))
-    .description('run the HTTP API and the collectors until SIGINT/SIGTERM')
+    .description('run the HTTP API and the collectors until SIGINT, SIGTERM or SIGQUIT; SIGHUP writes what is held and goes on')
     .option('--host <host>', 'HTTP listen address (default from config: 127.0.0.1)')
     .option('--port <port>', 'HTTP listen port (default from config: 8080)')
     .action(async (opts: { host?: string; port?: string }, cmd: Command) => {
@@ -22,15 +25,29 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
       const logger = createLogger(config.log.level);
       const service = await startService(config, { logger, now: Date.now });
       await new Promise<void>((resolve) => {
+        let stopping = false;
         const stop = (signal: string) => {
+          if (stopping) return;
+          stopping = true;
           logger.info({ signal }, 'shutting down');
           service.close().then(resolve, (err: unknown) => {
             logger.error({ err }, 'error while shutting down');
             resolve();
           });
         };
-        process.once('SIGINT', () => stop('SIGINT'));
-        process.once('SIGTERM', () => stop('SIGTERM'));
+        // Every catchable signal whose default is to end the process stops it cleanly (what was
+        // received is written first); a second one while stopping is ignored, not fatal.
+        for (const signal of STOP_SIGNALS) process.on(signal, () => stop(signal));
+        // A hang-up (terminal closed, logrotate's usual signal) ends nothing: what the receivers
+        // hold is written, so a file copied or rotated now has every flow up to now. netsvc
+        // logs to stdout and keeps no log file of its own to reopen.
+        process.on('SIGHUP', () => {
+          const started = Date.now();
+          service.flush().then(
+            () => logger.info({ signal: 'SIGHUP', ms: Date.now() - started }, 'received data written; still running'),
+            (err: unknown) => logger.error({ err, signal: 'SIGHUP' }, 'writing received data failed'),
+          );
+        });
         // As nfcapd or GoFlow2 would: rather than serve on without receiving flows, stop (what
         // was received is written; the open hour goes on at the next start) with EX_SOFTWARE,
         // for the supervisor to restart.

@@ -30,8 +30,8 @@ describe('netsvc serve: flows over UDP to the netflow API, surviving kill -9', (
   const a = flowFixtures().find((f) => f.name === '1/softflowd-v9')!;
   const b = flowFixtures().find((f) => f.name === '2/softflowd-v10')!;
 
-  async function serve(): Promise<{ child: ChildProcess; url: string; out: () => string }> {
-    const child = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+  async function serve(configPath = config): Promise<{ child: ChildProcess; url: string; out: () => string }> {
+    const child = spawn(process.execPath, [CLI, 'serve', '--config', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     let out = '';
     let err = '';
@@ -72,24 +72,35 @@ describe('netsvc serve: flows over UDP to the netflow API, surviving kill -9', (
     return new URLSearchParams({ start: fmt(now - 3_600_000), end: fmt(now + 3_600_000) });
   };
 
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'netsvc-serve-'));
-    udpPort = await freeUdpPort();
-    const dnsPort = await freeUdpPort(); // nothing answers there: reverse lookups stay on loopback
-    config = join(dir, 'netsvc.config.json');
+  /** Writes a configuration for serve: UDP on `udpPort`, the admin store of the first data dir. */
+  function writeConfig(name: string, dataDir: string, flushIntervalMs: number, dnsPort: number): string {
+    const path = join(dir, name);
     writeFileSync(
-      config,
+      path,
       JSON.stringify({
-        dataDir: join(dir, 'data'),
+        dataDir,
         timezone: 'UTC',
         http: { host: '127.0.0.1', port: 0 },
         log: { level: 'info' },
+        admin: { database: `sqlite:${join(dir, 'data', 'admin.sqlite')}` },
         flowSources: { netflow: { listen: `127.0.0.1:${udpPort}` }, lentor: { listen: '127.0.0.1:0' } },
-        capture: { flushIntervalMs: FLUSH_MS },
+        capture: { flushIntervalMs },
         dns: { servers: [`127.0.0.1:${dnsPort}`], timeoutMs: 200 },
         entities: { default: { flowSources: ['netflow', 'lentor'] } },
       }),
     );
+    return path;
+  }
+
+  let hupConfig: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'netsvc-serve-'));
+    udpPort = await freeUdpPort();
+    const dnsPort = await freeUdpPort(); // nothing answers there: reverse lookups stay on loopback
+    config = writeConfig('netsvc.config.json', join(dir, 'data'), FLUSH_MS, dnsPort);
+    // Flushes only when told: rows reach the capture file on SIGHUP, or not before 10 minutes.
+    hupConfig = writeConfig('hup.config.json', join(dir, 'data-hup'), 600_000, dnsPort);
     const lines: string[] = [];
     const ctx: CliContext = { ...processContext(), out: (t) => lines.push(t), err: () => undefined };
     expect(await runCli(['admin', 'entity', 'add', 'default', '--areas', 'netflow', '--config', config], ctx)).toBe(0);
@@ -134,6 +145,38 @@ describe('netsvc serve: flows over UDP to the netflow API, surviving kill -9', (
     }
     const exited = new Promise<number | null>((r) => second.child.once('exit', (code) => r(code)));
     second.child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+
+  it('SIGHUP writes every received flow and keeps serving; the flows outlive a kill -9 right after', async () => {
+    const first = await serve(hupConfig);
+    await send(a);
+    await new Promise((r) => setTimeout(r, FLUSH_MS * 3));
+    const ref = nfdumpReference(a).totals;
+    const flowsIn = async (url: string, t: string): Promise<number> => (await getJson(`${url}/svc/api/netflow/kpi?${window()}`, t)).body.result.kpi.active_flows;
+    const t = await token(first.url);
+    // Received but held for the next flush, ten minutes away.
+    expect(await flowsIn(first.url, t)).toBe(0);
+
+    first.child.kill('SIGHUP');
+    for (let i = 0; i < 50 && !first.out().includes('received data written; still running'); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(first.out()).toContain('"signal":"SIGHUP"');
+    let flows = 0;
+    for (let i = 0; i < 50 && flows !== ref.flows; i++) {
+      flows = await flowsIn(first.url, t);
+      if (flows !== ref.flows) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(flows).toBe(ref.flows);
+    expect(first.child.exitCode).toBeNull();
+    expect(first.child.signalCode).toBeNull();
+
+    const killed = new Promise<void>((r) => first.child.once('exit', () => r()));
+    first.child.kill('SIGKILL');
+    await killed;
+    const second = await serve(hupConfig);
+    expect(await flowsIn(second.url, await token(second.url))).toBe(ref.flows);
+    const exited = new Promise<number | null>((r) => second.child.once('exit', (code) => r(code)));
+    second.child.kill('SIGQUIT');
     expect(await exited).toBe(0);
   });
 
