@@ -37,6 +37,7 @@ import { bindFlowSocket } from './udp-socket.js';
 import { createDatagramRing, DatagramRingReader } from './datagram-ring.js';
 import { SocketThreadBindError, SocketThreadCounters, SocketThreadHandle, WARM_UP_SOURCE, type SocketReader, type SocketThreadInput } from './socket-thread-handle.js';
 import { currentThreadId } from './thread-id.js';
+import { dropsOf, readUdpDrops } from './kernel-drops.js';
 
 /** A flow source's settings, as `flowSources.<name>` in the configuration holds them. */
 export interface FlowSourceConfig {
@@ -206,9 +207,11 @@ export interface SourceStats {
 export interface SocketStats {
   listen: string;
   sources: string[];
-  /** Receive buffer asked for and what the kernel reports (Linux reports twice the usable size). */
+  /** Receive buffer asked for, and the one the kernel set (at most net.core.rmem_max on Linux). */
   receiveBufferRequested: number;
   receiveBufferGranted: number;
+  /** Datagrams the kernel dropped on this socket because its receive buffer was full (Linux; undefined elsewhere). */
+  kernelDrops: number | undefined;
   /** Datagrams from an exporter that no source on this socket claims. */
   unclaimed: number;
   /** Datagrams waiting to be decoded now. */
@@ -1002,7 +1005,7 @@ class Listeners implements FlowListeners {
     handle.sockets.forEach((b, i) => {
       const g = this.groups[i]!;
       g.bound = { address: b.address, port: b.port };
-      g.granted = b.granted;
+      g.granted = setBufferSize(b.granted);
       g.reader = b.reader;
     });
     handle.onDeath(() => this.socketThreadDied(handle));
@@ -1078,12 +1081,11 @@ class Listeners implements FlowListeners {
 
   private boundLog(g: SocketGroup): void {
     const names = g.sourceIdx.map((i) => this.sources[i]!.name);
-    // Linux reports twice the size it set (the other half is for its bookkeeping), and sets at most rmem_max.
-    const granted = process.platform === 'linux' ? g.granted / 2 : g.granted;
+    const granted = g.granted;
     if (granted < g.requestedBuffer) {
       this.logger?.warn(
-        { listen: g.listen, requested: g.requestedBuffer, granted },
-        'kernel granted a smaller UDP receive buffer than configured (raise net.core.rmem_max)',
+        { listen: g.listen, requested: g.requestedBuffer, granted, fix: `sysctl -w net.core.rmem_max=${g.requestedBuffer}` },
+        `kernel granted a smaller UDP receive buffer than configured (${granted} of ${g.requestedBuffer} bytes): raise net.core.rmem_max to ${g.requestedBuffer}`,
       );
     }
     this.logger?.info({ sources: names, address: g.bound!.address, port: g.bound!.port, receiveBuffer: g.granted, reader: g.reader }, 'flow listener started');
@@ -1099,7 +1101,7 @@ class Listeners implements FlowListeners {
       (socket) => {
         g.socket = socket;
         g.bound = socket.address();
-        g.granted = socket.getRecvBufferSize();
+        g.granted = setBufferSize(socket.getRecvBufferSize());
         this.boundLog(g);
       },
       (err: Error) => {
@@ -1184,11 +1186,13 @@ class Listeners implements FlowListeners {
   }
 
   socketStats(): SocketStats[] {
+    const drops = readUdpDrops();
     return this.groups.map((g, i) => ({
       listen: g.bound ? formatHostPort(g.bound.address, g.bound.port) : g.listen,
       sources: g.sourceIdx.map((i) => this.sources[i]!.name),
       receiveBufferRequested: g.requestedBuffer,
       receiveBufferGranted: g.granted,
+      kernelDrops: g.bound ? dropsOf(drops, g.bound.address, g.bound.port) : undefined,
       unclaimed: this.counters ? this.counters.unclaimed(i) : g.unclaimed,
       queueDepth: g.queue.count,
       queueHighWater: g.queue.highWater,
@@ -1196,6 +1200,14 @@ class Listeners implements FlowListeners {
       readerRestarts: this.socketThreadRestarts,
     }));
   }
+}
+
+/**
+ * The receive buffer the kernel set, from what SO_RCVBUF reads back: Linux
+ * reports twice the size it set (the other half is for its bookkeeping).
+ */
+function setBufferSize(reported: number): number {
+  return process.platform === 'linux' ? reported / 2 : reported;
 }
 
 function formatHostPort(address: string, port: number): string {

@@ -173,7 +173,8 @@ export function createMetrics(): Metrics {
   perSource(`${FLOW_METRIC_PREFIX}decoder_errors_total`, 'Datagrams the decoder failed on unexpectedly (dropped; ingest goes on)', (s) => s.decoderErrors);
   perSource(`${FLOW_METRIC_PREFIX}ingest_errors_total`, 'Failed flush, template expiry or save steps of the flow decode thread (counted; ingest goes on)', (s) => s.ingestErrors);
 
-  const perSocket = (name: string, help: string, pick: (s: SocketStats) => number, counter: boolean): void => {
+  /** A series per socket; a socket whose value is unknown (kernel drops outside Linux) has none. */
+  const perSocket = (name: string, help: string, pick: (s: SocketStats) => number | undefined, counter: boolean): void => {
     const config = {
       name,
       help,
@@ -185,7 +186,12 @@ export function createMetrics(): Metrics {
         ...config,
         collect() {
           this.reset();
-          for (const p of providers) for (const s of p.socketStats()) this.inc({ listen: s.listen }, pick(s));
+          for (const p of providers) {
+            for (const s of p.socketStats()) {
+              const v = pick(s);
+              if (v !== undefined) this.inc({ listen: s.listen }, v);
+            }
+          }
         },
       });
     } else {
@@ -193,7 +199,12 @@ export function createMetrics(): Metrics {
         ...config,
         collect() {
           this.reset();
-          for (const p of providers) for (const s of p.socketStats()) this.set({ listen: s.listen }, pick(s));
+          for (const p of providers) {
+            for (const s of p.socketStats()) {
+              const v = pick(s);
+              if (v !== undefined) this.set({ listen: s.listen }, v);
+            }
+          }
         },
       });
     }
@@ -201,7 +212,13 @@ export function createMetrics(): Metrics {
   perSocket(`${FLOW_METRIC_PREFIX}unclaimed_datagrams_total`, 'Datagrams from exporters no flow source on the socket claims', (s) => s.unclaimed, true);
   perSocket(`${FLOW_METRIC_PREFIX}queue_depth`, 'Datagrams waiting to be decoded', (s) => s.queueDepth, false);
   perSocket(`${FLOW_METRIC_PREFIX}queue_high_water`, 'Most datagrams ever waiting at once', (s) => s.queueHighWater, false);
-  perSocket(`${FLOW_METRIC_PREFIX}receive_buffer_bytes`, 'UDP receive buffer the kernel reports for the socket', (s) => s.receiveBufferGranted, false);
+  perSocket(`${FLOW_METRIC_PREFIX}receive_buffer_bytes`, 'UDP receive buffer the kernel set for the socket (at most net.core.rmem_max)', (s) => s.receiveBufferGranted, false);
+  perSocket(
+    `${FLOW_METRIC_PREFIX}kernel_drops_total`,
+    'Datagrams the kernel dropped on the socket because its receive buffer was full (never reached netsvc; Linux)',
+    (s) => s.kernelDrops,
+    true,
+  );
   perSocket(`${FLOW_METRIC_PREFIX}reader_restarts_total`, 'Times the thread reading the socket died and was started again', (s) => s.readerRestarts, true);
 
   const receivers: SyslogStatsProvider[] = [];

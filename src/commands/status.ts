@@ -26,7 +26,7 @@ export interface SourceStatus {
 export interface StatusReport {
   url: string;
   sources: Record<string, SourceStatus>;
-  sockets: Record<string, { unclaimed: number; queueDepth: number; queueHighWater: number; receiveBuffer: number }>;
+  sockets: Record<string, { unclaimed: number; queueDepth: number; queueHighWater: number; receiveBuffer: number; kernelDrops?: number }>;
 }
 
 /** The instance cannot be reached or did not answer with metrics. */
@@ -81,6 +81,7 @@ export function statusFromSamples(url: string, samples: readonly Sample[]): Stat
       else if (rest === 'queue_depth') sock.queueDepth = s.value;
       else if (rest === 'queue_high_water') sock.queueHighWater = s.value;
       else if (rest === 'receive_buffer_bytes') sock.receiveBuffer = s.value;
+      else if (rest === 'kernel_drops_total') sock.kernelDrops = s.value;
     }
   }
   return report;
@@ -135,7 +136,8 @@ export function formatStatus(r: StatusReport): string {
   const lines = rows.map((row) => row.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  '));
   if (Object.keys(r.sources).length === 0) lines.push('(no flow sources reported)');
   for (const [listen, s] of Object.entries(r.sockets)) {
-    lines.push(`socket ${listen}: receive buffer ${s.receiveBuffer} B, queue ${s.queueDepth} (max ${s.queueHighWater}), unclaimed ${s.unclaimed}`);
+    const drops = s.kernelDrops === undefined ? '' : `, kernel drops ${s.kernelDrops}`;
+    lines.push(`socket ${listen}: receive buffer ${s.receiveBuffer} B, queue ${s.queueDepth} (max ${s.queueHighWater}), unclaimed ${s.unclaimed}${drops}`);
   }
   return lines.join('\n');
 }

@@ -73,7 +73,7 @@ describe('netsvc serve: flows over UDP to the netflow API, surviving kill -9', (
   };
 
   /** Writes a configuration for serve: UDP on `udpPort`, the admin store of the first data dir. */
-  function writeConfig(name: string, dataDir: string, flushIntervalMs: number, dnsPort: number): string {
+  function writeConfig(name: string, dataDir: string, flushIntervalMs: number, dnsPort: number, receiveBuffer = 8 * 1024 * 1024): string {
     const path = join(dir, name);
     writeFileSync(
       path,
@@ -83,7 +83,7 @@ describe('netsvc serve: flows over UDP to the netflow API, surviving kill -9', (
         http: { host: '127.0.0.1', port: 0 },
         log: { level: 'info' },
         admin: { database: `sqlite:${join(dir, 'data', 'admin.sqlite')}` },
-        flowSources: { netflow: { listen: `127.0.0.1:${udpPort}` }, lentor: { listen: '127.0.0.1:0' } },
+        flowSources: { netflow: { listen: `127.0.0.1:${udpPort}`, receiveBuffer }, lentor: { listen: '127.0.0.1:0' } },
         capture: { flushIntervalMs },
         dns: { servers: [`127.0.0.1:${dnsPort}`], timeoutMs: 200 },
         entities: { default: { flowSources: ['netflow', 'lentor'] } },
@@ -93,6 +93,7 @@ describe('netsvc serve: flows over UDP to the netflow API, surviving kill -9', (
   }
 
   let hupConfig: string;
+  let smallBufferConfig: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'netsvc-serve-'));
@@ -101,6 +102,7 @@ describe('netsvc serve: flows over UDP to the netflow API, surviving kill -9', (
     config = writeConfig('netsvc.config.json', join(dir, 'data'), FLUSH_MS, dnsPort);
     // Flushes only when told: rows reach the capture file on SIGHUP, or not before 10 minutes.
     hupConfig = writeConfig('hup.config.json', join(dir, 'data-hup'), 600_000, dnsPort);
+    smallBufferConfig = writeConfig('small-buffer.config.json', join(dir, 'data-small'), FLUSH_MS, dnsPort, 64 * 1024);
     const lines: string[] = [];
     const ctx: CliContext = { ...processContext(), out: (t) => lines.push(t), err: () => undefined };
     expect(await runCli(['admin', 'entity', 'add', 'default', '--areas', 'netflow', '--config', config], ctx)).toBe(0);
@@ -177,6 +179,46 @@ describe('netsvc serve: flows over UDP to the netflow API, surviving kill -9', (
     expect(await flowsIn(second.url, await token(second.url))).toBe(ref.flows);
     const exited = new Promise<number | null>((r) => second.child.once('exit', (code) => r(code)));
     second.child.kill('SIGQUIT');
+    expect(await exited).toBe(0);
+  });
+
+  it.runIf(process.platform === 'linux')('counts in /metrics and netsvc status the datagrams the kernel dropped while serve was not reading', async () => {
+    const s = await serve(smallBufferConfig);
+    const payloads = a.datagrams().map((d) => d.payload);
+    const metric = async (name: string): Promise<number> => {
+      const text = await (await fetch(`${s.url}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && (l.includes(`:${udpPort}"`) || l.includes('source="netflow"')));
+      return Number(line?.split(' ').pop());
+    };
+    expect(await metric('netsvc_flow_kernel_drops_total')).toBe(0);
+    const received = await metric('netsvc_flow_received_datagrams_total');
+    // Stopped, serve reads nothing: 100 loops of the capture overflow a 64 KiB buffer many times over.
+    s.child.kill('SIGSTOP');
+    let sent = 0;
+    try {
+      for (let loop = 0; loop < 100; loop++) {
+        await sendPayloads(payloads);
+        sent += payloads.length;
+      }
+    } finally {
+      s.child.kill('SIGCONT');
+    }
+    let drops = 0;
+    let got = 0;
+    for (let i = 0; i < 50 && drops + got - received < sent; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      drops = await metric('netsvc_flow_kernel_drops_total');
+      got = await metric('netsvc_flow_received_datagrams_total');
+    }
+    expect(drops).toBeGreaterThan(0);
+    // Every datagram sent was either received or dropped by the kernel, and counted as such.
+    expect(got - received + drops).toBe(sent);
+    const status: string[] = [];
+    const ctx: CliContext = { ...processContext(), out: (t) => status.push(t), err: () => undefined };
+    expect(await runCli(['status', '--url', `${s.url}/metrics`], ctx)).toBe(0);
+    expect(status.join('\n')).toContain(`kernel drops ${drops}`);
+    const exited = new Promise<number | null>((r) => s.child.once('exit', (code) => r(code)));
+    s.child.kill('SIGTERM');
     expect(await exited).toBe(0);
   });
 
