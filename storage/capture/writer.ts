@@ -140,12 +140,27 @@ interface OpenHour {
   aggQueuedRows: number;
   pending: FlowBatch;
   lastFlush: number;
+  /**
+   * Blocks a restart found in the file and has not yet added to `totals` and
+   * `aggregates` (see recoverStep); undefined once they all are.
+   */
+  recovery: RecoveryPass | undefined;
   sealing: boolean;
   /** Do not retry sealing before this time (after a failed seal). */
   sealRetryAt: number;
 }
 
 const LOG_EVERY_MS = 10_000;
+
+/** The blocks of a recovered file still to be read back, one at a time, in the background. */
+interface RecoveryPass {
+  file: CaptureFile;
+  next: number;
+  startedMs: number;
+}
+
+/** Longest stretch the background recovery holds the event loop before it yields. */
+const RECOVERY_SLICE_MS = 10;
 
 /** Rows [from, from+rows) of a batch waiting for the aggregates; `last` when no later segment uses the batch (it can be reused). */
 interface AggSegment {
@@ -212,6 +227,8 @@ export class CaptureWriter implements FlowSink {
   private readonly maxAggBacklogRows: number;
   private timer: NodeJS.Timeout | undefined;
   private readonly seals = new Set<Promise<void>>();
+  private recoveryScheduled = false;
+  private readonly recoveryWaiters: Array<() => void> = [];
   private lastLog = new Map<string, number>();
   private closed = false;
 
@@ -359,8 +376,11 @@ export class CaptureWriter implements FlowSink {
     for (const h of [...this.hours.values()]) {
       this.flushHour(h);
       this.closeFd(h);
+      h.recovery?.file.close();
+      h.recovery = undefined;
       this.hours.delete(this.key(h.source, h.hourStart));
     }
+    for (const w of this.recoveryWaiters.splice(0)) w();
     this.lastHour.clear();
     this.closed = true;
   }
@@ -373,15 +393,19 @@ export class CaptureWriter implements FlowSink {
   openHourAggregates(source: string): { hourStart: number; hourEnd: number; aggregates: FlowAggregatesView } | undefined {
     let best: OpenHour | undefined;
     for (const h of this.hours.values()) if (h.source === source && (!best || h.hourStart > best.hourStart)) best = h;
-    if (!best) return undefined;
+    if (!best || best.recovery) return undefined;
     this.catchUp(best, Infinity);
     return { hourStart: best.hourStart, hourEnd: best.hourEnd, aggregates: best.aggregates };
   }
 
-  /** Aggregates of one open hour of a source (as openHourAggregates), if that hour is open. */
+  /**
+   * Aggregates of one open hour of a source (as openHourAggregates), if that
+   * hour is open and whole: undefined while a restart is still reading its
+   * file back, so the caller answers from the file.
+   */
   aggregatesFor(source: string, hourStart: number): FlowAggregatesView | undefined {
     const h = this.hours.get(this.key(source, hourStart));
-    if (!h) return undefined;
+    if (!h || h.recovery) return undefined;
     this.catchUp(h, Infinity);
     return h.aggregates;
   }
@@ -404,6 +428,62 @@ export class CaptureWriter implements FlowSink {
   private queueForAggregates(h: OpenHour, seg: AggSegment): void {
     h.aggQueue.push(seg);
     h.aggQueuedRows += seg.rows;
+  }
+
+  /** Resolves when every recovered file has been read back into its hour's totals and aggregates. */
+  recovered(): Promise<void> {
+    if (![...this.hours.values()].some((h) => h.recovery)) return Promise.resolve();
+    return new Promise((resolve) => this.recoveryWaiters.push(resolve));
+  }
+
+  /** Runs the background recovery in slices, yielding to the event loop between them. */
+  private scheduleRecovery(): void {
+    if (this.recoveryScheduled || this.closed) return;
+    this.recoveryScheduled = true;
+    setImmediate(() => {
+      this.recoveryScheduled = false;
+      if (this.closed) return;
+      let left = false;
+      for (const h of this.hours.values()) {
+        if (h.recovery && !h.sealing) left = !this.recoverStep(h, RECOVERY_SLICE_MS) || left;
+      }
+      if (left) this.scheduleRecovery();
+      else if (![...this.hours.values()].some((h) => h.recovery)) for (const w of this.recoveryWaiters.splice(0)) w();
+    });
+  }
+
+  /**
+   * Reads recovered blocks of an hour back into its totals (and aggregates) for
+   * at most `budgetMs`, one block at a time; true when none is left.
+   */
+  private recoverStep(h: OpenHour, budgetMs: number, aggregates = this.opts.aggregates !== false): boolean {
+    const r = h.recovery;
+    if (!r) return true;
+    const until = performance.now() + budgetMs;
+    while (r.next < r.file.blocks.length) {
+      const i = r.next++;
+      try {
+        const b = r.file.readBlock(i, FlowAggregates.COLUMNS);
+        accumulateTotals(h.totals, b);
+        if (aggregates) h.aggregates.add(b, 0, b.length);
+      } catch (err) {
+        // Whole when the file was checked at start; damaged since (the disk): its rows are not counted.
+        this.counters.recoveredDroppedBlocks++;
+        this.opts.log?.error({ err, path: h.path, block: i }, 'recovered block could not be read back; its flows are not in the open hour figures');
+      }
+      if (performance.now() >= until) break;
+    }
+    if (r.next < r.file.blocks.length) return false;
+    r.file.close();
+    h.recovery = undefined;
+    this.opts.log?.info({ path: h.path, flows: h.totals.all.flows, ms: Math.round(performance.now() - r.startedMs) }, 'open hour read back after the restart');
+    return true;
+  }
+
+  /** Finishes an hour's recovery (totals only: a sealing hour keeps no aggregates), yielding between slices. */
+  private async finishRecovery(h: OpenHour): Promise<void> {
+    while (!this.recoverStep(h, RECOVERY_SLICE_MS, false)) await yieldToLoop();
+    if (![...this.hours.values()].some((x) => x.recovery)) for (const w of this.recoveryWaiters.splice(0)) w();
   }
 
   /** Adds queued flushed rows to an hour's aggregates, for at most `budgetMs`. */
@@ -463,6 +543,7 @@ export class CaptureWriter implements FlowSink {
       aggQueuedRows: 0,
       pending: new FlowBatch(1024),
       lastFlush: this.now(),
+      recovery: undefined,
       sealing: false,
       sealRetryAt: 0,
     };
@@ -660,6 +741,8 @@ export class CaptureWriter implements FlowSink {
     const finalPath = join(dir, sealedName(h.hourStart, zone));
     let ok = false;
     try {
+      // The footer's totals must count the blocks a restart found, too.
+      if (h.recovery) await this.finishRecovery(h);
       if (h.blocks.length === 0) {
         // Nothing reached the file (or every write failed): no hour to seal, drop the empty file.
         this.closeFd(h);
@@ -896,16 +979,13 @@ export class CaptureWriter implements FlowSink {
       h.offset = end;
       h.blocks = good;
       h.path = path;
-      // Totals and aggregates of what the file holds, so the open hour's figures stay whole.
-      const f = CaptureFile.open(path, { cfs: this.cfs, codecs: this.codecs });
-      try {
-        for (let i = 0; i < f.blocks.length; i++) {
-          const b = f.readBlock(i, FlowAggregates.COLUMNS);
-          accumulateTotals(h.totals, b);
-          if (this.opts.aggregates !== false) this.queueForAggregates(h, { batch: b, from: 0, rows: b.length, last: false });
-        }
-      } finally {
-        f.close();
+      // Totals and aggregates of what the file holds are read back in the background, a block
+      // at a time: a start does not wait for (nor hold in memory) an hour of rows. Until then
+      // the hour's figures are answered from the file itself (aggregatesFor says so).
+      if (good.length > 0) {
+        h.recovery?.file.close();
+        h.recovery = { file: CaptureFile.open(path, { cfs: this.cfs, codecs: this.codecs }), next: 0, startedMs: performance.now() };
+        this.scheduleRecovery();
       }
       if (cutAt === undefined) this.counters.recoveredFiles++;
       return true;
