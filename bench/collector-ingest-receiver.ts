@@ -35,7 +35,9 @@ async function main(): Promise<void> {
   let writer: CaptureWriter | undefined;
   let sink: FlowSink;
   if (sinkKind === 'capture') {
-    writer = new CaptureWriter({ dataDir: arg('--data-dir'), timezone: 'UTC', warmUp: true }); // as serve starts it
+    // As serve starts it: the open hour's KPI aggregates are not the writer's (serve's KPI worker
+    // reads them from the file, and only for hours a query looks at).
+    writer = new CaptureWriter({ dataDir: arg('--data-dir'), timezone: 'UTC', warmUp: true, aggregates: false });
     await writer.start();
     sink = writer;
   } else {

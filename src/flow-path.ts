@@ -14,12 +14,16 @@ import { CaptureWriter, type CaptureWriterOptions } from '../storage/capture/wri
 import { CachedReverseDns } from '../storage/dns/cached-reverse-dns.js';
 import { CaptureNetflowQuery } from '../storage/kpi/capture-netflow-query.js';
 import { KpiBuilder } from '../storage/kpi/kpi-builder.js';
+import { localOpenHours, OpenHourAggregator } from '../storage/kpi/open-hour-aggregator.js';
 import { SqliteKpiCache } from '../storage/kpi/sqlite-kpi-cache.js';
 import { startWorkerHourBuilder } from '../storage/kpi/worker-hour-builder.js';
 import type { Config } from './config.js';
 import { acquireDataDirLock } from './data-dir-lock.js';
 import type { Logger } from './log.js';
 import { lowerOtherThreads } from './thread-priority.js';
+
+/** How often the open hours' files are named to the KPI worker, which keeps their aggregates. */
+const TRACK_EVERY_MS = 2000;
 
 /** Longest a flush (SIGHUP) waits for the decoders to hand over what they hold. */
 const FLUSH_WAIT_MS = 2000;
@@ -80,7 +84,10 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     log,
     buildElsewhere: worker ? (file) => worker.build(file) : undefined,
   });
-  const writer = new CaptureWriter({ ...captureWriterOptions(config), now, log, warmUp: true });
+  // The writer does no per-key work: the open hours' KPI aggregates are read from their files
+  // by the KPI worker (open-hour-aggregator.ts), off this thread, which answers HTTP.
+  const writer = new CaptureWriter({ ...captureWriterOptions(config), now, log, warmUp: true, aggregates: false });
+  const openHours = worker?.openHours ?? localOpenHours(new OpenHourAggregator({ now, log }));
   writer.onHourSealed(async (e) => {
     if (!(await builder.onSealed(e))) log.warn({ path: e.path }, 'sealed hour could not be read back; not cached');
   });
@@ -130,6 +137,10 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     log.warn({ nice }, 'the flow socket thread id is unknown (no /proc/thread-self); thread priorities left as they are');
   }
   retention.start();
+  // The open files the worker keeps up to date while nobody asks (and forgets once sealed).
+  const track = setInterval(() => openHours.track(writer.openHours().map((h) => h.path)), TRACK_EVERY_MS);
+  track.unref();
+  openHours.track(writer.openHours().map((h) => h.path));
   // The cache is derived data: hours missing from it (a lost kpi.sqlite, a crash mid-build) are rebuilt in the background.
   void (async () => {
     for (const source of sources) {
@@ -143,7 +154,7 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     timezone: config.timezone,
     sources,
     cache,
-    openHour: (source, hourStart) => writer.aggregatesFor(source, hourStart),
+    openHours,
     now,
     log,
   });
@@ -173,6 +184,7 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     },
     close() {
       closing ??= (async () => {
+        clearInterval(track);
         retention.close();
         await listeners.close();
         await writer.close();

@@ -4,8 +4,9 @@
  *
  * A KPI window is cut into its hours. An hour wholly inside the window comes
  * from the cache when its sealed file is cached and unchanged; the open hour
- * from the writer's running aggregates; anything else (a partly covered hour,
- * a sealed hour not cached yet) from a scan of its file. Totals add up; the
+ * from the aggregates of its file kept by OpenHours (the KPI worker under
+ * serve); anything else (a partly covered hour, a sealed hour not cached
+ * yet) from a scan of its file. Totals add up; the
  * three top lists are merged exactly by top-merge.ts whatever mix of origins
  * the hours have, so `hourly_cache` and `fallback` give the same numbers.
  */
@@ -21,7 +22,13 @@ import { AGGREGATE_COLUMNS, HourAggregate, keyTableSource, portSource } from './
 import { BYTES, FLOWS, type Metric, type RankedRows } from './key-table.js';
 import { KEY_WIDTH, type Dimension, type KpiCache, type ProtocolRow } from './kpi-cache.js';
 import type { AddressTop, FlowRow, KpiFigures, LatestFile, NetflowQuery, PortTop, QueryCounters } from './netflow-query.js';
+import type { OpenHours, OpenHourSnapshot } from './open-hour-aggregator.js';
 import { mergeTop, type RankedSource } from './top-merge.js';
+
+/** A deeper level of an open hour was asked for after the hour moved on from its snapshot. */
+class StaleOpenHour extends Error {
+  override readonly name = 'StaleOpenHour';
+}
 
 /** Minimal logger (pino's shape). */
 export interface QueryLog {
@@ -34,8 +41,10 @@ export interface CaptureNetflowQueryOptions {
   timezone: string;
   sources: readonly string[];
   cache: KpiCache;
-  /** The running aggregates of an open hour (the capture writer's `aggregatesFor`). */
+  /** The running aggregates of an open hour (the capture writer's `aggregatesFor`, in-process). */
   openHour?: (source: string, hourStart: number) => FlowAggregatesView | undefined;
+  /** Open hours' aggregates read from their files, kept elsewhere (serve: the KPI worker); used when `openHour` has none. */
+  openHours?: OpenHours;
   now: () => number;
   log?: QueryLog;
 }
@@ -250,7 +259,34 @@ export class CaptureNetflowQuery implements NetflowQuery {
     return { hourStart, live: true, flows: t.flows, bytes: t.bytes, packets: t.packets, rstFlows: t.rstFlows, protocols: view.protocols(), ranked };
   }
 
+  /** The part of an open hour held by OpenHours: level 0 from the snapshot, deeper levels asked for by version. */
+  private snapshotPart(hourStart: number, snap: OpenHourSnapshot, openHours: OpenHours): HourPart {
+    const ranked: HourPart['ranked'] = {};
+    for (const { dim } of DIMENSIONS) {
+      ranked[dim] = {
+        level: async (k) => {
+          if (k === 0) return snap.level0[dim];
+          const got = await openHours.level(snap.path, dim, k, snap.version);
+          if (got === 'stale') throw new StaleOpenHour();
+          return got;
+        },
+      };
+    }
+    return { hourStart, live: true, flows: snap.flows, bytes: snap.bytes, packets: snap.packets, rstFlows: snap.rstFlows, protocols: snap.protocols, ranked };
+  }
+
   async kpi(source: string, from: number, to: number, opts: { useCache?: boolean } = {}): Promise<KpiFigures> {
+    // An open hour that moved on between its snapshot and a deeper level of it: ask again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.kpiOnce(source, from, to, opts);
+      } catch (err) {
+        if (!(err instanceof StaleOpenHour) || attempt >= 3) throw err;
+      }
+    }
+  }
+
+  private async kpiOnce(source: string, from: number, to: number, opts: { useCache?: boolean }): Promise<KpiFigures> {
     const zone = this.opts.timezone;
     const useCache = opts.useCache !== false;
     const now = this.opts.now();
@@ -273,6 +309,9 @@ export class CaptureNetflowQuery implements NetflowQuery {
         part = this.cachedPart(source, hit);
       } else if (whole && view) {
         part = this.viewPart(h, view);
+      } else if (whole && file?.kind === 'current' && this.opts.openHours) {
+        const snap = await this.opts.openHours.snapshot(file.path);
+        part = snap ? this.snapshotPart(h, snap, this.opts.openHours) : await this.scanPart(file, lo, hi, true);
       } else if (file) {
         part = await this.scanPart(file, lo, hi, true);
       }
@@ -297,7 +336,7 @@ export class CaptureNetflowQuery implements NetflowQuery {
         protocols.set(r.proto, acc);
       }
     }
-    const top = (dim: Dimension, metric: Metric): RankedRows =>
+    const top = (dim: Dimension, metric: Metric): Promise<RankedRows> =>
       mergeTop(
         parts.flatMap((p) => (p.ranked[dim] ? [p.ranked[dim]] : [])),
         metric,
@@ -308,9 +347,9 @@ export class CaptureNetflowQuery implements NetflowQuery {
       origin: live ? 'fallback' : 'hourly_cache',
       ...totals,
       protocols: [...protocols.values()].sort((a, b) => b.bytes - a.bytes || a.proto - b.proto),
-      topSrc: addressTops(top('src', BYTES)),
-      topDst: addressTops(top('dst', BYTES)),
-      topPorts: portTops(top('port', FLOWS)),
+      topSrc: addressTops(await top('src', BYTES)),
+      topDst: addressTops(await top('dst', BYTES)),
+      topPorts: portTops(await top('port', FLOWS)),
       hours,
     };
   }

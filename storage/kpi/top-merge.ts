@@ -20,13 +20,20 @@
  */
 import { compareKeys, type Metric, type RankedRows } from './key-table.js';
 
+/** One level's rows and the bound after them. */
+export interface LevelRows {
+  rows: RankedRows;
+  next: number;
+}
+
 /** One hour's ranking of one dimension, readable level by level. */
 export interface RankedSource {
   /**
    * Rows of `level` (levels are consecutive rank ranges, best first) and the
    * metric of the best row after them (0 when none); undefined past the end.
+   * An hour held elsewhere (an open hour in the KPI worker) answers later.
    */
-  level(level: number): { rows: RankedRows; next: number } | undefined;
+  level(level: number): LevelRows | undefined | Promise<LevelRows | undefined>;
 }
 
 /** Rank boundaries of the levels: rows [LEVEL_ENDS[k-1], LEVEL_ENDS[k]) form level k. */
@@ -63,11 +70,11 @@ export interface MergeStats {
 }
 
 /** The exact top `n` keys by `metric` summed over `sources`, best first, ties by key bytes ascending. */
-export function mergeTop(sources: readonly RankedSource[], metric: Metric, n: number, keyWidth: number, stats?: MergeStats): RankedRows {
+export async function mergeTop(sources: readonly RankedSource[], metric: Metric, n: number, keyWidth: number, stats?: MergeStats): Promise<RankedRows> {
   const states: SourceState[] = sources.map((src) => ({ src, seen: [], next: 0, levels: 0, done: false }));
   const acc = new Map<string, Acc>();
-  const read = (s: SourceState): void => {
-    const got = s.src.level(s.levels);
+  const read = async (s: SourceState): Promise<void> => {
+    const got = await s.src.level(s.levels);
     s.levels++;
     if (!got) {
       s.done = true;
@@ -91,7 +98,7 @@ export function mergeTop(sources: readonly RankedSource[], metric: Metric, n: nu
       s.seen.push(a);
     }
   };
-  for (const s of states) read(s);
+  for (const s of states) await read(s);
 
   for (let round = 1; ; round++) {
     if (stats) stats.rounds = round;
@@ -107,7 +114,7 @@ export function mergeTop(sources: readonly RankedSource[], metric: Metric, n: nu
     const all = [...acc.values()].sort((x, y) => y.vals[metric] - x.vals[metric] || compareKeys(x.key, 0, y.key, 0, keyWidth));
     const top = all.slice(0, n);
     if (proven(all, top, n, sumT, metric, keyWidth)) return toRows(top, keyWidth);
-    for (const s of states) if (!s.done) read(s);
+    for (const s of states) if (!s.done) await read(s);
   }
 }
 

@@ -1,17 +1,21 @@
 /**
- * Runs KPI hour builds in a worker thread (kpi-worker.ts). The worker script
- * exists only in the compiled build; run from TypeScript sources (tests),
- * `startWorkerHourBuilder` returns undefined and builds stay in-thread.
+ * Runs KPI hour builds, and keeps the open hours' aggregates, in a worker
+ * thread (kpi-worker.ts). The worker script exists only in the compiled
+ * build; run from TypeScript sources (tests), `startWorkerHourBuilder`
+ * returns undefined and both stay in-thread.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { CaptureFileInfo } from '../capture/reader.js';
-import type { BuildRequest, BuildResponse } from './kpi-worker.js';
+import type { BuildResponse, WorkerRequest, WorkerResponse } from './kpi-worker.js';
+import type { OpenHourLevel, OpenHours, OpenHourSnapshot } from './open-hour-aggregator.js';
 
 /** A worker that builds hours; `build` matches KpiBuilderOptions.buildElsewhere. */
 export interface WorkerHourBuilder {
   build(file: CaptureFileInfo): Promise<{ stored: boolean; corruptFiles: number; corruptBlocks: number }>;
+  /** The open hours' aggregates, kept in the worker. */
+  openHours: OpenHours;
   close(): Promise<void>;
 }
 
@@ -21,14 +25,14 @@ export function startWorkerHourBuilder(dbPath: string, script = new URL('./kpi-w
   const worker = new Worker(script, { workerData: { dbPath } });
   // Builds are rare (one per sealed hour): the worker must not keep the process alive by itself.
   worker.unref();
-  const waiting = new Map<number, { resolve: (r: BuildResponse) => void; reject: (e: Error) => void }>();
+  const waiting = new Map<number, { resolve: (r: WorkerResponse) => void; reject: (e: Error) => void }>();
   let next = 1;
   let failed: Error | undefined;
-  worker.on('message', (res: BuildResponse) => {
+  worker.on('message', (res: WorkerResponse) => {
     const w = waiting.get(res.id);
     waiting.delete(res.id);
     if (!w) return;
-    if (res.error) w.reject(new Error(`KPI build failed in the worker: ${res.error}`));
+    if (res.error) w.reject(new Error(`KPI worker request failed: ${res.error}`));
     else w.resolve(res);
   });
   const fail = (err: Error): void => {
@@ -38,15 +42,28 @@ export function startWorkerHourBuilder(dbPath: string, script = new URL('./kpi-w
   };
   worker.on('error', fail);
   worker.on('exit', (code) => fail(new Error(`KPI worker exited (${code})`)));
+  const ask = (req: WorkerRequest & { id: number }): Promise<WorkerResponse> => {
+    if (failed) return Promise.reject(failed);
+    return new Promise<WorkerResponse>((resolve, reject) => {
+      waiting.set(req.id, { resolve, reject });
+      worker.postMessage(req);
+    });
+  };
+  const valueOf = (res: WorkerResponse): unknown => ('value' in res ? res.value : undefined);
   return {
-    build(file) {
-      if (failed) return Promise.reject(failed);
-      const id = next++;
-      return new Promise<BuildResponse>((resolve, reject) => {
-        waiting.set(id, { resolve, reject });
-        const req: BuildRequest = { id, file };
-        worker.postMessage(req);
-      });
+    async build(file) {
+      return (await ask({ t: 'build', id: next++, file })) as BuildResponse;
+    },
+    openHours: {
+      async snapshot(path) {
+        return valueOf(await ask({ t: 'open-snapshot', id: next++, path })) as OpenHourSnapshot | undefined;
+      },
+      async level(path, dim, level, version) {
+        return valueOf(await ask({ t: 'open-level', id: next++, path, dim, level, version })) as OpenHourLevel | undefined | 'stale';
+      },
+      track(paths) {
+        if (!failed) worker.postMessage({ t: 'open-track', paths: [...paths] } satisfies WorkerRequest);
+      },
     },
     async close() {
       failed ??= new Error('KPI worker closed');

@@ -11,6 +11,7 @@ import { createFlowDecoder, exporterRef } from '../../collector/decoder.js';
 import { FlowBatch } from '../../collector/flow-batch.js';
 import { CaptureWriter } from '../../storage/capture/writer.js';
 import { CaptureNetflowQuery } from '../../storage/kpi/capture-netflow-query.js';
+import { localOpenHours, OpenHourAggregator } from '../../storage/kpi/open-hour-aggregator.js';
 import { KpiBuilder } from '../../storage/kpi/kpi-builder.js';
 import { SqliteKpiCache } from '../../storage/kpi/sqlite-kpi-cache.js';
 import type { FlowFixture } from './flow-fixtures.js';
@@ -121,7 +122,8 @@ export async function threeHourCapture(prefix: string, [a, b, c]: [FlowFixture, 
   const dir = mkdtempSync(join(tmpdir(), prefix));
   let clock = H1;
   const now = () => clock;
-  const writer = new CaptureWriter({ dataDir: dir, timezone: 'UTC', timer: false, now, flushIntervalMs: 1000, blockRows: 256 });
+  // As serve runs them: the writer keeps no per-key aggregates; the open hour's come from its file.
+  const writer = new CaptureWriter({ dataDir: dir, timezone: 'UTC', timer: false, now, flushIntervalMs: 1000, blockRows: 256, aggregates: false });
   const cache = new SqliteKpiCache(join(dir, 'kpi.sqlite'));
   const builder = new KpiBuilder({ cache, dataDir: dir, timezone: 'UTC' });
   writer.onHourSealed((e) => builder.onSealed(e).then(() => undefined));
@@ -137,7 +139,7 @@ export async function threeHourCapture(prefix: string, [a, b, c]: [FlowFixture, 
     timezone: 'UTC',
     sources: ['netflow', 'lentor'],
     cache,
-    openHour: (s, h) => writer.aggregatesFor(s, h),
+    openHours: localOpenHours(new OpenHourAggregator({ now })),
     now,
   });
   return {

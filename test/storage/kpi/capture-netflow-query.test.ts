@@ -5,6 +5,7 @@ import { FlowBatch } from '../../../collector/flow-batch.js';
 import type { CaptureWriter } from '../../../storage/capture/writer.js';
 import { CaptureFile } from '../../../storage/capture/reader.js';
 import { CaptureNetflowQuery } from '../../../storage/kpi/capture-netflow-query.js';
+import { localOpenHours, OpenHourAggregator } from '../../../storage/kpi/open-hour-aggregator.js';
 import type { KpiBuilder } from '../../../storage/kpi/kpi-builder.js';
 import type { SqliteKpiCache } from '../../../storage/kpi/sqlite-kpi-cache.js';
 import { flowFixture } from '../../helpers/flow-fixtures.js';
@@ -177,7 +178,7 @@ describe('CaptureNetflowQuery over real capture files', () => {
     });
     writer.write('rsttest', batch);
     writer.flush();
-    const q = new CaptureNetflowQuery({ dataDir: dir, timezone: 'UTC', sources: ['rsttest'], cache, openHour: (s, h) => writer.aggregatesFor(s, h), now: hours.now });
+    const q = new CaptureNetflowQuery({ dataDir: dir, timezone: 'UTC', sources: ['rsttest'], cache, openHours: localOpenHours(new OpenHourAggregator({ now: hours.now })), now: hours.now });
     const live = await q.kpi('rsttest', H3, H3 + HOUR);
     const scanned = await q.kpi('rsttest', H3, H3 + HOUR - 60_000);
     expect([live.rstFlows, scanned.rstFlows]).toEqual([2, 2]);

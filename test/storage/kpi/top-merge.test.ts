@@ -61,7 +61,7 @@ function tableOf(h: Hour): KeyTable {
   return t;
 }
 
-function decode(rows: ReturnType<typeof mergeTop>): Array<[number, number, number, number]> {
+function decode(rows: Awaited<ReturnType<typeof mergeTop>>): Array<[number, number, number, number]> {
   const out: Array<[number, number, number, number]> = [];
   for (let i = 0; i < rows.length; i++) {
     const id = new DataView(rows.keys.buffer, rows.keys.byteOffset + i * 16 + 12, 4).getUint32(0);
@@ -73,33 +73,33 @@ function decode(rows: ReturnType<typeof mergeTop>): Array<[number, number, numbe
 describe('exact top-N merge over hourly rankings', () => {
   for (const shape of ['zipf', 'flat', 'ties'] as const) {
     for (const metric of [BYTES, FLOWS] as Metric[]) {
-      it(`equals a full recount (${shape} keys, by ${metric === BYTES ? 'bytes' : 'flows'})`, () => {
+      it(`equals a full recount (${shape} keys, by ${metric === BYTES ? 'bytes' : 'flows'})`, async () => {
         for (let seed = 1; seed <= 4; seed++) {
           const hours = makeHours(seed * 31 + metric, 1 + (seed % 4) * 5, 300 + seed * 400, shape);
           const stats: MergeStats = { rounds: 0, rowsRead: 0 };
           const sources = hours.map((h) => keyTableSource(tableOf(h), metric));
-          expect(decode(mergeTop(sources, metric, 10, 16, stats))).toEqual(bruteTop(hours, metric, 10));
+          expect(decode(await mergeTop(sources, metric, 10, 16, stats))).toEqual(bruteTop(hours, metric, 10));
           // The same through fully ranked rows (what the cache stores).
           const ranked = hours.map((h) => levelsSource(cutLevels(tableOf(h).rows(), metric)));
-          expect(decode(mergeTop(ranked, metric, 10, 16))).toEqual(bruteTop(hours, metric, 10));
+          expect(decode(await mergeTop(ranked, metric, 10, 16))).toEqual(bruteTop(hours, metric, 10));
         }
       });
     }
   }
 
-  it('reads only the first level when the traffic is skewed', () => {
+  it('reads only the first level when the traffic is skewed', async () => {
     const hours = makeHours(7, 24, 5000, 'zipf');
     const stats: MergeStats = { rounds: 0, rowsRead: 0 };
     const sources = hours.map((h) => keyTableSource(tableOf(h), BYTES));
-    expect(decode(mergeTop(sources, BYTES, 10, 16, stats))).toEqual(bruteTop(hours, BYTES, 10));
+    expect(decode(await mergeTop(sources, BYTES, 10, 16, stats))).toEqual(bruteTop(hours, BYTES, 10));
     expect(stats.rounds).toBe(1);
     expect(stats.rowsRead).toBe(24 * 256);
   });
 
-  it('returns fewer than N keys when there are fewer', () => {
+  it('returns fewer than N keys when there are fewer', async () => {
     const hours = makeHours(3, 2, 4, 'flat');
     const sources = hours.map((h) => keyTableSource(tableOf(h), BYTES));
-    expect(decode(mergeTop(sources, BYTES, 10, 16))).toEqual(bruteTop(hours, BYTES, 10));
-    expect(mergeTop([], BYTES, 10, 16).length).toBe(0);
+    expect(decode(await mergeTop(sources, BYTES, 10, 16))).toEqual(bruteTop(hours, BYTES, 10));
+    expect((await mergeTop([], BYTES, 10, 16)).length).toBe(0);
   });
 });
