@@ -1,6 +1,8 @@
 /**
  * The netsvc side of the ingest benchmark, run as its own process:
- * `node dist/bench/collector-ingest-receiver.js --sink capture|summary --data-dir DIR [--buffer BYTES] [--threaded [--dgram]] [--nice N]`.
+ * `node dist/bench/collector-ingest-receiver.js --sink capture|summary --data-dir DIR [--buffer BYTES] [--threaded [--dgram] [--worker-sink]] [--nice N]`.
+ * With `--worker-sink` the capture writer runs in the decode thread, as `netsvc serve` runs it
+ * (src/capture-worker-sink.ts); the main thread then only counts.
  *
  * Binds one flow source on an ephemeral 127.0.0.1 port (printed as
  * `READY <port>`), decodes what arrives through the service's listener and
@@ -10,6 +12,7 @@
  * the queue is drained and prints one JSON line of counters (with the process's CPU time so far); `quit` exits.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
 import { SummarySink, type FlowSink } from '../collector/flow-sink.js';
 import { createThreadedFlowListeners } from '../collector/threaded-listener.js';
@@ -32,9 +35,12 @@ function cpuUs(): number {
 async function main(): Promise<void> {
   const sinkKind = arg('--sink', 'summary');
   const buffer = Number(arg('--buffer', String(8 * 1024 * 1024)));
+  const inWorker = sinkKind === 'capture' && process.argv.includes('--worker-sink');
   let writer: CaptureWriter | undefined;
-  let sink: FlowSink;
-  if (sinkKind === 'capture') {
+  let sink: FlowSink | undefined;
+  if (inWorker) {
+    sink = undefined;
+  } else if (sinkKind === 'capture') {
     // As serve starts it: the open hour's KPI aggregates are not the writer's (serve's KPI worker
     // reads them from the file, and only for hours a query looks at).
     writer = new CaptureWriter({ dataDir: arg('--data-dir'), timezone: 'UTC', warmUp: true, aggregates: false });
@@ -44,8 +50,13 @@ async function main(): Promise<void> {
     sink = new SummarySink();
   }
   const sources = { bench: { listen: '127.0.0.1:0', receiveBuffer: buffer } };
-  const threaded = process.argv.includes('--threaded') ? createThreadedFlowListeners(sources, { sink }, { statsEveryMs: 100, batchReceive: !process.argv.includes('--dgram') }) : undefined;
-  const listeners = threaded ?? createFlowListeners(sources, { sink });
+  const workerSink = inWorker
+    ? { module: pathToFileURL(fileURLToPath(new URL('../src/capture-worker-sink.js', import.meta.url))).href, options: { dataDir: arg('--data-dir'), timezone: 'UTC', warmUp: true } }
+    : undefined;
+  const threaded = process.argv.includes('--threaded') || inWorker
+    ? createThreadedFlowListeners(sources, { sink, workerSink }, { statsEveryMs: 100, batchReceive: !process.argv.includes('--dgram') })
+    : undefined;
+  const listeners = threaded ?? createFlowListeners(sources, { sink: sink! });
   await listeners.start();
   // As serve does (src/flow-path.ts): the socket thread keeps its priority, the others yield.
   const nice = Number(arg('--nice', '10'));
@@ -57,7 +68,8 @@ async function main(): Promise<void> {
   process.stdout.write(`READY ${listeners.addresses().bench!.port}\n`);
   for await (const line of createInterface({ input: process.stdin })) {
     if (line === 'stats') {
-      await listeners.idle();
+      if (threaded) await threaded.flush();
+      else await listeners.idle();
       writer?.flush();
       const s = listeners.sourceStats()[0]!;
       const sock = listeners.socketStats()[0]!;
@@ -70,7 +82,7 @@ async function main(): Promise<void> {
           malformed: s.total.malformed,
           queueHighWater: sock.queueHighWater,
           receiveBuffer: sock.receiveBufferGranted,
-          rowsWritten: writer?.counters.rowsWritten ?? null,
+          rowsWritten: writer?.counters.rowsWritten ?? (threaded?.sinkStats() as { counters?: { rowsWritten: number } } | undefined)?.counters?.rowsWritten ?? null,
           maxStallMs: Math.round(delay.max / 1e6),
           // The whole process, every thread (socket and decode, writer, GC helpers), µs.
           cpuUs: cpuUs(),

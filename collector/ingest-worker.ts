@@ -12,7 +12,9 @@
  * (encoding a capture block, answering a query, a GC pause) keeps the
  * sockets from being read.
  *
- * Batches go to the main thread as transferred column buffers; each is
+ * With a worker sink (worker-sink.ts; serve's is the capture writer) the
+ * batches stay here: the main thread then only answers HTTP. Without one,
+ * batches go to the main thread as transferred column buffers; each is
  * acknowledged once the sink took it. While more than `maxInFlightRows`
  * rows are unacknowledged the sink write here stays pending, decoding
  * pauses, the ring fills and further datagrams are counted as
@@ -22,6 +24,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ADDRESS_COLUMNS, NUMERIC_COLUMNS, type ColumnBuffers, type FlowBatch } from './flow-batch.js';
 import type { FlowSink } from './flow-sink.js';
 import type { MainToWorker, WorkerToMain } from './threaded-listener.js';
+import type { WorkerSink, WorkerSinkFactory, WorkerSinkSpec } from './worker-sink.js';
 import { createFlowListeners, type FlowListenerOptions, type FlowListeners, type FlowSourceConfig, type ListenerLogger, type SocketStats, type SourceStats } from './udp-listener.js';
 
 interface WorkerInput {
@@ -29,6 +32,7 @@ interface WorkerInput {
   options: Partial<FlowListenerOptions>;
   maxInFlightRows: number;
   statsEveryMs: number;
+  sink?: WorkerSinkSpec;
 }
 
 const port = parentPort!;
@@ -79,9 +83,23 @@ const forward: FlowSink = {
 
 // ------------------------------------------------------------------ run
 
+let local: WorkerSink | undefined;
+if (input.sink) {
+  try {
+    const mod = (await import(input.sink.module)) as { createWorkerSink: WorkerSinkFactory };
+    local = mod.createWorkerSink(input.sink.options, { post: (message) => post({ t: 'sink', message }), logger });
+    await local.start();
+  } catch (err) {
+    const e = err as Error;
+    post({ t: 'failed', name: e.name, message: `flow sink did not start: ${e.message}`, listen: '' });
+    port.close();
+    throw err;
+  }
+}
+
 let listeners: FlowListeners;
 try {
-  listeners = createFlowListeners(input.sources, { sink: forward, logger }, input.options);
+  listeners = createFlowListeners(input.sources, { sink: local?.sink ?? forward, logger }, input.options);
 } catch (err) {
   // The main thread checks the setup before starting this thread; this is the backstop.
   const e = err as Error & { listen?: string };
@@ -90,11 +108,12 @@ try {
   throw err;
 }
 listeners.onFailure((err) => post({ t: 'fatal', message: err.message }));
-const stats = (): { sourceStats: SourceStats[]; socketStats: SocketStats[]; tid: number | undefined } => ({
+const stats = (): { sourceStats: SourceStats[]; socketStats: SocketStats[]; tid: number | undefined; sink: unknown } => ({
   sourceStats: listeners.sourceStats(),
   socketStats: listeners.socketStats(),
   // The socket thread's id changes when it is restarted.
   tid: listeners.threadId(),
+  sink: local?.stats(),
 });
 
 let timer: NodeJS.Timeout | undefined;
@@ -110,10 +129,18 @@ port.on('message', (m: MainToWorker) => {
     if (spares.length < MAX_SPARES) spares.push({ numeric: m.numeric, addrs: m.addrs });
   } else if (m.t === 'idle') {
     void listeners.idle().then(() => post({ t: 'idle', id: m.id, ...stats() }));
+  } else if (m.t === 'flush') {
+    void listeners.idle().then(() => {
+      local?.flush();
+      post({ t: 'idle', id: m.id, ...stats() });
+    });
   } else if (m.t === 'close' && !closing) {
     closing = true;
     if (timer) clearInterval(timer);
-    void listeners.close().then(
+    void (async () => {
+      await listeners.close();
+      await local?.close();
+    })().then(
       () => {
         post({ t: 'closed', ...stats() });
         port.close();

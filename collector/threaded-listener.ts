@@ -20,6 +20,7 @@ import { FailureSignal } from './failure-signal.js';
 import { FlowBatch } from './flow-batch.js';
 import type { FlowSink } from './flow-sink.js';
 import { workerScriptPath } from './thread-id.js';
+import type { WorkerSinkSpec } from './worker-sink.js';
 import {
   ListenerBindError,
   ListenerConfigError,
@@ -44,9 +45,11 @@ export type WorkerToMain =
     }
   | { t: 'failed'; name: string; message: string; listen: string }
   | { t: 'batch'; source: string; length: number; numeric: ArrayBuffer[]; addrs: ArrayBuffer[]; whole: boolean }
-  | { t: 'stats'; sourceStats: SourceStats[]; socketStats: SocketStats[]; tid: number | undefined }
-  | { t: 'idle'; id: number; sourceStats: SourceStats[]; socketStats: SocketStats[]; tid: number | undefined }
-  | { t: 'closed'; sourceStats: SourceStats[]; socketStats: SocketStats[]; tid: number | undefined }
+  | { t: 'stats'; sourceStats: SourceStats[]; socketStats: SocketStats[]; tid: number | undefined; sink?: unknown }
+  | { t: 'idle'; id: number; sourceStats: SourceStats[]; socketStats: SocketStats[]; tid: number | undefined; sink?: unknown }
+  | { t: 'closed'; sourceStats: SourceStats[]; socketStats: SocketStats[]; tid: number | undefined; sink?: unknown }
+  /** A message of the worker's own sink (WorkerSinkContext.post). */
+  | { t: 'sink'; message: unknown }
   | { t: 'log'; level: 'info' | 'warn' | 'error'; obj: object; msg: string }
   /** The worker's listeners stopped receiving for good (their onFailure). */
   | { t: 'fatal'; message: string };
@@ -55,6 +58,8 @@ export type WorkerToMain =
 export type MainToWorker =
   | { t: 'ack'; rows: number }
   | { t: 'idle'; id: number }
+  /** idle(), then the worker sink writes what it holds. */
+  | { t: 'flush'; id: number }
   | { t: 'close' }
   /** Column buffers of a whole batch the sink is done with, to be filled again. */
   | { t: 'recycle'; numeric: ArrayBuffer[]; addrs: ArrayBuffer[] };
@@ -85,12 +90,21 @@ export function batchRowsFor(blockRows: number): number {
 
 /** What the threaded listeners need from the main thread (no decoder factory: decoders live in the worker). */
 export interface ThreadedListenerDeps {
-  sink: FlowSink;
+  /** Where batches go on this thread; unused (and may be absent) with a worker sink. */
+  sink?: FlowSink;
+  /** A sink built in the worker itself: batches then never reach this thread. */
+  workerSink?: WorkerSinkSpec;
   logger?: ListenerLogger;
 }
 
 /** The threaded listeners: the in-thread interface, and which thread reads the sockets. */
 export interface ThreadedFlowListeners extends FlowListeners {
+  /** idle(), then the worker sink (if any) writes what it holds. */
+  flush(): Promise<void>;
+  /** Messages of the worker sink, in the order it sent them. */
+  onSinkMessage(fn: (message: unknown) => void): void;
+  /** The worker sink's stats as last reported (undefined without one). */
+  sinkStats(): unknown;
   /** Id of the thread that reads the sockets (Linux, once started), else undefined. */
   threadId(): number | undefined;
   /** As FlowListeners.onFailure, and also when the ingest worker dies after it started. */
@@ -111,6 +125,8 @@ class ThreadedListeners implements ThreadedFlowListeners {
   /** Resolves when the worker thread has exited, however it ended. */
   private exited: Promise<void> = Promise.resolve();
   private readonly failure = new FailureSignal();
+  private readonly sinkListeners: Array<(message: unknown) => void> = [];
+  private lastSinkStats: unknown;
 
   constructor(
     private readonly config: Readonly<Record<string, FlowSourceConfig>>,
@@ -128,7 +144,7 @@ class ThreadedListeners implements ThreadedFlowListeners {
     }
     const { maxInFlightRows, statsEveryMs, ...options } = { ...DEFAULT_THREADED_OPTIONS, ...this.opts };
     const worker = new Worker(workerScriptPath('ingest-worker'), {
-      workerData: { sources: this.config, options, maxInFlightRows, statsEveryMs },
+      workerData: { sources: this.config, options, maxInFlightRows, statsEveryMs, sink: this.deps.workerSink },
     });
     this.worker = worker;
     return new Promise<void>((resolve, reject) => {
@@ -170,6 +186,9 @@ class ThreadedListeners implements ThreadedFlowListeners {
           case 'log':
             this.deps.logger?.[m.level](m.obj, m.msg);
             break;
+          case 'sink':
+            for (const fn of this.sinkListeners) fn(m.message);
+            break;
           case 'fatal':
             if (!this.closed) this.failure.fail(new Error(m.message));
             break;
@@ -198,9 +217,10 @@ class ThreadedListeners implements ThreadedFlowListeners {
     this.failure.subscribe(fn);
   }
 
-  private update(m: { sourceStats: SourceStats[]; socketStats: SocketStats[]; tid?: number | undefined }): void {
+  private update(m: { sourceStats: SourceStats[]; socketStats: SocketStats[]; tid?: number | undefined; sink?: unknown }): void {
     this.sources = m.sourceStats;
     this.sockets = m.socketStats;
+    if (m.sink !== undefined) this.lastSinkStats = m.sink;
     if (m.tid !== undefined) this.tid = m.tid;
   }
 
@@ -216,6 +236,7 @@ class ThreadedListeners implements ThreadedFlowListeners {
       try {
         // The batch was built here from transferred buffers: nobody else holds it.
         const sink = this.deps.sink;
+        if (!sink) throw new Error('no flow sink on this thread');
         if (sink.take) await sink.take(m.source, batch);
         else {
           await sink.write(m.source, batch);
@@ -241,14 +262,30 @@ class ThreadedListeners implements ThreadedFlowListeners {
   }
 
   async idle(): Promise<void> {
+    await this.ask('idle');
+  }
+
+  async flush(): Promise<void> {
+    await this.ask('flush');
+  }
+
+  private async ask(t: 'idle' | 'flush'): Promise<void> {
     const w = this.worker;
     if (w) {
       const id = this.nextId++;
       const done = new Promise<void>((resolve) => this.waiting.set(id, resolve));
-      w.postMessage({ t: 'idle', id } satisfies MainToWorker);
+      w.postMessage({ t, id } satisfies MainToWorker);
       await done;
     }
     await this.chain;
+  }
+
+  onSinkMessage(fn: (message: unknown) => void): void {
+    this.sinkListeners.push(fn);
+  }
+
+  sinkStats(): unknown {
+    return this.lastSinkStats;
   }
 
   close(): Promise<void> {

@@ -2,15 +2,23 @@
  * Wiring of the flow path for `startService`: UDP listeners → capture
  * writer → KPI cache on every sealed hour, retention, and the netflow API
  * (query service over files + cache + open-hour aggregates, reverse DNS).
+ *
+ *   socket thread ─ring─▶ decode thread: decode → capture writer (files)
+ *                                          │ sealed hours, counters
+ *   main thread: HTTP, KPI builder ◀───────┘
+ *   KPI worker: sealed-hour builds, open-hour aggregates (from the files)
  */
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { batchRowsFor, createThreadedFlowListeners } from '../collector/threaded-listener.js';
 import type { FlowListeners } from '../collector/udp-listener.js';
 import type { AppEnv } from '../api/context.js';
 import { createNetflowRoutes } from '../api/routes/netflow.js';
 import { CaptureRetention } from '../storage/capture/retention.js';
-import { CaptureWriter, type CaptureWriterOptions } from '../storage/capture/writer.js';
+import type { CaptureWriterOptions, WriterCounters } from '../storage/capture/writer.js';
+import type { CaptureSinkMessage, CaptureSinkStats, CaptureWorkerSinkOptions } from './capture-worker-sink.js';
 import { CachedReverseDns } from '../storage/dns/cached-reverse-dns.js';
 import { CaptureNetflowQuery } from '../storage/kpi/capture-netflow-query.js';
 import { KpiBuilder } from '../storage/kpi/kpi-builder.js';
@@ -25,13 +33,46 @@ import { lowerOtherThreads } from './thread-priority.js';
 /** How often the open hours' files are named to the KPI worker, which keeps their aggregates. */
 const TRACK_EVERY_MS = 2000;
 
-/** Longest a flush (SIGHUP) waits for the decoders to hand over what they hold. */
-const FLUSH_WAIT_MS = 2000;
+const EMPTY_WRITER_COUNTERS: Readonly<WriterCounters> = Object.freeze({
+  rowsReceived: 0,
+  rowsWritten: 0,
+  blocksWritten: 0,
+  bytesWritten: 0,
+  writeErrors: 0,
+  rowsLost: 0,
+  hoursOpened: 0,
+  hoursSealed: 0,
+  hoursReopened: 0,
+  sealErrors: 0,
+  recoveredFiles: 0,
+  recoveredDroppedBlocks: 0,
+  recoveredDroppedBytes: 0,
+  damagedFilesMovedAside: 0,
+});
+
+/**
+ * File URL of a compiled module of src/ for a worker thread to import: next to
+ * this module when it runs compiled, else (tests run the sources) under dist/.
+ */
+function compiledModuleUrl(name: string): string {
+  const here = fileURLToPath(import.meta.url);
+  const sibling = join(dirname(here), `${name}.js`);
+  if (!here.endsWith('.ts') && existsSync(sibling)) return pathToFileURL(sibling).href;
+  const built = fileURLToPath(new URL(`../dist/src/${name}.js`, import.meta.url));
+  if (!existsSync(built)) throw new Error(`worker module not built: ${built} is missing (run npm run build)`);
+  return pathToFileURL(built).href;
+}
+
+/** What the main thread sees of the capture writer, which runs on the decode thread. */
+export interface CaptureWriterStatus {
+  readonly counters: Readonly<WriterCounters>;
+  openHours(): CaptureSinkStats['openHours'];
+}
 
 /** The running flow path. */
 export interface FlowPath {
   routes: OpenAPIHono<AppEnv>;
-  writer: CaptureWriter;
+  writer: CaptureWriterStatus;
   listeners: FlowListeners;
   query: CaptureNetflowQuery;
   builder: KpiBuilder;
@@ -86,11 +127,7 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
   });
   // The writer does no per-key work: the open hours' KPI aggregates are read from their files
   // by the KPI worker (open-hour-aggregator.ts), off this thread, which answers HTTP.
-  const writer = new CaptureWriter({ ...captureWriterOptions(config), now, log, warmUp: true, aggregates: false });
   const openHours = worker?.openHours ?? localOpenHours(new OpenHourAggregator({ now, log }));
-  writer.onHourSealed(async (e) => {
-    if (!(await builder.onSealed(e))) log.warn({ path: e.path }, 'sealed hour could not be read back; not cached');
-  });
   const retention = new CaptureRetention({
     dataDir: config.dataDir,
     timezone: config.timezone,
@@ -102,23 +139,42 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     log,
   });
   retention.onExpired((e) => builder.expire(e.source, e.hourStart));
-  // Sockets and decoders run in a worker thread, so the writer's block
-  // compression and API queries on this thread never keep datagrams from
-  // being read; templates survive restarts in <dataDir>/templates.
-  const listeners = createThreadedFlowListeners(config.flowSources, { sink: writer, logger: log }, {
-    templateDir: join(config.dataDir, 'templates'),
-    // Batches of a capture block: the writer then adopts each as it is (CaptureWriter.take).
-    batchRows: batchRowsFor(c.blockRows),
-    batchReceive: config.flowIngest.batchReceive,
+  // Sockets, decoders and the capture writer run off this thread: the socket thread only reads,
+  // the decode thread decodes and writes the files (block encoding and compression), so neither
+  // a request here nor a block being compressed there keeps datagrams from being read.
+  // Templates survive restarts in <dataDir>/templates.
+  const sinkOptions: CaptureWorkerSinkOptions = { ...captureWriterOptions(config), warmUp: true };
+  const listeners = createThreadedFlowListeners(
+    config.flowSources,
+    { workerSink: { module: compiledModuleUrl('capture-worker-sink'), options: sinkOptions }, logger: log },
+    {
+      templateDir: join(config.dataDir, 'templates'),
+      // Batches of a capture block: the writer then adopts each as it is (CaptureWriter.take).
+      batchRows: batchRowsFor(c.blockRows),
+      batchReceive: config.flowIngest.batchReceive,
+    },
+  );
+  listeners.onSinkMessage((m) => {
+    const msg = m as CaptureSinkMessage;
+    if (msg.t !== 'sealed') return;
+    const e = msg.event;
+    void builder.onSealed(e).then(
+      (ok) => ok || log.warn({ path: e.path }, 'sealed hour could not be read back; not cached'),
+      (err: unknown) => log.error({ err, path: e.path }, 'KPI build of a sealed hour failed'),
+    );
   });
+  const writer: CaptureWriterStatus = {
+    get counters() {
+      return (listeners.sinkStats() as CaptureSinkStats | undefined)?.counters ?? EMPTY_WRITER_COUNTERS;
+    },
+    openHours: () => (listeners.sinkStats() as CaptureSinkStats | undefined)?.openHours ?? [],
+  };
   const dns = new CachedReverseDns({ ...config.dns, now });
 
   try {
-    await writer.start();
     await listeners.start();
   } catch (err) {
     await listeners.close().catch(() => undefined);
-    await writer.close().catch(() => undefined);
     await worker?.close();
     dns.close();
     cache.close();
@@ -175,19 +231,15 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     retention,
     onFatal: (fn) => listeners.onFailure(fn),
     async flush() {
-      // What the decoders hold back for a fuller batch first; under a flood that never lets the
-      // queues run dry, after a bound, what has reached the writer is written all the same.
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([listeners.idle(), new Promise((r) => (timer = setTimeout(r, FLUSH_WAIT_MS)))]);
-      clearTimeout(timer);
-      writer.flush();
+      // The decoders' held-back batches, then the writer's pending rows, in the decode thread.
+      await listeners.flush();
     },
     close() {
       closing ??= (async () => {
         clearInterval(track);
         retention.close();
+        // Closing the listeners closes the writer in their thread (due hours are sealed first).
         await listeners.close();
-        await writer.close();
         await builder.idle();
         await worker?.close();
         dns.close();
