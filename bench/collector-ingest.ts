@@ -8,7 +8,11 @@
  *   - netsvc, capture: the service's listener writing hourly capture files
  *     (bench/collector-ingest-receiver.ts in its own process);
  *   - netsvc, decode: the same listener into a summary sink (no storage);
- *   - nfcapd 1.7 (`-B 8388608`), counted afterwards with `nfdump -I`.
+ *   - nfcapd 1.7 (`-B 8388608`), counted afterwards with `nfdump -I`;
+ *     `nfcapd-lz4` adds `-y` (LZ4-compressed blocks, the nearest to what
+ *     netsvc stores).
+ * `--diverse FLOWS[:SOURCES]` replays instead softflowd's export of traffic
+ * with that many distinct flows and sources (bench/diverse-traffic.ts).
  * Every receiver asks for an 8 MiB receive buffer. The table shows flows
  * sent vs received, loss, and where the loss happened (kernel receive-buffer
  * overflows from /proc/net/snmp, which are machine-wide, and netsvc's own
@@ -23,13 +27,15 @@ import { fileURLToPath } from 'node:url';
 import { SummarySink } from '../collector/flow-sink.js';
 import { importCaptures } from '../collector/pcap-import.js';
 import { readCapture } from '../collector/pcap.js';
+import { diverseExport } from './diverse-traffic.js';
 
 /**
  * Receivers the benchmark can measure: netsvc with the capture writer or a
- * summary sink, its sockets and decoders in a worker thread (`-worker`, how
- * `netsvc serve` runs; `-worker-dgram` with its socket thread reading
- * through Node dgram instead of recvmmsg batches) or on the main thread
- * (`-1thread`); and nfcapd.
+ * summary sink, its sockets and decoders in a worker thread (`-worker`; for
+ * `netsvc-capture-worker` the writer too, how `netsvc serve` runs;
+ * `-worker-dgram` with its socket thread reading through Node dgram instead
+ * of recvmmsg batches and the writer on the main thread) or on the main
+ * thread (`-1thread`); nfcapd, and nfcapd with LZ4 blocks (`nfcapd-lz4`).
  */
 export const INGEST_COLLECTORS = [
   'netsvc-capture-worker',
@@ -38,6 +44,7 @@ export const INGEST_COLLECTORS = [
   'netsvc-decode-worker',
   'netsvc-decode-1thread',
   'nfcapd',
+  'nfcapd-lz4',
 ] as const;
 export type IngestCollector = (typeof INGEST_COLLECTORS)[number];
 
@@ -52,6 +59,8 @@ export interface IngestBenchOptions {
   pcap?: string;
   /** Measurements per rate and collector, taken in rounds over the collectors (a shared machine varies from minute to minute). */
   repeat: number;
+  /** Replay softflowd's export of this many distinct flows and sources instead (made once, kept in the temp dir). */
+  diverse?: { flows: number; sources: number };
 }
 
 /** One measurement. */
@@ -96,7 +105,8 @@ function rcvbufErrors(): number {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Runs the sender process to completion; returns its JSON result. */
-async function send(pcap: string, port: number, rate: number, loops: number): Promise<{ sent: number; elapsedMs: number }> {
+/** Replays `loops` × the capture to 127.0.0.1:`port` at `rate` datagrams/s from a separate sender process. */
+export async function send(pcap: string, port: number, rate: number, loops: number): Promise<{ sent: number; elapsedMs: number }> {
   const child = spawn(process.execPath, [SENDER, pcap, String(port), String(rate), String(loops)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -123,6 +133,8 @@ class NetsvcReceiver {
     const sink = collector.includes('capture') ? 'capture' : 'summary';
     const args = [RECEIVER, '--sink', sink, '--data-dir', dataDir];
     if (collector.includes('-worker')) args.push('--threaded');
+    // As serve runs it: the capture writer in the decode thread.
+    if (collector === 'netsvc-capture-worker') args.push('--worker-sink');
     if (collector.endsWith('-dgram')) args.push('--dgram');
     const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] });
     const r = new NetsvcReceiver(child);
@@ -193,12 +205,14 @@ async function measureNfcapd(
   pcap: string,
   rate: number,
   loops: number,
+  lz4: boolean,
 ): Promise<{ sent: { sent: number; elapsedMs: number }; flows: number; cpuUsPerDatagram: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'netsvc-bench-nfcapd-'));
   // nfcapd takes a port, not port 0: ask the kernel for a free one first.
   const probe = spawnSync(process.execPath, ['-e', "const s=require('dgram').createSocket('udp4');s.bind(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"], { encoding: 'utf8' });
   const port = Number(probe.stdout.trim());
-  const child = spawn('nfcapd', ['-w', dir, '-b', '127.0.0.1', '-p', String(port), '-t', '3600', '-B', '8388608'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = ['-w', dir, '-b', '127.0.0.1', '-p', String(port), '-t', '3600', '-B', '8388608', ...(lz4 ? ['-y'] : [])];
+  const child = spawn('nfcapd', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   try {
     let log = '';
     await new Promise<void>((resolve, reject) => {
@@ -231,7 +245,7 @@ async function measureNfcapd(
 
 /** Runs every collector at every rate. */
 export async function benchIngest(opts: IngestBenchOptions): Promise<IngestResult[]> {
-  const pcap = opts.pcap ?? DEFAULT_PCAP;
+  const pcap = opts.diverse ? (await diverseExport({ ...opts.diverse, dir: join(tmpdir(), 'netsvc-bench-diverse') })).pcap : (opts.pcap ?? DEFAULT_PCAP);
   const perLoop = readCapture(readFileSync(pcap)).datagrams.length;
   const summary = new SummarySink();
   await importCaptures([pcap], { source: 'bench', sink: summary });
@@ -242,10 +256,11 @@ export async function benchIngest(opts: IngestBenchOptions): Promise<IngestResul
     const loops = Math.max(1, Math.round((rate * opts.seconds) / perLoop));
     for (let round = 1; round <= opts.repeat; round++) {
       for (const collector of opts.collectors) {
-        if (collector === 'nfcapd' && !haveNfcapd) continue;
+        const nfcapd = collector === 'nfcapd' || collector === 'nfcapd-lz4';
+        if (nfcapd && !haveNfcapd) continue;
         const before = rcvbufErrors();
         let m: { sent: { sent: number; elapsedMs: number }; flows: number; queueDrops?: number; maxStallMs?: number; cpuUsPerDatagram: number };
-        if (collector === 'nfcapd') m = await measureNfcapd(pcap, rate, loops);
+        if (nfcapd) m = await measureNfcapd(pcap, rate, loops, collector === 'nfcapd-lz4');
         else m = await measureNetsvc(collector, pcap, rate, loops);
         const flowsSent = loops * flowsPerLoop;
         results.push({
@@ -295,6 +310,11 @@ export function parseIngestArgs(rest: string[]): IngestBenchOptions {
       i++;
     } else if (a === '--pcap' && v) {
       opts.pcap = v;
+      i++;
+    } else if (a === '--diverse' && v) {
+      const [flows, sources] = v.split(':').map(Number);
+      if (!(flows! > 0)) throw new Error(`--diverse takes FLOWS[:SOURCES], got ${v}`);
+      opts.diverse = { flows: flows!, sources: sources && sources > 0 ? sources : Math.ceil(flows! / 4) };
       i++;
     }
   }
