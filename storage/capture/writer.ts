@@ -159,6 +159,9 @@ interface RecoveryPass {
   startedMs: number;
 }
 
+/** The columns accumulateTotals reads: all a recovery without aggregates decodes. */
+const TOTALS_COLUMNS = ['received', 'start', 'end', 'bytes', 'packets', 'proto', 'tcpFlags'] as const;
+
 /** Longest stretch the background recovery holds the event loop before it yields. */
 const RECOVERY_SLICE_MS = 10;
 
@@ -463,7 +466,7 @@ export class CaptureWriter implements FlowSink {
     while (r.next < r.file.blocks.length) {
       const i = r.next++;
       try {
-        const b = r.file.readBlock(i, FlowAggregates.COLUMNS);
+        const b = r.file.readBlock(i, aggregates ? FlowAggregates.COLUMNS : TOTALS_COLUMNS);
         accumulateTotals(h.totals, b);
         if (aggregates) h.aggregates.add(b, 0, b.length);
       } catch (err) {
