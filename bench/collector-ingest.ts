@@ -277,6 +277,11 @@ export async function benchIngest(opts: IngestBenchOptions): Promise<IngestResul
           maxStallMs: m.maxStallMs ?? null,
           cpuUsPerDatagram: Number.isFinite(m.cpuUsPerDatagram) ? Math.round(m.cpuUsPerDatagram * 10) / 10 : null,
         });
+        // Every round as it ends (the table of a repeated run shows medians): where a loss happened.
+        const r = results[results.length - 1]!;
+        console.error(
+          `${rate}/s round ${round} ${collector}: sent ${r.sentPerSecond}/s, loss ${r.lossPercent} %, kernel drops ${r.kernelDrops}, queue drops ${r.queueDrops ?? '-'}, stall ${r.maxStallMs ?? '-'} ms, ${r.cpuUsPerDatagram ?? '-'} µs/datagram`,
+        );
       }
     }
   }

@@ -18,6 +18,7 @@ import { createSocket } from 'node:dgram';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeCapture, type CaptureRecord } from '../collector/pcap.js';
+import { prng } from './capture-flows.js';
 
 /** What `diverseExport` made. */
 export interface DiverseExport {
@@ -27,23 +28,11 @@ export interface DiverseExport {
   datagrams: number;
 }
 
-/** mulberry32: a small seeded generator, so the same arguments give the same pcap. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const SNAP = 14 + 20 + 20; // Ethernet + IPv4 + the larger transport header
 
 /** The raw-traffic pcap (libpcap, Ethernet), one packet per flow, in time order. */
 export function diverseTrafficPcap(flows: number, sources: number, seed = 1): Buffer {
-  const rnd = seeded(seed);
+  const rnd = prng(seed);
   const head = Buffer.alloc(24);
   head.writeUInt32LE(0xa1b2c3d4, 0);
   head.writeUInt16LE(2, 4);

@@ -91,7 +91,8 @@ function rssMiB(pid: number): number {
   }
 }
 
-async function restartOnce(dataDir: string, round: number, stop: RestartResult['stop'], rows: number, fileBytes: number): Promise<RestartResult> {
+/** A config for serve on `dataDir`, every listener on loopback, flows on `flowPort` (0: any). */
+function writeServeConfig(dataDir: string, flowPort: number): string {
   const config = join(dataDir, 'netsvc.config.json');
   writeFileSync(
     config,
@@ -100,10 +101,16 @@ async function restartOnce(dataDir: string, round: number, stop: RestartResult['
       timezone: 'UTC',
       log: { level: 'info' },
       http: { host: '127.0.0.1', port: 0 },
-      flowSources: { netflow: { listen: '127.0.0.1:0' }, lentor: { listen: '127.0.0.1:0' } },
+      flowSources: { netflow: { listen: `127.0.0.1:${flowPort}` }, lentor: { listen: '127.0.0.1:0' } },
       syslogReceiver: { host: '127.0.0.1', port: 0 },
+      entities: { default: { flowSources: ['netflow', 'lentor'] } },
     }),
   );
+  return config;
+}
+
+async function restartOnce(dataDir: string, round: number, stop: RestartResult['stop'], rows: number, fileBytes: number): Promise<RestartResult> {
+  const config = writeServeConfig(dataDir, 0);
   const started = performance.now();
   const child = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -231,19 +238,7 @@ function latencyStats(xs: number[]): ApiResult['latest'] {
 async function apiOnce(pcap: string, perLoop: number, rate: number, seconds: number, round: number): Promise<ApiResult> {
   const dataDir = resolve(mkdtempSync(join(tmpdir(), 'netsvc-bench-api-')));
   const port = freeUdpPort();
-  const config = join(dataDir, 'netsvc.config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      dataDir,
-      timezone: 'UTC',
-      log: { level: 'warn' },
-      http: { host: '127.0.0.1', port: 0 },
-      flowSources: { netflow: { listen: `127.0.0.1:${port}` }, lentor: { listen: '127.0.0.1:0' } },
-      syslogReceiver: { host: '127.0.0.1', port: 0 },
-      entities: { default: { flowSources: ['netflow', 'lentor'] } },
-    }),
-  );
+  const config = writeServeConfig(dataDir, port);
   const cli = (args: string[]) => spawnSync(process.execPath, [CLI, ...args, '--config', config], { encoding: 'utf8' });
   cli(['admin', 'entity', 'add', 'default', '--areas', 'netflow']);
   cli(['admin', 'user', 'add', 'default', 'bench', '--areas', 'netflow']);

@@ -17,7 +17,7 @@ import type { FlowListeners } from '../collector/udp-listener.js';
 import type { AppEnv } from '../api/context.js';
 import { createNetflowRoutes } from '../api/routes/netflow.js';
 import { CaptureRetention } from '../storage/capture/retention.js';
-import type { CaptureWriterOptions, WriterCounters } from '../storage/capture/writer.js';
+import { newWriterCounters, type CaptureWriterOptions, type WriterCounters } from '../storage/capture/writer.js';
 import type { CaptureSinkMessage, CaptureSinkStats, CaptureWorkerSinkOptions } from './capture-worker-sink.js';
 import { CachedReverseDns } from '../storage/dns/cached-reverse-dns.js';
 import { CaptureNetflowQuery } from '../storage/kpi/capture-netflow-query.js';
@@ -33,22 +33,7 @@ import { lowerOtherThreads } from './thread-priority.js';
 /** How often the open hours' files are named to the KPI worker, which keeps their aggregates. */
 const TRACK_EVERY_MS = 2000;
 
-const EMPTY_WRITER_COUNTERS: Readonly<WriterCounters> = Object.freeze({
-  rowsReceived: 0,
-  rowsWritten: 0,
-  blocksWritten: 0,
-  bytesWritten: 0,
-  writeErrors: 0,
-  rowsLost: 0,
-  hoursOpened: 0,
-  hoursSealed: 0,
-  hoursReopened: 0,
-  sealErrors: 0,
-  recoveredFiles: 0,
-  recoveredDroppedBlocks: 0,
-  recoveredDroppedBytes: 0,
-  damagedFilesMovedAside: 0,
-});
+const EMPTY_WRITER_COUNTERS: Readonly<WriterCounters> = Object.freeze(newWriterCounters());
 
 /**
  * File URL of a compiled module of src/ for a worker thread to import: next to

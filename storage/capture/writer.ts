@@ -197,9 +197,9 @@ function dropFront(b: FlowBatch, n: number): void {
   b.length = Math.max(0, rest);
 }
 
-/** Writes flow sources' hourly capture files; see the module comment. */
-export class CaptureWriter implements FlowSink {
-  readonly counters: WriterCounters = {
+/** Counters of a writer that has done nothing yet. */
+export function newWriterCounters(): WriterCounters {
+  return {
     rowsReceived: 0,
     rowsWritten: 0,
     blocksWritten: 0,
@@ -215,6 +215,11 @@ export class CaptureWriter implements FlowSink {
     recoveredDroppedBytes: 0,
     damagedFilesMovedAside: 0,
   };
+}
+
+/** Writes flow sources' hourly capture files; see the module comment. */
+export class CaptureWriter implements FlowSink {
+  readonly counters: WriterCounters = newWriterCounters();
   private readonly hours = new Map<string, OpenHour>();
   private readonly lastHour = new Map<string, OpenHour>();
   /** Pending batches the aggregates are done with, reused as the next pending batch of any hour. */

@@ -8,9 +8,10 @@
  * where the caller puts it: in the KPI worker thread under `serve`
  * (kpi-worker.ts), so neither the writer nor the HTTP thread pays for it,
  * and it only costs CPU when a query asks or the machine has time left
- * (the background pass keeps up only hours a query asked for within
- * WATCH_MS, a dashboard's: an hour nobody looks at costs nothing until
- * it is asked for, and then is read in full once). Memory grows with the hour's
+ * (the background pass keeps hours a query asked for within WATCH_MS, a
+ * dashboard's, fully up to date, and the others with at most a quarter of a
+ * core: at peak rates the ingest keeps the CPU, and the first query of a
+ * neglected hour reads what is left). Memory grows with the hour's
  * distinct keys, never with its rows; a restart with a large open hour
  * reads the file back the same way, in the background.
  *
@@ -172,13 +173,19 @@ export class OpenHourAggregator {
     for (const p of this.hours.keys()) if (!this.tracked.has(p)) this.hours.delete(p);
   }
 
-  /** One background slice over the tracked hours a query watches (and does not pin); true when all are caught up. */
-  backgroundStep(budgetMs: number): boolean {
+  /**
+   * One background slice over the tracked hours that a query watches (or,
+   * with `watched` false, that none does), pinned ones left alone; true when
+   * all of them are caught up.
+   */
+  backgroundStep(budgetMs: number, watched = true): boolean {
     const now = this.opts.now();
     let done = true;
     for (const path of this.tracked) {
       const h = this.hours.get(path);
-      if (!h || h.pinnedUntil > now || h.watchedUntil <= now) continue;
+      if (h && h.pinnedUntil > now) continue;
+      const isWatched = h !== undefined && h.watchedUntil > now;
+      if (isWatched !== watched) continue;
       done = this.catchUp(path, budgetMs) && done;
     }
     return done;
@@ -190,9 +197,14 @@ export class OpenHourAggregator {
   }
 }
 
-/** Runs the background pass in slices until it is caught up, yielding between slices. */
-export async function catchUpTracked(agg: OpenHourAggregator, sliceMs = 20): Promise<void> {
-  while (!agg.backgroundStep(sliceMs)) await yieldToLoop();
+/**
+ * Runs the background pass in slices, yielding between them: watched hours
+ * until they are caught up, then the others for at most `unwatchedMs`.
+ */
+export async function catchUpTracked(agg: OpenHourAggregator, unwatchedMs: number, sliceMs = 20): Promise<void> {
+  while (!agg.backgroundStep(sliceMs, true)) await yieldToLoop();
+  const until = performance.now() + unwatchedMs;
+  while (performance.now() < until && !agg.backgroundStep(Math.min(sliceMs, until - performance.now()), false)) await yieldToLoop();
 }
 
 /** OpenHours over an aggregator in this thread (tests, and a build without the compiled worker). */

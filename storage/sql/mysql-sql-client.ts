@@ -1,10 +1,10 @@
 import mysql from 'mysql2/promise';
 import {
-  bounded,
-  UNBOUNDED_SQL_TIMEOUTS,
-  runTransaction,
+  PooledSqlClient,
   SqlUnavailableError,
+  UNBOUNDED_SQL_TIMEOUTS,
   UNREACHABLE_ERRNO,
+  type CheckedOutConnection,
   type ExecResult,
   type SqlClient,
   type SqlTimeouts,
@@ -77,13 +77,14 @@ function wrap(conn: Queryable, timeoutMs: number): Omit<SqlClient, 'transaction'
  * stored. Every operation ends within `timeouts.operationMs`; a database that
  * is down, restarting, hung or full fails it with SqlUnavailableError.
  */
-export class MysqlSqlClient implements SqlClient {
+export class MysqlSqlClient extends PooledSqlClient {
   readonly dialect = 'mysql' as const;
   private readonly pool: mysql.Pool;
-  private readonly base: Omit<SqlClient, 'transaction' | 'close'>;
-  private readonly timeouts: SqlTimeouts;
+  protected readonly base: Omit<SqlClient, 'transaction' | 'close'>;
+  protected readonly timeouts: SqlTimeouts;
 
   constructor(url: string, options: { connectionLimit?: number; timeouts?: SqlTimeouts } = {}) {
+    super();
     this.timeouts = options.timeouts ?? UNBOUNDED_SQL_TIMEOUTS;
     this.pool = mysql.createPool({
       uri: url,
@@ -98,30 +99,20 @@ export class MysqlSqlClient implements SqlClient {
     this.base = wrap(this.pool, this.timeouts.statementMs);
   }
 
-  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-    return bounded(() => this.base.query<T>(sql, params), this.timeouts.operationMs, classifyMysqlError);
+  protected classify(err: unknown): SqlUnavailableError | undefined {
+    return classifyMysqlError(err);
   }
 
-  execute(sql: string, params?: readonly unknown[]): Promise<ExecResult> {
-    return bounded(() => this.base.execute(sql, params), this.timeouts.operationMs, classifyMysqlError);
-  }
-
-  transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
-    return bounded(
-      async () => {
-        const conn = await this.pool.getConnection();
-        const ops = {
-          begin: () => conn.beginTransaction(),
-          commit: () => conn.commit(),
-          rollback: () => conn.rollback(),
-          // A connection that failed to roll back is closed rather than lent again.
-          release: (err?: unknown) => (err === undefined ? conn.release() : conn.destroy()),
-        };
-        return runTransaction(ops, wrap(conn, this.timeouts.statementMs), fn);
-      },
-      this.timeouts.operationMs,
-      classifyMysqlError,
-    );
+  protected async checkout(): Promise<CheckedOutConnection> {
+    const conn = await this.pool.getConnection();
+    const ops = {
+      begin: () => conn.beginTransaction(),
+      commit: () => conn.commit(),
+      rollback: () => conn.rollback(),
+      // A connection that failed to roll back is closed rather than lent again.
+      release: (err?: unknown) => (err === undefined ? conn.release() : conn.destroy()),
+    };
+    return { ops, client: wrap(conn, this.timeouts.statementMs) };
   }
 
   async close(): Promise<void> {

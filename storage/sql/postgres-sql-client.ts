@@ -1,10 +1,10 @@
 import pg from 'pg';
 import {
-  bounded,
-  UNBOUNDED_SQL_TIMEOUTS,
-  runTransaction,
+  PooledSqlClient,
   SqlUnavailableError,
+  UNBOUNDED_SQL_TIMEOUTS,
   UNREACHABLE_ERRNO,
+  type CheckedOutConnection,
   type ExecResult,
   type SqlClient,
   type SqlTimeouts,
@@ -86,13 +86,14 @@ function wrap(conn: Queryable): Omit<SqlClient, 'transaction' | 'close'> {
  * within `timeouts.operationMs`; a database that is down, restarting, hung or
  * full fails it with SqlUnavailableError, and never crashes the process.
  */
-export class PostgresSqlClient implements SqlClient {
+export class PostgresSqlClient extends PooledSqlClient {
   readonly dialect = 'postgres' as const;
   private readonly pool: pg.Pool;
-  private readonly base: Omit<SqlClient, 'transaction' | 'close'>;
-  private readonly timeouts: SqlTimeouts;
+  protected readonly base: Omit<SqlClient, 'transaction' | 'close'>;
+  protected readonly timeouts: SqlTimeouts;
 
   constructor(url: string, options: { max?: number; timeouts?: SqlTimeouts } = {}) {
+    super();
     this.timeouts = options.timeouts ?? UNBOUNDED_SQL_TIMEOUTS;
     const t = this.timeouts;
     this.pool = new pg.Pool({
@@ -112,30 +113,20 @@ export class PostgresSqlClient implements SqlClient {
     this.base = wrap(this.pool);
   }
 
-  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-    return bounded(() => this.base.query<T>(sql, params), this.timeouts.operationMs, classifyPostgresError);
+  protected classify(err: unknown): SqlUnavailableError | undefined {
+    return classifyPostgresError(err);
   }
 
-  execute(sql: string, params?: readonly unknown[]): Promise<ExecResult> {
-    return bounded(() => this.base.execute(sql, params), this.timeouts.operationMs, classifyPostgresError);
-  }
-
-  transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
-    return bounded(
-      async () => {
-        const client = await this.pool.connect();
-        const ops = {
-          begin: () => client.query('BEGIN'),
-          commit: () => client.query('COMMIT'),
-          rollback: () => client.query('ROLLBACK'),
-          // With an error the pool drops the connection instead of lending it again.
-          release: (err?: unknown) => client.release(err instanceof Error ? err : err === undefined ? undefined : true),
-        };
-        return runTransaction(ops, wrap(client), fn);
-      },
-      this.timeouts.operationMs,
-      classifyPostgresError,
-    );
+  protected async checkout(): Promise<CheckedOutConnection> {
+    const client = await this.pool.connect();
+    const ops = {
+      begin: () => client.query('BEGIN'),
+      commit: () => client.query('COMMIT'),
+      rollback: () => client.query('ROLLBACK'),
+      // With an error the pool drops the connection instead of lending it again.
+      release: (err?: unknown) => client.release(err instanceof Error ? err : err === undefined ? undefined : true),
+    };
+    return { ops, client: wrap(client) };
   }
 
   async close(): Promise<void> {

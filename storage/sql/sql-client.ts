@@ -171,3 +171,45 @@ export async function runTransaction<T>(
     conn.release(broken);
   }
 }
+
+/** One pooled connection lent for a transaction, and the statements it runs. */
+export interface CheckedOutConnection {
+  ops: TransactionConnection;
+  client: Omit<SqlClient, 'transaction' | 'close'>;
+}
+
+/**
+ * What the pooled clients (MariaDB/MySQL, PostgreSQL) share: every operation
+ * ends within `timeouts.operationMs`, and the driver's "not now" errors leave
+ * as SqlUnavailableError; each subclass brings its pool and its classifier.
+ */
+export abstract class PooledSqlClient implements SqlClient {
+  abstract readonly dialect: Dialect;
+  /** Statements on the pool (one connection each). */
+  protected abstract readonly base: Omit<SqlClient, 'transaction' | 'close'>;
+  protected abstract readonly timeouts: SqlTimeouts;
+  /** The driver's error as SqlUnavailableError when it means the server cannot serve now. */
+  protected abstract classify(err: unknown): SqlUnavailableError | undefined;
+  /** One connection of the pool, for a transaction. */
+  protected abstract checkout(): Promise<CheckedOutConnection>;
+  abstract close(): Promise<void>;
+
+  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    return bounded(() => this.base.query<T>(sql, params), this.timeouts.operationMs, (e) => this.classify(e));
+  }
+
+  execute(sql: string, params?: readonly unknown[]): Promise<ExecResult> {
+    return bounded(() => this.base.execute(sql, params), this.timeouts.operationMs, (e) => this.classify(e));
+  }
+
+  transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
+    return bounded(
+      async () => {
+        const c = await this.checkout();
+        return runTransaction(c.ops, c.client, fn);
+      },
+      this.timeouts.operationMs,
+      (e) => this.classify(e),
+    );
+  }
+}
