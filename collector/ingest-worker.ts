@@ -24,6 +24,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { ADDRESS_COLUMNS, NUMERIC_COLUMNS, type ColumnBuffers, type FlowBatch } from './flow-batch.js';
 import type { FlowSink } from './flow-sink.js';
 import type { MainToWorker, WorkerToMain } from './threaded-listener.js';
+import { currentThreadId } from './thread-id.js';
 import type { WorkerSink, WorkerSinkFactory, WorkerSinkSpec } from './worker-sink.js';
 import { createFlowListeners, type FlowListenerOptions, type FlowListeners, type FlowSourceConfig, type ListenerLogger, type SocketStats, type SourceStats } from './udp-listener.js';
 
@@ -155,7 +156,7 @@ port.on('message', (m: MainToWorker) => {
 
 listeners.start().then(
   () => {
-    post({ t: 'started', addresses: listeners.addresses(), ...stats() });
+    post({ t: 'started', addresses: listeners.addresses(), decodeTid: currentThreadId(), ...stats() });
     // Test hook: the thread dies of an uncaught error right after it started.
     if (input.options.faultInjection === 'crash') setTimeout(() => {
       throw new Error('injected crash of the flow ingest thread');

@@ -38,8 +38,10 @@ export type WorkerToMain =
   | {
       t: 'started';
       addresses: Record<string, { address: string; port: number }>;
-      /** The worker's thread id (Linux), for the service to keep its priority. */
+      /** The socket thread's id (Linux), for the service to keep its priority. */
       tid: number | undefined;
+      /** The decode thread's (this worker's) id (Linux). */
+      decodeTid: number | undefined;
       sourceStats: SourceStats[];
       socketStats: SocketStats[];
     }
@@ -107,6 +109,8 @@ export interface ThreadedFlowListeners extends FlowListeners {
   sinkStats(): unknown;
   /** Id of the thread that reads the sockets (Linux, once started), else undefined. */
   threadId(): number | undefined;
+  /** Id of the thread that decodes (and, with a worker sink, writes) the flows (Linux, once started). */
+  decodeThreadId(): number | undefined;
   /** As FlowListeners.onFailure, and also when the ingest worker dies after it started. */
   onFailure(fn: (err: Error) => void): void;
 }
@@ -115,6 +119,7 @@ class ThreadedListeners implements ThreadedFlowListeners {
   private worker: Worker | undefined;
   private addrs: Record<string, { address: string; port: number }> = {};
   private tid: number | undefined;
+  private decodeTid: number | undefined;
   private sources: SourceStats[] = [];
   private sockets: SocketStats[] = [];
   private readonly mainCounters = new Map<string, { sinkErrors: number; sinkLostFlows: number }>();
@@ -155,6 +160,7 @@ class ThreadedListeners implements ThreadedFlowListeners {
             started = true;
             this.addrs = m.addresses;
             this.tid = m.tid;
+            this.decodeTid = m.decodeTid;
             this.update(m);
             resolve();
             break;
@@ -305,6 +311,10 @@ class ThreadedListeners implements ThreadedFlowListeners {
 
   threadId(): number | undefined {
     return this.tid;
+  }
+
+  decodeThreadId(): number | undefined {
+    return this.decodeTid;
   }
 
   sourceStats(): SourceStats[] {

@@ -6,7 +6,10 @@
  * - `freeze()` keeps every connection open and accepts new ones but
  *   forwards nothing, as a server stopped by SIGSTOP does (the kernel still
  *   completes the handshake); `thaw()` lets it all through again.
+ * `startProxyProcess` runs a proxy in a process of its own, for a test that
+ * stops it with a real SIGSTOP.
  */
+import { spawn } from 'node:child_process';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
 /** A running proxy; `port` stays the same across `down()`/`up()`. */
@@ -100,4 +103,47 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     close: () => proxy.down(),
   };
   return proxy;
+}
+
+/** A proxy in a process of its own, which a test stops with SIGSTOP as it would a database server. */
+export interface ProxyProcess {
+  readonly port: number;
+  /** SIGSTOP: the kernel still completes handshakes on its port, nothing answers. */
+  stop(): void;
+  /** SIGCONT. */
+  resume(): void;
+  close(): Promise<void>;
+}
+
+/** Starts a plain TCP proxy to `targetHost:targetPort` in a child process on 127.0.0.1 (ephemeral port). */
+export async function startProxyProcess(targetHost: string, targetPort: number): Promise<ProxyProcess> {
+  const script = `
+    const net = require('node:net');
+    const [host, port] = process.argv.slice(1);
+    const server = net.createServer((c) => {
+      const u = net.connect(Number(port), host);
+      c.on('error', () => u.destroy());
+      u.on('error', () => c.destroy());
+      c.pipe(u);
+      u.pipe(c);
+    });
+    server.listen(0, '127.0.0.1', () => console.log(server.address().port));
+  `;
+  const child = spawn(process.execPath, ['-e', script, targetHost, String(targetPort)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim())));
+    child.once('exit', (code) => reject(new Error(`proxy exited ${code}`)));
+  });
+  return {
+    port,
+    stop: () => void child.kill('SIGSTOP'),
+    resume: () => void child.kill('SIGCONT'),
+    async close() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      child.kill('SIGCONT');
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
 }
