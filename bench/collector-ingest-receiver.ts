@@ -2,7 +2,7 @@
  * The netsvc side of the ingest benchmark, run as its own process:
  * `node dist/bench/collector-ingest-receiver.js --sink capture|summary --data-dir DIR [--buffer BYTES] [--threaded [--dgram] [--worker-sink]] [--nice N]`.
  * With `--worker-sink` the capture writer runs in the decode thread, as `netsvc serve` runs it
- * (src/capture-worker-sink.ts); the main thread then only counts.
+ * (src/capture-worker-sink.ts); the main thread then only counts. `--codec lz4|zstd|none` (worker sink only).
  *
  * Binds one flow source on an ephemeral 127.0.0.1 port (printed as
  * `READY <port>`), decodes what arrives through the service's listener and
@@ -51,7 +51,10 @@ async function main(): Promise<void> {
   }
   const sources = { bench: { listen: '127.0.0.1:0', receiveBuffer: buffer } };
   const workerSink = inWorker
-    ? { module: pathToFileURL(fileURLToPath(new URL('../src/capture-worker-sink.js', import.meta.url))).href, options: { dataDir: arg('--data-dir'), timezone: 'UTC', warmUp: true } }
+    ? {
+        module: pathToFileURL(fileURLToPath(new URL('../src/capture-worker-sink.js', import.meta.url))).href,
+        options: { dataDir: arg('--data-dir'), timezone: 'UTC', warmUp: true, codec: arg('--codec', 'zstd') },
+      }
     : undefined;
   const threaded = process.argv.includes('--threaded') || inWorker
     ? createThreadedFlowListeners(sources, { sink, workerSink }, { statsEveryMs: 100, batchReceive: !process.argv.includes('--dgram') })

@@ -32,13 +32,15 @@ import { diverseExport } from './diverse-traffic.js';
 /**
  * Receivers the benchmark can measure: netsvc with the capture writer or a
  * summary sink, its sockets and decoders in a worker thread (`-worker`; for
- * `netsvc-capture-worker` the writer too, how `netsvc serve` runs;
+ * `netsvc-capture-worker` the writer too, how `netsvc serve` runs, and
+ * `netsvc-capture-worker-lz4` the same with `capture.codec: lz4`;
  * `-worker-dgram` with its socket thread reading through Node dgram instead
  * of recvmmsg batches and the writer on the main thread) or on the main
  * thread (`-1thread`); nfcapd, and nfcapd with LZ4 blocks (`nfcapd-lz4`).
  */
 export const INGEST_COLLECTORS = [
   'netsvc-capture-worker',
+  'netsvc-capture-worker-lz4',
   'netsvc-capture-worker-dgram',
   'netsvc-capture-1thread',
   'netsvc-decode-worker',
@@ -135,6 +137,8 @@ class NetsvcReceiver {
     if (collector.includes('-worker')) args.push('--threaded');
     // As serve runs it: the capture writer in the decode thread.
     if (collector === 'netsvc-capture-worker') args.push('--worker-sink');
+    // The same with LZ4 blocks (capture.codec: lz4), the like of nfcapd -y.
+    if (collector === 'netsvc-capture-worker-lz4') args.push('--worker-sink', '--codec', 'lz4');
     if (collector.endsWith('-dgram')) args.push('--dgram');
     const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] });
     const r = new NetsvcReceiver(child);
