@@ -64,9 +64,7 @@ async function main(): Promise<void> {
   // As serve does (src/flow-path.ts): the socket thread keeps its priority, the others yield.
   const nice = Number(arg('--nice', '10'));
   const tid = threaded?.threadId();
-  // With the writer in the decode thread, that thread keeps its priority too, as in serve.
-  const decodeTid = inWorker ? threaded?.decodeThreadId() : undefined;
-  if (nice > 0 && tid !== undefined) lowerOtherThreads(decodeTid === undefined ? [tid] : [tid, decodeTid], nice);
+  if (nice > 0 && tid !== undefined) lowerOtherThreads([tid], nice);
   // Longest event-loop stall: while the loop is stuck, the socket is not read.
   const delay = monitorEventLoopDelay({ resolution: 5 });
   delay.enable();

@@ -9,7 +9,7 @@
  * tens of ms overflowed the 8 MiB kernel buffer at 90 000 datagrams/s. The
  * socket thread only copies each datagram here, so it keeps the kernel
  * buffer empty while decoding catches up; the backlog waits in this ring
- * (64 MiB by default), not in the kernel.
+ * (128 MiB by default), not in the kernel.
  *
  * Layout: a header of Int32 slots, then a byte ring of records, each
  * 8-aligned: total length (u32), payload length (u32), received time

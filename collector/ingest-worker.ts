@@ -139,8 +139,12 @@ port.on('message', (m: MainToWorker) => {
     closing = true;
     if (timer) clearInterval(timer);
     void (async () => {
-      await listeners.close();
-      await local?.close();
+      // The sink is closed (its rows written) even when the listeners fail to close.
+      try {
+        await listeners.close();
+      } finally {
+        await local?.close();
+      }
     })().then(
       () => {
         post({ t: 'closed', ...stats() });
@@ -164,7 +168,9 @@ listeners.start().then(
     timer = setInterval(() => post({ t: 'stats', ...stats() }), input.statsEveryMs);
     timer.unref();
   },
-  (err: Error & { listen?: string }) => {
+  async (err: Error & { listen?: string }) => {
+    // The sink started first (a writer recovered its files): it is closed before this thread ends.
+    await local?.close().catch((closeErr: unknown) => logger.error({ err: closeErr }, 'flow sink failed to close'));
     post({ t: 'failed', name: err.name, message: err.message, listen: err.listen ?? '' });
     port.close();
   },

@@ -70,9 +70,8 @@ const captureSchema = z
 const flowIngestSchema = z
   .object({
     /**
-     * Nice value (1-19) given to every thread of the service but the two flow threads (the
-     * one that reads the flow sockets, the one that decodes and writes them), so that under
-     * CPU pressure datagrams are read and stored first; 0 leaves all equal.
+     * Nice value (1-19) given to every thread of the service but the one that reads the
+     * flow sockets, so that under CPU pressure the socket is read first; 0 leaves all equal.
      */
     otherThreadsNice: z.number().int().min(0).max(19).default(10),
     /**

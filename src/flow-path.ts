@@ -166,18 +166,17 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     lock.release();
     throw err;
   }
-  // The socket thread and the decode thread (which also writes the files) keep the normal
-  // priority; everything else of the process (HTTP, the KPI worker, V8's helpers) yields to
-  // them under CPU pressure (thread-priority.ts says why): a request waits a little, a datagram
-  // the ring has no room for is lost.
+  // The socket thread keeps the normal priority; everything else of the process yields to it
+  // under CPU pressure (thread-priority.ts says why). It has the kernel buffer's few tens of
+  // milliseconds to read a datagram in; the decode thread (which also writes the files) has the
+  // ring's second, so it yields too. Measured both ways in bench/README.md (seventh session).
   const ingestThread = listeners.threadId();
   const decodeThread = listeners.decodeThreadId();
   const nice = config.flowIngest.otherThreadsNice;
   if (nice > 0 && ingestThread !== undefined) {
-    const keep = decodeThread === undefined ? [ingestThread] : [ingestThread, decodeThread];
-    const r = lowerOtherThreads(keep, nice);
-    if (r.failed > 0) log.warn({ ingestThread, decodeThread, nice, ...r }, 'some threads refused a lower priority; the flow threads may get less CPU first');
-    else log.info({ ingestThread, decodeThread, nice, ...r }, 'flow socket and decode threads keep their priority; the other threads yield to them');
+    const r = lowerOtherThreads([ingestThread], nice);
+    if (r.failed > 0) log.warn({ ingestThread, decodeThread, nice, ...r }, 'some threads refused a lower priority; the flow socket thread may get less CPU first');
+    else log.info({ ingestThread, decodeThread, nice, ...r }, 'flow socket thread keeps its priority; the other threads yield to it');
   } else if (nice > 0 && process.platform === 'linux') {
     log.warn({ nice }, 'the flow socket thread id is unknown (no /proc/thread-self); thread priorities left as they are');
   }

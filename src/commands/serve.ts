@@ -27,7 +27,14 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
       await new Promise<void>((resolve) => {
         let stopping = false;
         const stop = (signal: string) => {
-          if (stopping) return;
+          if (stopping) {
+            // A second signal while stopping (a shutdown stuck on a hung database): leave at once.
+            if (signal !== 'fatal') {
+              logger.warn({ signal }, 'second signal while stopping: exiting without waiting');
+              process.exit(1);
+            }
+            return;
+          }
           stopping = true;
           logger.info({ signal }, 'shutting down');
           service.close().then(resolve, (err: unknown) => {
@@ -36,7 +43,7 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
           });
         };
         // Every catchable signal whose default is to end the process stops it cleanly (what was
-        // received is written first); a second one while stopping is ignored, not fatal.
+        // received is written first); a second one while stopping exits at once.
         for (const signal of STOP_SIGNALS) process.on(signal, () => stop(signal));
         // A hang-up (terminal closed, logrotate's usual signal) ends nothing: what the receivers
         // hold is written, so a file copied or rotated now has every flow up to now. netsvc

@@ -1,5 +1,5 @@
 /** RadiusStore on SQLite over FreeRADIUS's sqlite schema. */
-import type { SqlClient } from '../sql/sql-client.js';
+import { SqlUnavailableError, type SqlClient } from '../sql/sql-client.js';
 import { netsvcTables, reportIndexes } from './netsvc-tables.js';
 import { SqlRadiusStore, type IndexSpec, type RadiusStoreOptions, type TableSpec } from './sql-radius-store.js';
 
@@ -42,7 +42,9 @@ export class SqliteRadiusStore extends SqlRadiusStore {
   }
 
   protected isRetryable(err: unknown): boolean {
-    return (err as { code?: string }).code === 'SQLITE_BUSY';
+    // The client reports a lock held past busy_timeout as SqlUnavailableError, its cause SQLite's own error.
+    const e = err instanceof SqlUnavailableError ? err.cause : err;
+    return String((e as { code?: string } | undefined)?.code).startsWith('SQLITE_BUSY');
   }
 
   protected async insertId(db: SqlClient, sql: string, params: unknown[]): Promise<number> {

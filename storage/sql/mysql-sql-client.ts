@@ -115,7 +115,7 @@ export class MysqlSqlClient extends PooledSqlClient {
     return { ops, client: wrap(conn, this.timeouts.statementMs) };
   }
 
-  async close(): Promise<void> {
+  protected async endPool(): Promise<void> {
     await this.pool.end();
   }
 }

@@ -34,14 +34,15 @@ type Queryable = Pick<pg.Pool, 'query'>;
 /**
  * PostgreSQL's SQLSTATE classes and codes that mean "not now": the server is
  * shutting down or starting (57P01-57P03, the error a restart gives every
- * open session), the connection failed (class 08), too many connections
+ * open session), the connection failed (class 08 but 08P01), too many connections
  * (53300), a statement ran past statement_timeout (57014), or no disk left
  * (53100).
  */
 function unavailableState(code: string): SqlUnavailableError['reason'] | undefined {
   if (code === '53100') return 'disk_full';
   if (code === '57014') return 'timeout';
-  if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300') return 'unreachable';
+  // Class 08 but 08P01: a protocol violation is a bug of ours (a bind count mismatch), not an outage.
+  if ((code.startsWith('08') && code !== '08P01') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300') return 'unreachable';
   return undefined;
 }
 
@@ -129,7 +130,7 @@ export class PostgresSqlClient extends PooledSqlClient {
     return { ops, client: wrap(client) };
   }
 
-  async close(): Promise<void> {
+  protected async endPool(): Promise<void> {
     await this.pool.end();
   }
 }

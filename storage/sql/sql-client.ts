@@ -70,20 +70,31 @@ export const UNBOUNDED_SQL_TIMEOUTS: Readonly<SqlTimeouts> = Object.freeze({ con
 
 /**
  * Runs `op` and rejects with SqlUnavailableError `timeout` once `ms` have
- * passed; what the driver does meanwhile is bounded by its own time-outs.
+ * passed; what the driver does meanwhile is bounded by its own time-outs,
+ * and `op` can ask whether the caller has been answered (a transaction then
+ * rolls back instead of committing what the caller was told failed).
  * Errors `classify` recognises leave as SqlUnavailableError, others as they are.
  */
-export async function bounded<T>(op: () => Promise<T>, ms: number, classify: (err: unknown) => SqlUnavailableError | undefined): Promise<T> {
+export async function bounded<T>(
+  op: (expired: () => boolean) => Promise<T>,
+  ms: number,
+  classify: (err: unknown) => SqlUnavailableError | undefined,
+): Promise<T> {
   if (!Number.isFinite(ms)) {
-    return op().catch((err: unknown) => {
+    return op(() => false).catch((err: unknown) => {
       throw classify(err) ?? err;
     });
   }
   let timer: NodeJS.Timeout | undefined;
+  let gaveUp = false;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new SqlUnavailableError('timeout', `the database did not answer within ${ms} ms`)), ms);
+    timer = setTimeout(() => {
+      gaveUp = true;
+      reject(new SqlUnavailableError('timeout', `the database did not answer within ${ms} ms`));
+    }, ms);
   });
-  const run = op().catch((err: unknown) => {
+  // The work goes on after the caller was answered; `expired` lets it give up rather than commit.
+  const run = op(() => gaveUp).catch((err: unknown) => {
     throw classify(err) ?? err;
   });
   // The loser of the race must not become an unhandled rejection.
@@ -152,6 +163,7 @@ export async function runTransaction<T>(
   conn: TransactionConnection,
   client: Omit<SqlClient, 'transaction' | 'close'>,
   fn: (tx: SqlClient) => Promise<T>,
+  expired: () => boolean = () => false,
 ): Promise<T> {
   let broken: unknown;
   try {
@@ -159,6 +171,8 @@ export async function runTransaction<T>(
     // Nested transaction() calls join the open one.
     const tx: SqlClient = { ...client, transaction: (f) => f(tx), close: async () => undefined };
     const out = await fn(tx);
+    // The caller was already answered 503 (the database was too slow): what it was told failed must not land.
+    if (expired()) throw new SqlUnavailableError('timeout', 'the transaction outlived its time-out and was rolled back');
     await conn.commit();
     return out;
   } catch (err) {
@@ -192,7 +206,6 @@ export abstract class PooledSqlClient implements SqlClient {
   protected abstract classify(err: unknown): SqlUnavailableError | undefined;
   /** One connection of the pool, for a transaction. */
   protected abstract checkout(): Promise<CheckedOutConnection>;
-  abstract close(): Promise<void>;
 
   query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]> {
     return bounded(() => this.base.query<T>(sql, params), this.timeouts.operationMs, (e) => this.classify(e));
@@ -204,12 +217,31 @@ export abstract class PooledSqlClient implements SqlClient {
 
   transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
     return bounded(
-      async () => {
+      async (expired) => {
         const c = await this.checkout();
-        return runTransaction(c.ops, c.client, fn);
+        if (expired()) {
+          // Lent only after the caller was answered: nothing of it runs.
+          c.ops.release();
+          throw new SqlUnavailableError('timeout', 'a connection came free only after the time-out');
+        }
+        return runTransaction(c.ops, c.client, fn, expired);
       },
       this.timeouts.operationMs,
       (e) => this.classify(e),
     );
   }
+
+  async close(): Promise<void> {
+    // A server that hangs keeps a pool's end waiting for ever (its goodbye queued behind a stuck
+    // statement): a bounded client stops waiting, so a shutdown still reaches the flows.
+    const end = this.endPool();
+    if (!Number.isFinite(this.timeouts.operationMs)) return end;
+    end.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([end, new Promise<void>((r) => (timer = setTimeout(r, this.timeouts.operationMs)))]);
+    clearTimeout(timer);
+  }
+
+  /** Ends the pool: every connection closed. */
+  protected abstract endPool(): Promise<void>;
 }

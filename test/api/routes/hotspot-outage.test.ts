@@ -130,6 +130,10 @@ describe.each(serverDialects)('hotspot API while the %s server restarts or hangs
       }
       expect(status).toBe(200);
       expect(await halfCreated()).toEqual([]);
+      // Answered 503, so not created: the work queued while the server was stopped must not land after SIGCONT.
+      await sleep(TIMEOUTS.operationMs);
+      const late = await t.raw.query<{ n: number }>('SELECT COUNT(*) AS n FROM netsvc_userinfo WHERE username = ?', [`hang-${dialect}-2`]);
+      expect(Number(late[0]!.n)).toBe(0);
     } finally {
       await hungApi.close();
       await hung.close();
