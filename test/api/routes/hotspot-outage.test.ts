@@ -25,6 +25,16 @@ const SLACK_MS = 1500;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The status of GET /users once the API answers 200 again, asked every 250 ms for up to 10 s (the last status otherwise). */
+async function statusOnceBack(api: HotspotApi): Promise<number> {
+  let status = 0;
+  for (let i = 0; i < 40 && status !== 200; i++) {
+    status = (await api.call('GET', '/users')).status;
+    if (status !== 200) await sleep(250);
+  }
+  return status;
+}
+
 describe.each(serverDialects)('hotspot API while the %s server restarts or hangs', (dialect) => {
   let t: RadiusTestDatabase;
   let proxy: TcpProxy;
@@ -123,12 +133,7 @@ describe.each(serverDialects)('hotspot API while the %s server restarts or hangs
       } finally {
         stopped.resume();
       }
-      let status = 0;
-      for (let i = 0; i < 40 && status !== 200; i++) {
-        status = (await hungApi.call('GET', '/users')).status;
-        if (status !== 200) await sleep(250);
-      }
-      expect(status).toBe(200);
+      expect(await statusOnceBack(hungApi)).toBe(200);
       expect(await halfCreated()).toEqual([]);
       // Answered 503, so not created: the work queued while the server was stopped must not land after SIGCONT.
       await sleep(TIMEOUTS.operationMs);
@@ -151,12 +156,7 @@ describe.each(serverDialects)('hotspot API while the %s server restarts or hangs
     } finally {
       proxy.thaw();
     }
-    let status = 0;
-    for (let i = 0; i < 40 && status !== 200; i++) {
-      status = (await api.call('GET', '/users')).status;
-      if (status !== 200) await sleep(250);
-    }
-    expect(status).toBe(200);
+    expect(await statusOnceBack(api)).toBe(200);
   });
 });
 
