@@ -205,6 +205,14 @@ function processCpuUs(pid: number): number {
   }
 }
 
+/** A UDP port on 127.0.0.1 that was free a moment ago (for receivers that take no port 0). */
+export function freeUdpPort(): number {
+  const probe = spawnSync(process.execPath, ['-e', "const s=require('dgram').createSocket('udp4');s.bind(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"], {
+    encoding: 'utf8',
+  });
+  return Number(probe.stdout.trim());
+}
+
 async function measureNfcapd(
   pcap: string,
   rate: number,
@@ -213,8 +221,7 @@ async function measureNfcapd(
 ): Promise<{ sent: { sent: number; elapsedMs: number }; flows: number; cpuUsPerDatagram: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'netsvc-bench-nfcapd-'));
   // nfcapd takes a port, not port 0: ask the kernel for a free one first.
-  const probe = spawnSync(process.execPath, ['-e', "const s=require('dgram').createSocket('udp4');s.bind(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"], { encoding: 'utf8' });
-  const port = Number(probe.stdout.trim());
+  const port = freeUdpPort();
   const args = ['-w', dir, '-b', '127.0.0.1', '-p', String(port), '-t', '3600', '-B', '8388608', ...(lz4 ? ['-y'] : [])];
   const child = spawn('nfcapd', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   try {

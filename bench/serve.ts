@@ -35,7 +35,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CaptureWriter } from '../storage/capture/writer.js';
 import { expandHour, loadSeedFlows, SEED_FIXTURE } from './capture-flows.js';
-import { send } from './collector-ingest.js';
+import { freeUdpPort, send } from './collector-ingest.js';
 import { diverseExport } from './diverse-traffic.js';
 import { fmt, percentile } from './lib.js';
 
@@ -214,13 +214,6 @@ interface ApiResult {
   kernelDrops: number;
   latest: { p50: number; p99: number; max: number; n: number };
   metrics: { p50: number; p99: number; max: number; n: number };
-}
-
-function freeUdpPort(): number {
-  const probe = spawnSync(process.execPath, ['-e', "const s=require('dgram').createSocket('udp4');s.bind(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"], {
-    encoding: 'utf8',
-  });
-  return Number(probe.stdout.trim());
 }
 
 /** Sums the samples of a metric in Prometheus text (all label sets). */

@@ -18,14 +18,21 @@ export function currentThreadId(): number | undefined {
 }
 
 /**
- * The compiled script `collector/<name>.js` of a worker thread: next to this
- * module when it runs compiled, else (tests run the sources) under dist/.
+ * The compiled module `<dir>/<name>.js` for a worker thread to load, found
+ * from `fromUrl` (the caller's import.meta.url, a module of `<dir>`): its
+ * sibling when the caller runs compiled, else (tests run the sources) the
+ * one under dist/.
  */
-export function workerScriptPath(name: string): string {
-  const here = fileURLToPath(import.meta.url);
+export function compiledModulePath(fromUrl: string, dir: string, name: string): string {
+  const here = fileURLToPath(fromUrl);
   const sibling = join(dirname(here), `${name}.js`);
   if (!here.endsWith('.ts') && existsSync(sibling)) return sibling;
-  const built = fileURLToPath(new URL(`../dist/collector/${name}.js`, import.meta.url));
+  const built = fileURLToPath(new URL(`../dist/${dir}/${name}.js`, fromUrl));
   if (existsSync(built)) return built;
   throw new Error(`worker script not built: ${built} is missing (run npm run build)`);
+}
+
+/** The compiled script `collector/<name>.js` of a worker thread (see compiledModulePath). */
+export function workerScriptPath(name: string): string {
+  return compiledModulePath(import.meta.url, 'collector', name);
 }

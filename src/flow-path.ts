@@ -8,10 +8,10 @@
  *   main thread: HTTP, KPI builder ◀───────┘
  *   KPI worker: sealed-hour builds, open-hour aggregates (from the files)
  */
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import { compiledModulePath } from '../collector/thread-id.js';
 import { batchRowsFor, createThreadedFlowListeners } from '../collector/threaded-listener.js';
 import type { FlowListeners } from '../collector/udp-listener.js';
 import type { AppEnv } from '../api/context.js';
@@ -34,19 +34,6 @@ import { lowerOtherThreads } from './thread-priority.js';
 const TRACK_EVERY_MS = 2000;
 
 const EMPTY_WRITER_COUNTERS: Readonly<WriterCounters> = Object.freeze(newWriterCounters());
-
-/**
- * File URL of a compiled module of src/ for a worker thread to import: next to
- * this module when it runs compiled, else (tests run the sources) under dist/.
- */
-function compiledModuleUrl(name: string): string {
-  const here = fileURLToPath(import.meta.url);
-  const sibling = join(dirname(here), `${name}.js`);
-  if (!here.endsWith('.ts') && existsSync(sibling)) return pathToFileURL(sibling).href;
-  const built = fileURLToPath(new URL(`../dist/src/${name}.js`, import.meta.url));
-  if (!existsSync(built)) throw new Error(`worker module not built: ${built} is missing (run npm run build)`);
-  return pathToFileURL(built).href;
-}
 
 /** What the main thread sees of the capture writer, which runs on the decode thread. */
 export interface CaptureWriterStatus {
@@ -131,7 +118,7 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
   const sinkOptions: CaptureWorkerSinkOptions = { ...captureWriterOptions(config), warmUp: true };
   const listeners = createThreadedFlowListeners(
     config.flowSources,
-    { workerSink: { module: compiledModuleUrl('capture-worker-sink'), options: sinkOptions }, logger: log },
+    { workerSink: { module: pathToFileURL(compiledModulePath(import.meta.url, 'src', 'capture-worker-sink')).href, options: sinkOptions }, logger: log },
     {
       templateDir: join(config.dataDir, 'templates'),
       // Batches of a capture block: the writer then adopts each as it is (CaptureWriter.take).
@@ -182,9 +169,10 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
   }
   retention.start();
   // The open files the worker keeps up to date while nobody asks (and forgets once sealed).
-  const track = setInterval(() => openHours.track(writer.openHours().map((h) => h.path)), TRACK_EVERY_MS);
+  const trackOpenFiles = (): void => openHours.track(writer.openHours().map((h) => h.path));
+  trackOpenFiles();
+  const track = setInterval(trackOpenFiles, TRACK_EVERY_MS);
   track.unref();
-  openHours.track(writer.openHours().map((h) => h.path));
   // The cache is derived data: hours missing from it (a lost kpi.sqlite, a crash mid-build) are rebuilt in the background.
   void (async () => {
     for (const source of sources) {

@@ -181,17 +181,21 @@ export function createMetrics(): Metrics {
       labelNames: ['listen'] as const,
       registers: [registry],
     };
+    // Each socket's value (none where it is unknown), for a counter's inc or a gauge's set.
+    const each = (put: (labels: { listen: string }, v: number) => void): void => {
+      for (const p of providers) {
+        for (const s of p.socketStats()) {
+          const v = pick(s);
+          if (v !== undefined) put({ listen: s.listen }, v);
+        }
+      }
+    };
     if (counter) {
       new Counter({
         ...config,
         collect() {
           this.reset();
-          for (const p of providers) {
-            for (const s of p.socketStats()) {
-              const v = pick(s);
-              if (v !== undefined) this.inc({ listen: s.listen }, v);
-            }
-          }
+          each((labels, v) => this.inc(labels, v));
         },
       });
     } else {
@@ -199,12 +203,7 @@ export function createMetrics(): Metrics {
         ...config,
         collect() {
           this.reset();
-          for (const p of providers) {
-            for (const s of p.socketStats()) {
-              const v = pick(s);
-              if (v !== undefined) this.set({ listen: s.listen }, v);
-            }
-          }
+          each((labels, v) => this.set(labels, v));
         },
       });
     }

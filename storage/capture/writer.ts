@@ -388,7 +388,7 @@ export class CaptureWriter implements FlowSink {
       h.recovery = undefined;
       this.hours.delete(this.key(h.source, h.hourStart));
     }
-    for (const w of this.recoveryWaiters.splice(0)) w();
+    this.wakeRecoveryWaiters();
     this.lastHour.clear();
     this.closed = true;
   }
@@ -440,8 +440,19 @@ export class CaptureWriter implements FlowSink {
 
   /** Resolves when every recovered file has been read back into its hour's totals and aggregates. */
   recovered(): Promise<void> {
-    if (![...this.hours.values()].some((h) => h.recovery)) return Promise.resolve();
+    if (!this.recovering()) return Promise.resolve();
     return new Promise((resolve) => this.recoveryWaiters.push(resolve));
+  }
+
+  /** True while some hour still has recovered blocks to read back. */
+  private recovering(): boolean {
+    for (const h of this.hours.values()) if (h.recovery) return true;
+    return false;
+  }
+
+  /** Answers recovered() callers once no hour has blocks left to read back. */
+  private wakeRecoveryWaiters(): void {
+    if (!this.recovering()) for (const w of this.recoveryWaiters.splice(0)) w();
   }
 
   /** Runs the background recovery in slices, yielding to the event loop between them. */
@@ -456,7 +467,7 @@ export class CaptureWriter implements FlowSink {
         if (h.recovery && !h.sealing) left = !this.recoverStep(h, RECOVERY_SLICE_MS) || left;
       }
       if (left) this.scheduleRecovery();
-      else if (![...this.hours.values()].some((h) => h.recovery)) for (const w of this.recoveryWaiters.splice(0)) w();
+      else this.wakeRecoveryWaiters();
     });
   }
 
@@ -491,7 +502,7 @@ export class CaptureWriter implements FlowSink {
   /** Finishes an hour's recovery (totals only: a sealing hour keeps no aggregates), yielding between slices. */
   private async finishRecovery(h: OpenHour): Promise<void> {
     while (!this.recoverStep(h, RECOVERY_SLICE_MS, false)) await yieldToLoop();
-    if (![...this.hours.values()].some((x) => x.recovery)) for (const w of this.recoveryWaiters.splice(0)) w();
+    this.wakeRecoveryWaiters();
   }
 
   /** Adds queued flushed rows to an hour's aggregates, for at most `budgetMs`. */

@@ -234,12 +234,9 @@ export abstract class PooledSqlClient implements SqlClient {
   async close(): Promise<void> {
     // A server that hangs keeps a pool's end waiting for ever (its goodbye queued behind a stuck
     // statement): a bounded client stops waiting, so a shutdown still reaches the flows.
-    const end = this.endPool();
-    if (!Number.isFinite(this.timeouts.operationMs)) return end;
-    end.catch(() => undefined);
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([end, new Promise<void>((r) => (timer = setTimeout(r, this.timeouts.operationMs)))]);
-    clearTimeout(timer);
+    await bounded(() => this.endPool(), this.timeouts.operationMs, () => undefined).catch((err: unknown) => {
+      if (!(err instanceof SqlUnavailableError && err.reason === 'timeout')) throw err;
+    });
   }
 
   /** Ends the pool: every connection closed. */
