@@ -27,6 +27,11 @@ export const COUNTER_NAMES = [
   'pendingDecoded', // held data sets decoded once their template arrived
   'pendingExpired', // held data sets dropped because they waited too long
   'pendingDropped', // held data sets dropped because the buffer was full
+  'templatesRefused', // templates not stored: too many fields, or the exporter's template budget spent
+  'templatesEvicted', // templates forgotten to respect a cap (least recently announced first)
+  'domainsEvicted', // observation domains forgotten to respect a cap (least recently used first)
+  'timestampsClamped', // flow times outside the plausible window, replaced by the export time
+  'samplingRefused', // sampling intervals above the bound, not applied
 ] as const;
 
 /** One counter name. */

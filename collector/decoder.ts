@@ -73,7 +73,16 @@ export interface FlowDecoderConfig {
   pendingMaxAgeMs: number;
   /** Exporter address → sampling interval that overrides whatever the exporter says. */
   samplingOverride: Readonly<Record<string, number>>;
+  /** Plausible values (times, sampling intervals). */
+  limits: ValueLimits;
 }
+
+/** Defaults: flow times from 1990 to one day after receipt, sampling intervals up to 2^24. */
+export const DEFAULT_VALUE_LIMITS: Readonly<ValueLimits> = Object.freeze({
+  minTimeMs: Date.UTC(1990, 0, 1),
+  maxFutureMs: 86_400_000,
+  maxSamplingInterval: 2 ** 24,
+});
 
 /** Defaults: templates kept 1 h after their last announcement, up to 1024 held sets for 60 s. */
 export const DEFAULT_DECODER_CONFIG: Readonly<FlowDecoderConfig> = Object.freeze({
@@ -81,6 +90,7 @@ export const DEFAULT_DECODER_CONFIG: Readonly<FlowDecoderConfig> = Object.freeze
   pendingMaxSets: 1024,
   pendingMaxAgeMs: 60_000,
   samplingOverride: {},
+  limits: DEFAULT_VALUE_LIMITS,
 });
 
 /** A stateful decoder (templates, options data, sequence numbers, counters) for any number of exporters. */
@@ -110,6 +120,18 @@ export interface DecodeEnv {
   readonly overrideInterval: number;
   /** Row ranges [start, end, start, end, …] of held data released by this datagram's templates (kept if it is malformed). */
   readonly released: number[];
+  /** Bounds of plausible values from the wire. */
+  readonly limits: ValueLimits;
+}
+
+/** What a value from the wire may be before it is counted as absurd. */
+export interface ValueLimits {
+  /** Flow times before this (ms since epoch) are clamped to the export time. */
+  readonly minTimeMs: number;
+  /** Flow times later than the received time plus this are clamped to the export time. */
+  readonly maxFutureMs: number;
+  /** Sampling intervals above this are refused (not applied) and counted. */
+  readonly maxSamplingInterval: number;
 }
 
 /** Thrown by nothing outside this module: marks a datagram as malformed while decoding it. */
@@ -157,6 +179,7 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
     receivedMs: 0,
     overrideInterval: 0,
     released: [],
+    limits: cfg.limits,
   };
 
   const expirePending = (nowMs: number): void => {

@@ -80,6 +80,11 @@ const HELP: Record<CounterName, string> = {
   pendingDecoded: 'Held data sets decoded when their template arrived',
   pendingExpired: 'Held data sets dropped after waiting too long',
   pendingDropped: 'Held data sets dropped because the buffer was full',
+  templatesRefused: 'Templates not stored: too many fields, or the exporter spent its template budget',
+  templatesEvicted: 'Templates forgotten to respect a cap, least recently announced first',
+  domainsEvicted: 'Observation domains forgotten to respect a cap, least recently used first',
+  timestampsClamped: 'Flow times outside the plausible window, replaced by the export time',
+  samplingRefused: 'Sampling intervals above the bound, not applied',
 };
 
 /** Metric name prefix of the syslog receiver's counters. */
