@@ -31,6 +31,38 @@ export function pageParams(perPageDescription: string) {
   };
 }
 
+/**
+ * A free-text query parameter that reaches SQL: at most `max` characters and
+ * no NUL byte, which PostgreSQL's text cannot hold (it would refuse the whole
+ * statement) and no syslog or RADIUS value contains; refused here so every
+ * database gives the same 400.
+ */
+export function textParam(name: string, max: number, description: string, example?: string) {
+  return z
+    .string()
+    .max(max, `must be at most ${max} characters`)
+    .refine((s) => !s.includes('\u0000'), 'must not contain a NUL character')
+    .optional()
+    .openapi({ param: { name, in: 'query' }, description, ...(example === undefined ? {} : { example }) });
+}
+
+/**
+ * Years a time parameter may name: MariaDB's DATETIME holds 1000 to 9999,
+ * PostgreSQL has no year 0, SQLite compares text; inside this range all
+ * three read the same instant.
+ */
+export const MIN_YEAR = 1000;
+export const MAX_YEAR = 9999;
+
+/** 400 naming `name` unless `t` (in its zone, and in UTC where the stores compare instants) lies in MIN_YEAR..MAX_YEAR. */
+export function checkYears(name: string, t: DateTime): DateTime {
+  const within = (y: number) => y >= MIN_YEAR && y <= MAX_YEAR;
+  if (!within(t.year) || !within(t.toUTC().year)) {
+    throw new BadRequestError(name, `Invalid parameter '${name}': must lie in the years ${MIN_YEAR} to ${MAX_YEAR}.`);
+  }
+  return t;
+}
+
 /** The `startTime` or `endTime` query parameter, as an OpenAPI schema (the forms `parseTimeParam` reads, at most 40 characters). */
 export function timeParam(name: 'startTime' | 'endTime', description: string, example: string) {
   return z.string().max(40, 'must be at most 40 characters').optional().openapi({ param: { name, in: 'query' }, description, example });
@@ -48,7 +80,8 @@ export function pageOf(query: { page?: string; perPage?: string }, defaultPerPag
 /**
  * The instant a startTime/endTime value names, in `zone`: `YYYY-MM-DD` (midnight) and
  * `YYYY-MM-DD HH:mm[:ss]` are read in `zone`, ISO 8601 with an offset is converted to it.
- * 400 naming the parameter when the value is none of these forms.
+ * 400 naming the parameter when the value is none of these forms, or names a year outside
+ * MIN_YEAR..MAX_YEAR.
  */
 export function parseTimeParam(name: string, raw: string, zone: string): DateTime {
   const s = raw.trim();
@@ -59,5 +92,5 @@ export function parseTimeParam(name: string, raw: string, zone: string): DateTim
   if (!t || !t.isValid) {
     throw new BadRequestError(name, `Invalid parameter '${name}': '${raw}' is not YYYY-MM-DD, YYYY-MM-DD HH:mm[:ss] or ISO 8601.`);
   }
-  return t;
+  return checkYears(name, t);
 }

@@ -15,6 +15,7 @@ import { usernameFor } from '../../storage/radius/username.js';
 import {
   INFO_FIELD_MAX,
   INFO_FIELDS,
+  isUserId,
   NAME_MAX,
   RadiusStoreError,
   type AttributeRow,
@@ -27,7 +28,7 @@ import {
 import type { AppEnv } from '../context.js';
 import { paged } from '../envelope.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnavailableError } from '../errors.js';
-import { pageOf, pageParams, parseTimeParam, timeParam } from '../params.js';
+import { checkYears, pageOf, pageParams, parseTimeParam, textParam, timeParam } from '../params.js';
 import { createRouter } from '../router.js';
 import { authFailures, failureSchema } from '../schemas.js';
 
@@ -58,12 +59,7 @@ const failure = (description: string) => json(failureSchema, description);
 const notFound = { 404: failure('Unknown user or profile') };
 const unavailable = { 503: failure('The entity\u2019s RADIUS database cannot be reached, did not answer in time, is full, or has no tables yet') };
 
-const q = (name: string, max: number, description: string, example?: string) =>
-  z
-    .string()
-    .max(max, `must be at most ${max} characters`)
-    .optional()
-    .openapi({ param: { name, in: 'query' }, description, ...(example ? { example } : {}) });
+const q = textParam;
 
 const pageQuery = pageParams('Page size, default 100; larger than the maximum is reduced');
 
@@ -593,6 +589,8 @@ function ipParam(name: string, value: string | undefined): string | undefined {
 function userIdOf(text: string): number {
   const id = Number(text);
   if (!Number.isSafeInteger(id) || id < 1) throw new BadRequestError('userId', "Invalid parameter 'userId': must be an integer of at least 1.");
+  // Past every backend's id column: no such user, and PostgreSQL would refuse to compare it.
+  if (!isUserId(id)) throw new NotFoundError(`User with ID: ${id} not found.`);
   return id;
 }
 
@@ -769,6 +767,7 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
         (/^\d{4}-\d{2}-\d{2}$/.test(tt) && DateTime.fromISO(tt).isValid) ||
         (/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(tt) && DateTime.fromFormat(tt, 'yyyy-LL-dd HH:mm:ss').isValid);
       if (!valid) throw new BadRequestError('transaction_time', `Invalid parameter 'transaction_time': '${tt}' is not YYYY-MM-DD or YYYY-MM-DD HH:mm:ss.`);
+      checkYears('transaction_time', DateTime.fromISO(tt.slice(0, 10), { zone }));
     }
     const rows = await call(c, () =>
       storeFor(c).quotaPurchases(

@@ -9,6 +9,7 @@ import type { Context } from 'hono';
 import {
   DEFAULT_PER_PAGE,
   MAX_PER_PAGE,
+  SyslogInputError,
   SyslogStoreError,
   type PageRequest,
   type SyslogFilter,
@@ -18,7 +19,7 @@ import {
 import type { AppEnv } from '../context.js';
 import { paged } from '../envelope.js';
 import { BadRequestError, ForbiddenError, UnavailableError } from '../errors.js';
-import { pageOf, pageParams, parseTimeParam, timeParam } from '../params.js';
+import { checkYears, pageOf, pageParams, parseTimeParam, textParam, timeParam } from '../params.js';
 import { createRouter } from '../router.js';
 import { authFailures, failureSchema } from '../schemas.js';
 
@@ -36,17 +37,10 @@ export interface LogviewerRouteDeps {
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 
-const text = (name: string, max: number, description: string, example: string) =>
-  z
-    .string()
-    .max(max, `must be at most ${max} characters`)
-    .optional()
-    .openapi({ param: { name, in: 'query' }, description, example });
-
 const filterParams = {
-  host: text('host', 255, 'Exact FromHost (host name or IP as the message names it), case-sensitive', 'routerA'),
-  message: text('message', 1000, 'Substring of the message, any letter case; % _ and \\ are plain characters', 'Accepted password'),
-  tag: text('tag', 255, 'Program: `sshd`, `sshd:` and `sshd[812]:` all match the tags sshd:, sshd[812]:, sshd and sshd[812]', 'sshd'),
+  host: textParam('host', 255, 'Exact FromHost (host name or IP as the message names it), case-sensitive', 'routerA'),
+  message: textParam('message', 1000, 'Substring of the message, any letter case; % _ and \\ are plain characters', 'Accepted password'),
+  tag: textParam('tag', 255, 'Program: `sshd`, `sshd:` and `sshd[812]:` all match the tags sshd:, sshd[812]:, sshd and sshd[812]', 'sshd'),
   priority: z
     .string()
     .regex(/^[0-7]$/, 'must be an integer from 0 to 7')
@@ -119,7 +113,7 @@ const latestRoute = createRoute({
  */
 export function parseSyslogTime(name: 'startTime' | 'endTime', raw: string, zone: string): string {
   let t = parseTimeParam(name, raw, zone);
-  if (t.millisecond > 0) t = name === 'startTime' ? t.plus({ seconds: 1 }).startOf('second') : t.startOf('second');
+  if (t.millisecond > 0) t = name === 'startTime' ? checkYears(name, t.plus({ seconds: 1 }).startOf('second')) : t.startOf('second');
   return t.toFormat('yyyy-LL-dd HH:mm:ss');
 }
 
@@ -171,6 +165,8 @@ export function createLogviewerRoutes(deps: LogviewerRouteDeps): OpenAPIHono<App
     try {
       rows = await store.find(filter, page);
     } catch (err) {
+      // A value the checks above let through and the database refused: the client's, so a 400 and nothing for the operator.
+      if (err instanceof SyslogInputError) throw new BadRequestError(undefined, 'Invalid input: a filter value is one the syslog database cannot compare.');
       if (!(err instanceof SyslogStoreError)) throw err;
       deps.onStoreError?.(entity, err);
       throw new UnavailableError('The syslog database cannot be read right now.', {}, { cause: err });

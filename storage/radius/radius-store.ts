@@ -70,6 +70,17 @@ export const INFO_FIELD_MAX: Record<InfoField, number> = {
 
 /** Longest user and profile name: radcheck.username / radusergroup.groupname are varchar(64) on MySQL. */
 export const NAME_MAX = 64;
+/**
+ * Largest user id any backend can hold: `netsvc_userinfo.id` is a `serial`
+ * (int4) on PostgreSQL, the narrowest of the three; a larger id names no user.
+ */
+export const MAX_USER_ID = 2_147_483_647;
+
+/** True when `id` can be a stored user's id (1 to MAX_USER_ID). */
+export function isUserId(id: number): boolean {
+  return Number.isInteger(id) && id >= 1 && id <= MAX_USER_ID;
+}
+
 /** Values of the info fields; `null` clears one. */
 export type UserInfo = Partial<Record<InfoField, string | null>>;
 

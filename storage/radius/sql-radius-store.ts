@@ -12,10 +12,11 @@
  * the way FreeRADIUS matches them.
  */
 import { DateTime } from 'luxon';
-import { SqlUnavailableError, type SqlClient } from '../sql/sql-client.js';
+import { SqlInputError, SqlUnavailableError, type SqlClient } from '../sql/sql-client.js';
 import { displayMac, macSpellings, normaliseMac } from './mac.js';
 import {
   INFO_FIELDS,
+  isUserId,
   RadiusStoreError,
   type Actor,
   type AttributeAction,
@@ -88,6 +89,13 @@ const isAuthAttribute = (name: string): boolean =>
 /** FreeRADIUS's tables the hotspot area reads or writes. */
 const FREERADIUS_TABLES = ['radcheck', 'radreply', 'radgroupcheck', 'radgroupreply', 'radusergroup', 'radacct', 'radpostauth', 'nas'];
 /** Node socket errors (mysql2 and pg pass them on as they are): the server cannot be reached at all. */
+
+/** What the client is told when the database refused one of its values; no parameter is named, the database does not say which. */
+const INPUT_REFUSED: Record<SqlInputError['reason'], string> = {
+  encoding: 'Invalid input: a value holds a character the RADIUS database cannot store.',
+  out_of_range: 'Invalid input: a value is out of the range the RADIUS database accepts.',
+  malformed: 'Invalid input: a value is not in a form the RADIUS database accepts.',
+};
 
 const INFO_COLUMNS = INFO_FIELDS.join(', ');
 const WALL = 'yyyy-LL-dd HH:mm:ss';
@@ -191,6 +199,18 @@ export abstract class SqlRadiusStore implements RadiusStore {
     return DateTime.fromMillis(ms, { zone: this.timeZone }).toFormat(WALL);
   }
 
+  /**
+   * The exclusive end of the second `to` names (upper bounds are inclusive at one-second
+   * resolution), or undefined when there is no bound: no `to`, or an end past the year 9999,
+   * later than anything stored, which MariaDB would compare as nothing and PostgreSQL refuse.
+   */
+  protected endOfSecond(to: number | undefined): number | undefined {
+    if (to === undefined) return undefined;
+    const end = Math.floor(to / 1000) * 1000 + 1000;
+    const past = (t: DateTime) => t.year > 9999;
+    return past(DateTime.fromMillis(end, { zone: this.timeZone })) || past(DateTime.fromMillis(end, { zone: 'UTC' })) ? undefined : end;
+  }
+
   /** Text of a netsvc datetime column as read (`YYYY-MM-DD HH:MM:SS`). */
   protected dateText(value: unknown): string | null {
     if (value === null || value === undefined) return null;
@@ -203,8 +223,9 @@ export abstract class SqlRadiusStore implements RadiusStore {
    * or that lacks tables (never migrated) becomes RadiusStoreError
    * `unavailable` / `storage_full` / `schema_missing`, so the API can answer
    * 503 without knowing drivers; missing tables are found by probing the
-   * schema, not by reading driver messages. Any other driver error (a bug)
-   * goes on as it is.
+   * schema, not by reading driver messages. A value the database refused
+   * (SqlInputError) becomes `invalid`. Any other driver error (a bug) goes on
+   * as it is.
    */
   private async guarded<T>(fn: () => Promise<T>): Promise<T> {
     try {
@@ -222,6 +243,8 @@ export abstract class SqlRadiusStore implements RadiusStore {
       if (err.reason === 'disk_full') return new RadiusStoreError('storage_full', `the RADIUS database has no space left: ${err.message}`, { cause: err });
       return unreachable(err);
     }
+    // The client's value, refused where the API did not foresee it: a 400, the driver's words (which may quote the value) kept in `cause`.
+    if (err instanceof SqlInputError) return new RadiusStoreError('invalid', INPUT_REFUSED[err.reason], { cause: err });
     let missing: string[];
     try {
       missing = await this.missingTables();
@@ -257,6 +280,7 @@ export abstract class SqlRadiusStore implements RadiusStore {
   }
 
   private async lockUser(db: SqlClient, id: number): Promise<InfoRow> {
+    if (!isUserId(id)) throw new RadiusStoreError('user_not_found', `User with ID: ${id} not found.`);
     const rows = await db.query<InfoRow>(
       `SELECT id, username, usertype, ${INFO_COLUMNS}, createddate, createdby, updateddate, updatedby FROM netsvc_userinfo WHERE id = ?${this.lockClause}`,
       [id],
@@ -401,6 +425,7 @@ export abstract class SqlRadiusStore implements RadiusStore {
   }
 
   private async readDetail(db: SqlClient, id: number): Promise<UserDetail | undefined> {
+    if (!isUserId(id)) return undefined;
     const rows = await db.query<InfoRow>(
       `SELECT id, username, usertype, ${INFO_COLUMNS}, createddate, createdby, updateddate, updatedby FROM netsvc_userinfo WHERE id = ?`,
       [id],
@@ -461,6 +486,8 @@ export abstract class SqlRadiusStore implements RadiusStore {
 
   async listUsers(filter: { id?: number; username?: string }, page: PageRequest): Promise<UserSummary[]> {
     return this.guarded(async () => {
+      // No row has an id past the column's range, and PostgreSQL would refuse to compare one.
+      if (filter.id !== undefined && !isUserId(filter.id)) return [];
       const c = new Conditions();
       if (filter.id !== undefined) c.add('id = ?', filter.id);
       if (filter.username !== undefined) c.add('username = ?', filter.username);
@@ -755,6 +782,7 @@ export abstract class SqlRadiusStore implements RadiusStore {
 
   async userAttributes(id: number): Promise<{ id: string; username: string; attributes: AttributeRow[] }> {
     return this.guarded(async () => {
+      if (!isUserId(id)) throw new RadiusStoreError('user_not_found', `User with ID: ${id} not found.`);
       const [row] = await this.db.query<{ username: string }>(`SELECT username FROM netsvc_userinfo WHERE id = ?`, [id]);
       if (!row) throw new RadiusStoreError('user_not_found', `User with ID: ${id} not found.`);
       return { id: String(id), username: row.username, attributes: await this.attributeRows(this.db, row.username) };
@@ -854,7 +882,8 @@ export abstract class SqlRadiusStore implements RadiusStore {
     }
     if (filter.from !== undefined) c.add('acctstarttime >= ?', this.acctTimeParam(filter.from));
     // Both bounds are inclusive at one-second resolution.
-    if (filter.to !== undefined) c.add('acctstarttime < ?', this.acctTimeParam(Math.floor(filter.to / 1000) * 1000 + 1000));
+    const end = this.endOfSecond(filter.to);
+    if (end !== undefined) c.add('acctstarttime < ?', this.acctTimeParam(end));
     return c;
   }
 
@@ -949,7 +978,8 @@ export abstract class SqlRadiusStore implements RadiusStore {
       if (filter.username !== undefined) c.add('username = ?', filter.username);
       if (filter.reply !== undefined) c.add('reply = ?', filter.reply);
       if (filter.from !== undefined) c.add('authdate >= ?', this.authdateParam(filter.from));
-      if (filter.to !== undefined) c.add('authdate < ?', this.authdateParam(Math.floor(filter.to / 1000) * 1000 + 1000));
+      const end = this.endOfSecond(filter.to);
+      if (end !== undefined) c.add('authdate < ?', this.authdateParam(end));
       // Newest first by id: FreeRADIUS inserts in arrival order, and the primary key needs no extra index.
       const rows = await this.db.query<Row>(`SELECT id, username, reply, authdate FROM radpostauth ${c.where} ORDER BY id DESC LIMIT ? OFFSET ?`, [
         ...c.params,
@@ -982,7 +1012,8 @@ export abstract class SqlRadiusStore implements RadiusStore {
       if (filter.user_profiles !== undefined) c.add('user_profiles = ?', filter.user_profiles);
       if (filter.remarks !== undefined) c.add(`remarks ${this.ilike} ? ESCAPE '!'`, `%${filter.remarks.replace(/[!%_]/g, '!$&')}%`);
       if (filter.from !== undefined) c.add('transaction_time >= ?', this.wall(filter.from));
-      if (filter.to !== undefined) c.add('transaction_time < ?', this.wall(Math.floor(filter.to / 1000) * 1000 + 1000));
+      const end = this.endOfSecond(filter.to);
+      if (end !== undefined) c.add('transaction_time < ?', this.wall(end));
       const rows = await this.db.query<Row>(
         `SELECT id, transaction_time, username, plan_name, currency, amount, user_profiles, remarks, create_by, create_at
          FROM netsvc_quota_purchase ${c.where} ORDER BY transaction_time DESC, id DESC LIMIT ? OFFSET ?`,

@@ -1,6 +1,7 @@
 import mysql from 'mysql2/promise';
 import {
   PooledSqlClient,
+  SqlInputError,
   SqlUnavailableError,
   UNBOUNDED_SQL_TIMEOUTS,
   UNREACHABLE_ERRNO,
@@ -47,6 +48,37 @@ export function classifyMysqlError(err: unknown): SqlUnavailableError | undefine
   const code = String((err as { code?: unknown }).code);
   const reason = UNAVAILABLE_CODES.get(code) ?? (UNREACHABLE_ERRNO.has(code) ? 'unreachable' : undefined);
   return reason ? new SqlUnavailableError(reason, `MariaDB/MySQL: ${err.message}`, { cause: err }) : undefined;
+}
+
+/**
+ * Server errors a value bound by the caller causes (strict mode makes most of
+ * them errors, not warnings): a character the column's or comparison's
+ * character set cannot hold (a 4-byte character against a utf8mb3 or latin1
+ * column), a number or date past its column, a text too long for it, a text
+ * that is no value of the column's type.
+ */
+const INPUT_CODES: ReadonlyMap<string, SqlInputError['reason']> = new Map([
+  ['ER_TRUNCATED_WRONG_VALUE_FOR_FIELD', 'encoding'],
+  ['ER_INVALID_CHARACTER_STRING', 'encoding'],
+  ['ER_CANT_AGGREGATE_2COLLATIONS', 'encoding'],
+  ['ER_CANT_AGGREGATE_3COLLATIONS', 'encoding'],
+  ['ER_CANT_AGGREGATE_NCOLLATIONS', 'encoding'],
+  ['ER_WARN_DATA_OUT_OF_RANGE', 'out_of_range'],
+  ['ER_DATA_OUT_OF_RANGE', 'out_of_range'],
+  ['ER_DATETIME_FUNCTION_OVERFLOW', 'out_of_range'],
+  ['ER_DATA_TOO_LONG', 'out_of_range'],
+  ['ER_TRUNCATED_WRONG_VALUE', 'malformed'],
+  ['ER_WRONG_VALUE', 'malformed'],
+  ['ER_WRONG_VALUE_FOR_TYPE', 'malformed'],
+]);
+
+/** The server's refusal of a bound value as SqlInputError, else undefined. */
+export function mysqlInputError(err: unknown): SqlInputError | undefined {
+  if (err instanceof SqlInputError) return err;
+  if (!(err instanceof Error)) return undefined;
+  const code = String((err as { code?: unknown }).code);
+  const reason = INPUT_CODES.get(code);
+  return reason ? new SqlInputError(reason, `MariaDB/MySQL: ${err.message} (${code})`, { cause: err }) : undefined;
 }
 
 async function run(conn: Queryable, sql: string, params: readonly unknown[], timeoutMs: number): Promise<unknown> {
@@ -99,8 +131,8 @@ export class MysqlSqlClient extends PooledSqlClient {
     this.base = wrap(this.pool, this.timeouts.statementMs);
   }
 
-  protected classify(err: unknown): SqlUnavailableError | undefined {
-    return classifyMysqlError(err);
+  protected classify(err: unknown): SqlUnavailableError | SqlInputError | undefined {
+    return classifyMysqlError(err) ?? mysqlInputError(err);
   }
 
   protected async checkout(): Promise<CheckedOutConnection> {

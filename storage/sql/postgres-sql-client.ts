@@ -1,6 +1,7 @@
 import pg from 'pg';
 import {
   PooledSqlClient,
+  SqlInputError,
   SqlUnavailableError,
   UNBOUNDED_SQL_TIMEOUTS,
   UNREACHABLE_ERRNO,
@@ -68,6 +69,32 @@ export function classifyPostgresError(err: unknown): SqlUnavailableError | undef
   return undefined;
 }
 
+/**
+ * SQLSTATEs of class 22 (data exception) that a value bound by the caller
+ * causes: a character UTF8 text cannot hold (22021: a NUL byte; 22P05), a
+ * number or date past its type (22003 integer out of range, 22008 the year
+ * 0, 22001 too long for varchar(n)), a text that is no value of the type
+ * (22007 datetime, 22P02 inet, integer). The rest of class 22 (a division by
+ * zero, a bad regular expression) would be a bug of the statement.
+ */
+const INPUT_STATES: ReadonlyMap<string, SqlInputError['reason']> = new Map([
+  ['22021', 'encoding'],
+  ['22P05', 'encoding'],
+  ['22001', 'out_of_range'],
+  ['22003', 'out_of_range'],
+  ['22008', 'out_of_range'],
+  ['22007', 'malformed'],
+  ['22P02', 'malformed'],
+]);
+
+/** The server's refusal of a bound value as SqlInputError, else undefined. */
+export function postgresInputError(err: unknown): SqlInputError | undefined {
+  if (err instanceof SqlInputError) return err;
+  if (!(err instanceof pg.DatabaseError)) return undefined;
+  const reason = INPUT_STATES.get(err.code ?? '');
+  return reason ? new SqlInputError(reason, `PostgreSQL: ${err.message} (${err.code})`, { cause: err }) : undefined;
+}
+
 function wrap(conn: Queryable): Omit<SqlClient, 'transaction' | 'close'> {
   return {
     dialect: 'postgres',
@@ -114,8 +141,8 @@ export class PostgresSqlClient extends PooledSqlClient {
     this.base = wrap(this.pool);
   }
 
-  protected classify(err: unknown): SqlUnavailableError | undefined {
-    return classifyPostgresError(err);
+  protected classify(err: unknown): SqlUnavailableError | SqlInputError | undefined {
+    return classifyPostgresError(err) ?? postgresInputError(err);
   }
 
   protected async checkout(): Promise<CheckedOutConnection> {

@@ -51,6 +51,34 @@ export class SqlUnavailableError extends Error {
   }
 }
 
+/**
+ * What was wrong with a value the database refused: a character it cannot
+ * store or compare (PostgreSQL's NUL, a 4-byte character in a 3-byte
+ * column), a number or date past what its column holds, or a text it cannot
+ * read as the column's type.
+ */
+export type SqlInputReason = 'encoding' | 'out_of_range' | 'malformed';
+
+/**
+ * The database refused a value of the statement: the caller's input, not an
+ * outage and not a bug of the statement (the API answers 400). Each client
+ * turns its driver's codes of these kinds into this one type, as it does
+ * for SqlUnavailableError.
+ */
+export class SqlInputError extends Error {
+  override readonly name = 'SqlInputError';
+  constructor(
+    readonly reason: SqlInputReason,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The driver's error as one of the two typed errors the stores branch on, or undefined (a bug: it goes on as it is). */
+export type SqlErrorClassifier = (err: unknown) => SqlUnavailableError | SqlInputError | undefined;
+
 /** Time limits of a pooled client, in milliseconds. */
 export interface SqlTimeouts {
   /** Opening one connection (TCP and handshake). */
@@ -73,12 +101,12 @@ export const UNBOUNDED_SQL_TIMEOUTS: Readonly<SqlTimeouts> = Object.freeze({ con
  * passed; what the driver does meanwhile is bounded by its own time-outs,
  * and `op` can ask whether the caller has been answered (a transaction then
  * rolls back instead of committing what the caller was told failed).
- * Errors `classify` recognises leave as SqlUnavailableError, others as they are.
+ * Errors `classify` recognises leave as its typed errors, others as they are.
  */
 export async function bounded<T>(
   op: (expired: () => boolean) => Promise<T>,
   ms: number,
-  classify: (err: unknown) => SqlUnavailableError | undefined,
+  classify: SqlErrorClassifier,
 ): Promise<T> {
   if (!Number.isFinite(ms)) {
     return op(() => false).catch((err: unknown) => {
@@ -195,15 +223,16 @@ export interface CheckedOutConnection {
 /**
  * What the pooled clients (MariaDB/MySQL, PostgreSQL) share: every operation
  * ends within `timeouts.operationMs`, and the driver's "not now" errors leave
- * as SqlUnavailableError; each subclass brings its pool and its classifier.
+ * as SqlUnavailableError, its refused values as SqlInputError; each subclass
+ * brings its pool and its classifiers.
  */
 export abstract class PooledSqlClient implements SqlClient {
   abstract readonly dialect: Dialect;
   /** Statements on the pool (one connection each). */
   protected abstract readonly base: Omit<SqlClient, 'transaction' | 'close'>;
   protected abstract readonly timeouts: SqlTimeouts;
-  /** The driver's error as SqlUnavailableError when it means the server cannot serve now. */
-  protected abstract classify(err: unknown): SqlUnavailableError | undefined;
+  /** The driver's error as SqlUnavailableError (the server cannot serve now) or SqlInputError (it refused a value). */
+  protected abstract classify(err: unknown): SqlUnavailableError | SqlInputError | undefined;
   /** One connection of the pool, for a transaction. */
   protected abstract checkout(): Promise<CheckedOutConnection>;
 

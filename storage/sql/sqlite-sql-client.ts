@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { SqlUnavailableError, type ExecResult, type SqlClient } from './sql-client.js';
+import { SqlInputError, SqlUnavailableError, type ExecResult, type SqlClient } from './sql-client.js';
 import { prepareSqliteFile } from './sqlite-file.js';
 
 type Sqlite = Database.Database;
@@ -29,8 +29,21 @@ export function classifySqliteError(err: unknown): SqlUnavailableError | undefin
   return reason ? new SqlUnavailableError(reason, `SQLite: ${err.message} (${code})`, { cause: err }) : undefined;
 }
 
+/**
+ * SQLite's result codes a bound value causes: a text or blob past
+ * SQLITE_MAX_LENGTH, or a value of the wrong type where SQLite insists on one
+ * (an INTEGER PRIMARY KEY). SQLite stores any text, NUL bytes included, and
+ * compares dates as text, so little else is ever refused.
+ */
+export function sqliteInputError(err: unknown): SqlInputError | undefined {
+  if (err instanceof SqlInputError) return err;
+  if (!(err instanceof Database.SqliteError)) return undefined;
+  const reason = err.code === 'SQLITE_TOOBIG' ? 'out_of_range' : err.code === 'SQLITE_MISMATCH' ? 'malformed' : undefined;
+  return reason ? new SqlInputError(reason, `SQLite: ${err.message} (${err.code})`, { cause: err }) : undefined;
+}
+
 function classified(err: unknown): unknown {
-  return classifySqliteError(err) ?? err;
+  return classifySqliteError(err) ?? sqliteInputError(err) ?? err;
 }
 
 /**

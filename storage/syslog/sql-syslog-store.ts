@@ -23,8 +23,9 @@
  *    plain `ORDER BY … LIMIT … OFFSET …` again, the database sorting (slow
  *    without indexes, but in the database's bounded sort memory, not ours).
  */
-import type { Dialect, SqlClient } from '../sql/sql-client.js';
+import { SqlInputError, type Dialect, type SqlClient } from '../sql/sql-client.js';
 import {
+  SyslogInputError,
   SyslogStoreError,
   type IndexReport,
   type PageRequest,
@@ -234,6 +235,7 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
       return rows.map((r) => this.toRecord(r));
     } catch (err) {
       if (err instanceof SyslogStoreError) throw err;
+      if (err instanceof SqlInputError) throw new SyslogInputError(`the ${this.dialect} database refused a filter value: ${err.message}`, { cause: err });
       throw new SyslogStoreError(`syslog query failed on ${this.dialect}: ${(err as Error).message}`, { cause: err });
     }
   }

@@ -91,6 +91,15 @@ export class SyslogStoreError extends Error {
   override readonly name = 'SyslogStoreError';
 }
 
+/**
+ * The database refused a value of the filter (a character it cannot compare,
+ * a date past its column): the client's input, not an outage. The filters
+ * the API checks never get here; this is the net under them.
+ */
+export class SyslogInputError extends Error {
+  override readonly name = 'SyslogInputError';
+}
+
 /** Page size cap of api.md 4.2. */
 export const MAX_PER_PAGE = 2000;
 /** Default page size of api.md 4.2. */
