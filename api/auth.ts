@@ -11,7 +11,9 @@ import type { AdminStore, Area } from '../storage/admin/admin-store.js';
 import { DUMMY_HASH, verifySecret } from '../storage/admin/secret-hash.js';
 import { AUTH_FAILED, ForbiddenError, RateLimitedError, TOKEN_FAILED, UnauthorizedError } from './errors.js';
 import type { AppEnv } from './context.js';
+import { KnownSecrets } from './known-secrets.js';
 import { failureSchema } from './schemas.js';
+import { VerifyBudget, VerifyBusyError, type VerifyBudgetOptions } from './verify-budget.js';
 
 /** Who a valid token speaks for. */
 export interface Principal {
@@ -28,6 +30,26 @@ export interface AuthOptions {
   maxFailures: number;
   failureWindowSec: number;
   now: () => number;
+  /** Bounds on scrypt verifications running and waiting; config.ts's defaults when absent. */
+  verify?: VerifyBudgetOptions;
+  /** Verified secrets remembered in memory (0: none); config.ts's default when absent. */
+  knownSecrets?: number;
+}
+
+/** The defaults of `auth.verify*` and `auth.knownSecrets` in config.ts, for services built without a configuration (tests). */
+const DEFAULT_VERIFY: VerifyBudgetOptions = { concurrency: 1, queue: 8, queuePerAddress: 2 };
+const DEFAULT_KNOWN_SECRETS = 1000;
+
+/** What the auth endpoint did, for `/metrics`. */
+export interface AuthCounters {
+  /** Attempts refused by the per-address failure limit. */
+  rateLimited: number;
+  /** scrypt verifications started. */
+  verifications: number;
+  /** Attempts refused without hashing because the verification budget was full (on arrival or pushed out while waiting). */
+  busyRefused: number;
+  /** Logins whose secret was verified before, answered without scrypt. */
+  knownSecretHits: number;
 }
 
 /**
@@ -36,9 +58,12 @@ export interface AuthOptions {
  * being checked count against the limit too: the scrypt check is async, and
  * parallel requests must not all slip through before the first failure lands.
  * An address is forgotten when its window ends; at most `maxKeys` are held.
+ * It also counts, without limiting on them, the attempts the verification
+ * budget refused, so `pressure` can rank an address that keeps pushing behind
+ * one that does not.
  */
 export class FailureLimiter {
-  private readonly hits = new Map<string, { failures: number; inFlight: number; resetAt: number }>();
+  private readonly hits = new Map<string, { failures: number; refused: number; inFlight: number; resetAt: number }>();
   constructor(
     private readonly max: number,
     private readonly windowMs: number,
@@ -55,7 +80,7 @@ export class FailureLimiter {
     }
     if (!entry) {
       if (this.hits.size >= this.maxKeys) this.hits.delete(this.hits.keys().next().value as string);
-      entry = { failures: 0, inFlight: 0, resetAt: t + this.windowMs };
+      entry = { failures: 0, refused: 0, inFlight: 0, resetAt: t + this.windowMs };
       this.hits.set(address, entry);
     }
     return entry;
@@ -79,11 +104,38 @@ export class FailureLimiter {
     entry.inFlight = Math.max(0, entry.inFlight - 1);
     if (failed) entry.failures++;
   }
+
+  /**
+   * Ends an attempt that `begin` let through and the verification budget
+   * refused: not a failure (the secret was never checked), but remembered
+   * for `pressure` until the window ends.
+   */
+  refuse(address: string): void {
+    const entry = this.hits.get(address);
+    if (!entry) return;
+    entry.inFlight = Math.max(0, entry.inFlight - 1);
+    entry.refused++;
+  }
+
+  /**
+   * How hard an address pushes, for an attempt of its own under way: its
+   * failures and refusals in the window plus its other attempts under way.
+   * 0 for an address with nothing recent but this attempt.
+   */
+  pressure(address: string): number {
+    const entry = this.hits.get(address);
+    if (!entry) return 0;
+    return entry.failures + entry.refused + Math.max(0, entry.inFlight - 1);
+  }
 }
 
 /** Issues and checks tokens against the admin store. */
 export class AuthService {
   readonly limiter: FailureLimiter;
+  readonly budget: VerifyBudget;
+  private readonly known: KnownSecrets;
+  private rateLimited = 0;
+  private knownSecretHits = 0;
 
   constructor(
     private readonly store: AdminStore,
@@ -91,6 +143,19 @@ export class AuthService {
   ) {
     if (opts.key.length < 32) throw new Error('auth key must be at least 32 bytes');
     this.limiter = new FailureLimiter(opts.maxFailures, opts.failureWindowSec * 1000, opts.now);
+    this.budget = new VerifyBudget(opts.verify ?? DEFAULT_VERIFY);
+    this.known = new KnownSecrets(opts.knownSecrets ?? DEFAULT_KNOWN_SECRETS);
+  }
+
+  /** Counters of the auth endpoint, read at scrape time. */
+  get counters(): Readonly<AuthCounters> {
+    const b = this.budget.counters;
+    return { rateLimited: this.rateLimited, verifications: b.started, busyRefused: b.refused + b.evicted, knownSecretHits: this.knownSecretHits };
+  }
+
+  /** scrypt verifications waiting for the budget now. */
+  get verifyQueueDepth(): number {
+    return this.budget.queued;
   }
 
   private allowed(entity: string, user: string, area: Area, version?: number): boolean {
@@ -100,20 +165,39 @@ export class AuthService {
     return state.entityAreas[area] && state.userAreas[area];
   }
 
-  /** Trades credentials for a token; every failure is the same UnauthorizedError. */
+  /**
+   * Trades credentials for a token; every failure is the same UnauthorizedError.
+   * A secret is checked by scrypt within the verification budget (429
+   * VerifyBusyError, unhashed, when it is full), unless it was verified before.
+   */
   async login(area: Area, apiId: string, secret: string, client: string): Promise<{ token: string; expiresIn: number }> {
     const wait = this.limiter.begin(client);
-    if (wait > 0) throw new RateLimitedError(`Too many failed authentication attempts. Try again in ${wait} s.`, wait);
-    let failed = true;
+    if (wait > 0) {
+      this.rateLimited++;
+      throw new RateLimitedError(`Too many failed authentication attempts. Try again in ${wait} s.`, wait);
+    }
+    let outcome: 'ok' | 'failed' | 'busy' = 'failed';
     let cred;
     try {
       cred = this.store.findCredential(apiId);
-      const good = await verifySecret(secret, cred?.secretHash ?? DUMMY_HASH);
-      failed = !cred || !good || !this.allowed(cred.entity, cred.user, area);
+      const stored = cred?.secretHash ?? DUMMY_HASH;
+      let good = cred !== undefined && this.known.has(apiId, stored, secret);
+      if (good) this.knownSecretHits++;
+      else {
+        // An unknown api_id costs the same scrypt, so its answer does not tell it apart from a wrong secret.
+        good = await this.budget.run(client, () => this.limiter.pressure(client), () => verifySecret(secret, stored));
+        if (good && cred) this.known.add(apiId, stored, secret);
+      }
+      // The version check catches credentials issued again while this attempt waited.
+      outcome = cred && good && this.allowed(cred.entity, cred.user, area, cred.credentialVersion) ? 'ok' : 'failed';
+    } catch (err) {
+      if (err instanceof VerifyBusyError) outcome = 'busy';
+      throw err;
     } finally {
-      this.limiter.end(client, failed);
+      if (outcome === 'busy') this.limiter.refuse(client);
+      else this.limiter.end(client, outcome === 'failed');
     }
-    if (failed || !cred) throw new UnauthorizedError(AUTH_FAILED);
+    if (outcome !== 'ok' || !cred) throw new UnauthorizedError(AUTH_FAILED);
     const nowSec = Math.floor(this.opts.now() / 1000);
     const token = await new SignJWT({ ent: cred.entity, area, cv: cred.credentialVersion })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -192,7 +276,12 @@ export function registerAuthRoute(router: OpenAPIHono<AppEnv>, area: Area, auth:
       200: { description: 'Token issued', content: { 'application/json': { schema: tokenSchema } } },
       400: { description: 'Malformed body', content: { 'application/json': { schema: failureSchema } } },
       401: { description: 'Wrong credentials, or area/user switched off', content: { 'application/json': { schema: failureSchema } } },
-      429: { description: 'Too many failed attempts from this address', content: { 'application/json': { schema: failureSchema } } },
+      429: {
+        description:
+          'Too many failed attempts from this address, or too many authentication attempts being checked at once (auth.verify*: answered at once, without checking the secret). `Retry-After` gives the seconds to wait.',
+        headers: { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } } },
+        content: { 'application/json': { schema: failureSchema } },
+      },
     },
   });
   router.openapi(route, async (c) => {

@@ -79,6 +79,8 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     maxFailures: config.auth.maxFailures,
     failureWindowSec: config.auth.failureWindowSec,
     now: runtime.now,
+    verify: { concurrency: config.auth.verifyConcurrency, queue: config.auth.verifyQueue, queuePerAddress: config.auth.verifyQueuePerAddress },
+    knownSecrets: config.auth.knownSecrets,
   });
   // Each area's routes: a router from api/routes/<area>.ts, built from the stores of its entities.
   // Add one entry per area, e.g. `netflow: createNetflowRoutes({...})`; closers go into `toClose`.
@@ -110,6 +112,7 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     metrics.addFlowStats(flows.listeners);
     metrics.addStorageStats({ writer: flows.writer, query: flows.query, retention: flows.retention, kpiBuilder: flows.builder });
     if (logviewer.receiver) metrics.addSyslogReceiver(logviewer.receiver);
+    metrics.addAuthStats(auth);
     const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas, metrics: () => metrics.text() });
     server = await listenHttp(app.fetch, config.http.host, config.http.port);
   } catch (err) {

@@ -41,6 +41,12 @@ export interface StorageStatsProvider {
   kpiBuilder?: { readonly stats: Readonly<ReadStats> };
 }
 
+/** What the auth endpoints report at scrape time (AuthService fits). */
+export interface AuthStatsProvider {
+  readonly counters: Readonly<{ rateLimited: number; verifications: number; busyRefused: number; knownSecretHits: number }>;
+  readonly verifyQueueDepth: number;
+}
+
 /** The metrics registry of one service instance. */
 export interface Metrics {
   readonly registry: Registry;
@@ -52,6 +58,8 @@ export interface Metrics {
   addSyslogReceiver(receiver: SyslogStatsProvider): void;
   /** Adds the capture storage's counters (`netsvc_capture_*`, `netsvc_query_*`, `netsvc_retention_*`, `netsvc_kpi_build_*`). */
   addStorageStats(provider: StorageStatsProvider): void;
+  /** Adds the auth endpoints' counters (`netsvc_auth_*`). */
+  addAuthStats(provider: AuthStatsProvider): void;
   /** The exposition text, for `GET /metrics`. */
   text(): Promise<string>;
 }
@@ -285,9 +293,43 @@ export function createMetrics(): Metrics {
     }
   };
 
+  const auths: AuthStatsProvider[] = [];
+  // Registered with the first provider, like the syslog series.
+  const registerAuth = (): void => {
+    const counters: ReadonlyArray<readonly [string, string, keyof AuthStatsProvider['counters']]> = [
+      ['netsvc_auth_rate_limited_total', 'Auth attempts refused (429) by the per-address failure limit', 'rateLimited'],
+      ['netsvc_auth_verifications_total', 'Secrets checked by scrypt', 'verifications'],
+      ['netsvc_auth_busy_refused_total', 'Auth attempts refused (429) without hashing because the scrypt budget was full', 'busyRefused'],
+      ['netsvc_auth_known_secret_hits_total', 'Logins with a secret verified before, answered without scrypt', 'knownSecretHits'],
+    ];
+    for (const [name, help, key] of counters) {
+      new Counter({
+        name,
+        help,
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(auths.reduce((n, a) => n + a.counters[key], 0));
+        },
+      });
+    }
+    new Gauge({
+      name: 'netsvc_auth_verify_queue_depth',
+      help: 'Auth attempts waiting for the scrypt budget',
+      registers: [registry],
+      collect() {
+        this.set(auths.reduce((n, a) => n + a.verifyQueueDepth, 0));
+      },
+    });
+  };
+
   return {
     registry,
     contentType: registry.contentType,
+    addAuthStats(provider) {
+      if (!auths.length) registerAuth();
+      auths.push(provider);
+    },
     addStorageStats(provider) {
       if (!storage.length) registerStorage();
       storage.push(provider);

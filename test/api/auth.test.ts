@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../api/app.js';
-import { AuthService } from '../../api/auth.js';
+import { AuthService, type AuthOptions } from '../../api/auth.js';
+import { VerifyBusyError } from '../../api/verify-budget.js';
 import { createRouter } from '../../api/router.js';
 import type { AdminStore } from '../../storage/admin/admin-store.js';
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
@@ -24,6 +25,7 @@ describe('per-area auth', () => {
   let server: TestServer;
   let clock: number;
   let logLines: string[];
+  let auth: AuthService;
 
   async function issue(entity: string, user: string) {
     const cred = generateCredential();
@@ -35,19 +37,15 @@ describe('per-area auth', () => {
     return postJson(`${server.url}/svc/api/${area}/auth`, { api_id: apiId, secret });
   }
 
-  beforeEach(async () => {
-    store = new SqliteAdminStore(':memory:');
-    store.addEntity('acme', { netflow: true, logviewer: true, hotspot: true });
-    store.addUser('acme', 'alice', { netflow: true, logviewer: true });
-    clock = Date.parse('2026-03-25T09:00:00Z');
-    logLines = [];
+  /** Serves the app with an AuthService built from `extra` over the defaults. */
+  async function start(extra: Partial<AuthOptions> = {}) {
     const sink = new Writable({
       write(chunk, _enc, cb) {
         logLines.push(String(chunk));
         cb();
       },
     });
-    const auth = new AuthService(store, { key: randomBytes(32), tokenTtlSec: 3600, maxFailures: 10, failureWindowSec: 300, now: () => clock });
+    auth = new AuthService(store, { key: randomBytes(32), tokenTtlSec: 3600, maxFailures: 10, failureWindowSec: 300, now: () => clock, ...extra });
     const app = createApp({
       auth,
       logger: createLogger('info', sink),
@@ -55,6 +53,15 @@ describe('per-area auth', () => {
       areas: { netflow: whoamiRouter(), logviewer: whoamiRouter(), hotspot: whoamiRouter() },
     });
     server = await serveOnLoopback(app.fetch);
+  }
+
+  beforeEach(async () => {
+    store = new SqliteAdminStore(':memory:');
+    store.addEntity('acme', { netflow: true, logviewer: true, hotspot: true });
+    store.addUser('acme', 'alice', { netflow: true, logviewer: true });
+    clock = Date.parse('2026-03-25T09:00:00Z');
+    logLines = [];
+    await start();
   });
 
   afterEach(async () => {
@@ -143,6 +150,9 @@ describe('per-area auth', () => {
   });
 
   it('holds the limit when the wrong secrets arrive all at once', async () => {
+    // Room for all 40 in the scrypt budget, so that only the per-address limit refuses.
+    await server.close();
+    await start({ verify: { concurrency: 1, queue: 64, queuePerAddress: 64 } });
     const cred = await issue('acme', 'alice');
     const all = await Promise.all(Array.from({ length: 40 }, (_, i) => login('netflow', cred.apiId, `wrong-${i}`)));
     const statuses = all.map((r) => r.status);
@@ -178,5 +188,114 @@ describe('per-area auth', () => {
     });
     expect(big.status).toBe(413);
     expect(await big.json()).toMatchObject({ status: false });
+  });
+});
+
+describe('auth CPU budget', () => {
+  let store: AdminStore;
+  let clock: number;
+  let cred: { apiId: string; secret: string };
+
+  function service(extra: Partial<AuthOptions> = {}) {
+    return new AuthService(store, { key: randomBytes(32), tokenTtlSec: 3600, maxFailures: 10, failureWindowSec: 300, now: () => clock, ...extra });
+  }
+
+  /** 'ok', 'busy' (refused by the budget, unhashed), 'limited' (per-address 429) or 'denied' (401). */
+  function attempt(auth: AuthService, secret: string, client: string): Promise<string> {
+    return auth.login('netflow', cred.apiId, secret, client).then(
+      () => 'ok',
+      (err: unknown) => (err instanceof VerifyBusyError ? 'busy' : (err as { status?: number }).status === 429 ? 'limited' : 'denied'),
+    );
+  }
+
+  beforeEach(async () => {
+    store = new SqliteAdminStore(':memory:');
+    store.addEntity('acme', { netflow: true });
+    store.addUser('acme', 'alice', { netflow: true });
+    clock = Date.parse('2026-03-25T09:00:00Z');
+    cred = generateCredential();
+    store.replaceCredential('acme', 'alice', cred.apiId, await hashSecret(cred.secret));
+  });
+
+  afterEach(() => store.close());
+
+  it('answers a storm of wrong secrets from 100 addresses mostly at once, and a fresh address goes next', async () => {
+    const auth = service({ verify: { concurrency: 1, queue: 8, queuePerAddress: 2 }, knownSecrets: 0 });
+    const storm: Promise<string>[] = [];
+    for (let round = 0; round < 10; round++) {
+      for (let a = 0; a < 100; a++) storm.push(attempt(auth, `wrong-${round}`, `10.0.${a}.1`));
+    }
+    let verifiedBeforeGood = -1;
+    const good = auth.login('netflow', cred.apiId, cred.secret, '192.0.2.7').then((t) => {
+      verifiedBeforeGood = auth.counters.verifications;
+      return t;
+    });
+    expect((await good).token).toMatch(/^ey/);
+    // Started by the time it was answered: the one running when it came, its own, and perhaps the next as its slot freed.
+    // In arrival order it would have been the tenth: the 8 that waited were all behind it.
+    expect(verifiedBeforeGood).toBeLessThanOrEqual(3);
+    const outcomes = await Promise.all(storm);
+    expect(outcomes.filter((o) => o === 'busy')).toHaveLength(992);
+    expect(outcomes.filter((o) => o === 'denied')).toHaveLength(8);
+    expect(auth.counters).toEqual({ rateLimited: 0, verifications: 9, busyRefused: 992, knownSecretHits: 0 });
+  });
+
+  it('does not count a refusal of the budget as a failure of the address', async () => {
+    const auth = service({ verify: { concurrency: 1, queue: 0, queuePerAddress: 1 } });
+    const holder = attempt(auth, 'wrong', '198.51.100.1');
+    // One after another: attempts under way count against the limit until answered.
+    for (let i = 0; i < 20; i++) expect(await attempt(auth, 'wrong', '198.51.100.2')).toBe('busy');
+    expect(await holder).toBe('denied');
+    expect(await attempt(auth, cred.secret, '198.51.100.2')).toBe('ok');
+  });
+
+  it('lets a secret verified before log in again without scrypt, still checking the limit, the switches and the credential', async () => {
+    const auth = service();
+    expect(await attempt(auth, cred.secret, '192.0.2.1')).toBe('ok');
+    expect(auth.counters.verifications).toBe(1);
+    expect(await attempt(auth, cred.secret, '192.0.2.2')).toBe('ok');
+    expect(auth.counters).toMatchObject({ verifications: 1, knownSecretHits: 1 });
+
+    store.setUserArea('acme', 'alice', 'netflow', false);
+    expect(await attempt(auth, cred.secret, '192.0.2.2')).toBe('denied');
+    store.setUserArea('acme', 'alice', 'netflow', true);
+
+    for (let i = 0; i < 10; i++) expect(await attempt(auth, `wrong-${i}`, '192.0.2.3')).toBe('denied');
+    expect(await attempt(auth, cred.secret, '192.0.2.3')).toBe('limited');
+
+    const old = cred;
+    cred = generateCredential();
+    store.replaceCredential('acme', 'alice', cred.apiId, await hashSecret(cred.secret));
+    const before = auth.counters.verifications;
+    expect(await auth.login('netflow', old.apiId, old.secret, '192.0.2.4').then(() => 'ok', () => 'denied')).toBe('denied');
+    expect(await attempt(auth, cred.secret, '192.0.2.4')).toBe('ok');
+    expect(auth.counters.verifications).toBe(before + 2);
+  });
+
+  it('answers a refusal over HTTP as 429 with Retry-After, and documents it on every auth route', async () => {
+    const auth = service({ verify: { concurrency: 1, queue: 0, queuePerAddress: 1 }, knownSecrets: 0 });
+    const app = createApp({ auth, logger: createLogger('silent'), bodyLimitBytes: 1024, areas: {} });
+    const server = await serveOnLoopback(app.fetch);
+    try {
+      const send = () =>
+        fetch(`${server.url}/svc/api/netflow/auth`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ api_id: cred.apiId, secret: 'wrong' }),
+        });
+      const [first, second] = await Promise.all([send(), send()]);
+      const busy = [first!, second!].find((r) => r.status === 429)!;
+      expect(busy).toBeDefined();
+      expect(busy.headers.get('retry-after')).toBe('1');
+      expect(await busy.json()).toEqual({ status: false, errorMessage: 'Too many authentication attempts are being checked right now. Try again in 1 s.' });
+      const doc = (await (await fetch(`${server.url}/svc/api/openapi.json`)).json()) as any;
+      for (const area of ['netflow', 'logviewer', 'hotspot']) {
+        const r429 = doc.paths[`/svc/api/${area}/auth`].post.responses['429'];
+        expect(r429.description).toMatch(/checked at once/);
+        expect(r429.headers['Retry-After']).toBeDefined();
+      }
+    } finally {
+      await server.close();
+    }
   });
 });
