@@ -79,6 +79,11 @@ const CASES: Case[] = [
     },
     { method: 'POST' as const, area: 'hotspot' as const, path: `/user-access/${id}/actions/detach-access`, body: { attribute: 'Session-Timeout' }, status: 404 },
   ]),
+  // The deepest page there is: an OFFSET of two thousand billion rows is no error anywhere.
+  get('logviewer', '/search?page=999999999&perPage=2000', 200),
+  get('hotspot', '/users?page=999999999&perPage=2000', 200),
+  get('hotspot', '/historical-sessions?page=999999999&perPage=2000', 200),
+  get('hotspot', '/quota-purchase-report?page=999999999&perPage=2000', 200),
   // A body field the database would refuse: a NUL in the new user's name and in an info field.
   { method: 'POST', area: 'hotspot', path: '/users', body: { username: 'a\u0000b', usertype: 'pin' }, status: 400, param: 'username' },
   { method: 'POST', area: 'hotspot', path: '/users', body: { username: 'nul1', usertype: 'pin', company: 'a\u0000b' }, status: 400, param: 'company' },
