@@ -124,6 +124,14 @@ const syslogReceiverSchema = z
     maxMessageBytes: z.number().int().min(480).max(1_048_576).default(65_536),
     /** Messages held while the database is slow; beyond this the oldest are dropped (and counted). */
     maxQueue: z.number().int().positive().default(100_000),
+    /** TCP connections served at once; more are refused (and counted). */
+    maxConnections: z.number().int().positive().default(512),
+    /** TCP connections from one address at once, so one noisy address cannot take every slot. */
+    maxConnectionsPerAddress: z.number().int().positive().default(32),
+    /** A TCP connection that sends nothing for this long is closed (0 = never); rsyslog and syslog-ng senders reconnect. */
+    tcpIdleTimeoutSec: z.number().int().min(0).default(300),
+    /** UDP socket receive buffer in bytes (SO_RCVBUF), as for the flow sources; capped by net.core.rmem_max. */
+    receiveBuffer: z.number().int().positive().default(8 * 1024 * 1024),
   })
   .strict();
 
@@ -238,6 +246,10 @@ export const configSchema = z
       flushIntervalMs: 1000,
       maxMessageBytes: 65_536,
       maxQueue: 100_000,
+      maxConnections: 512,
+      maxConnectionsPerAddress: 32,
+      tcpIdleTimeoutSec: 300,
+      receiveBuffer: 8 * 1024 * 1024,
     }),
     database: databaseSchema.default({ connectTimeoutMs: 2000, statementTimeoutMs: 4000, operationTimeoutMs: 5000 }),
     hotspot: hotspotSchema.default({ disabledGroup: 'daloRADIUS-Disabled-Users', maxPerPage: 2000 }),
