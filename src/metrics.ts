@@ -11,7 +11,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { COUNTER_NAMES, type CounterName, type ExporterCounters } from '../collector/collector-counters.js';
-import type { SyslogReceiverCounters } from '../collector/syslog-receiver.js';
+import type { SyslogReceiverCounters, SyslogUdpStats } from '../collector/syslog-receiver.js';
 import type { SocketStats, SourceStats } from '../collector/udp-listener.js';
 import type { ReadStats } from '../storage/capture/reader.js';
 import type { WriterCounters } from '../storage/capture/writer.js';
@@ -28,6 +28,8 @@ export interface SyslogStatsProvider {
   readonly counters: Readonly<SyslogReceiverCounters>;
   readonly queueDepth: number;
   readonly openConnections: number;
+  /** The UDP socket's receive buffer and kernel drops, when UDP listens. */
+  udpStats?(): SyslogUdpStats | undefined;
 }
 
 /**
@@ -106,7 +108,14 @@ const SYSLOG_COUNTERS: ReadonlyArray<readonly [keyof SyslogReceiverCounters, str
   ['dropped', 'dropped_total', 'Syslog messages lost: the oldest queued while the database failed past maxQueue, or unwritten at shutdown'],
   ['writeErrors', 'write_errors_total', 'Batch writes to SystemEvents that failed (the batch stays queued and is retried)'],
   ['tcpConnections', 'tcp_connections_total', 'Syslog TCP connections accepted'],
-  ['tcpRejected', 'tcp_rejected_total', 'Syslog TCP connections refused: over the connection limit, or while closing'],
+  ['tcpIdleClosed', 'tcp_idle_closed_total', 'Syslog TCP connections closed by netsvc after tcpIdleTimeoutSec without data'],
+];
+
+/** Why TCP connections were refused: the `reason` label and the counter behind it. */
+const SYSLOG_TCP_REFUSALS: ReadonlyArray<readonly [string, keyof SyslogReceiverCounters]> = [
+  ['address_limit', 'tcpRejectedAddressLimit'],
+  ['connection_limit', 'tcpRejectedConnectionLimit'],
+  ['closing', 'tcpRejectedClosing'],
 ];
 
 /** Storage counters: metric name, help text, and how to read it from a provider (undefined: that part is absent). */
@@ -246,6 +255,37 @@ export function createMetrics(): Metrics {
         this.reset();
         this.inc({ transport: 'udp' }, sum((r) => r.counters.receivedUdp));
         this.inc({ transport: 'tcp' }, sum((r) => r.counters.receivedTcp));
+      },
+    });
+    // Next to received_total: what never reached netsvc, so that received + kernel drops is what was sent.
+    new Counter({
+      name: `${SYSLOG_METRIC_PREFIX}kernel_drops_total`,
+      help: 'Syslog UDP datagrams the kernel dropped because the receive buffer was full (never reached netsvc; Linux)',
+      registers: [registry],
+      collect() {
+        this.reset();
+        const known = receivers.map((r) => r.udpStats?.()?.kernelDrops).filter((v): v is number => v !== undefined);
+        if (known.length) this.inc(known.reduce((a, b) => a + b, 0));
+      },
+    });
+    new Gauge({
+      name: `${SYSLOG_METRIC_PREFIX}receive_buffer_bytes`,
+      help: 'UDP receive buffer the kernel set for the syslog socket (at most net.core.rmem_max)',
+      registers: [registry],
+      collect() {
+        this.reset();
+        const sizes = receivers.map((r) => r.udpStats?.()?.receiveBufferGranted).filter((v): v is number => v !== undefined);
+        if (sizes.length) this.set(sizes.reduce((a, b) => a + b, 0));
+      },
+    });
+    new Counter({
+      name: `${SYSLOG_METRIC_PREFIX}tcp_rejected_total`,
+      help: 'Syslog TCP connections refused, by reason: address_limit (maxConnectionsPerAddress), connection_limit (maxConnections), closing',
+      labelNames: ['reason'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const [reason, key] of SYSLOG_TCP_REFUSALS) this.inc({ reason }, sum((r) => r.counters[key]));
       },
     });
     for (const [key, suffix, help] of SYSLOG_COUNTERS) {

@@ -4,15 +4,19 @@
  * syslog receiver (UDP + TCP) feeding the SQLite SystemEvents of the entity
  * named by `syslogReceiver.entity` when that entity's database is `sqlite:`.
  * Entities on MariaDB/PostgreSQL are fed by the operator's rsyslog instead.
+ * The receiver writes through a connection of its own that never waits on a
+ * lock (openSqliteEventSink), so a locked file fills its queue instead of
+ * holding the event loop.
  */
+import { isAbsolute, resolve } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../api/context.js';
 import { createLogviewerRoutes } from '../api/routes/logviewer.js';
 import { SyslogReceiver } from '../collector/syslog-receiver.js';
-import { redactUrl } from '../storage/sql/sql-client.js';
+import { parseDatabaseUrl, redactUrl } from '../storage/sql/sql-client.js';
 import { openSyslogStore } from '../storage/syslog/open-syslog-store.js';
 import type { SqlSyslogStore } from '../storage/syslog/sql-syslog-store.js';
-import { SqliteSyslogStore } from '../storage/syslog/sqlite-syslog-store.js';
+import { openSqliteEventSink, SqliteSyslogStore } from '../storage/syslog/sqlite-syslog-store.js';
 import { sqlTimeouts, type Config } from './config.js';
 import type { Logger } from './log.js';
 import { OutageLog } from './outage-log.js';
@@ -28,6 +32,13 @@ export interface LogviewerService {
   close(): Promise<void>;
 }
 
+/** The receiver's own non-waiting connection to the entity's `sqlite:` file; undefined for `:memory:` (one connection is the database). */
+function receiverSink(url: string, dataDir: string): SqliteSyslogStore | undefined {
+  const target = parseDatabaseUrl(url);
+  if (target.dialect !== 'sqlite' || target.path === ':memory:') return undefined;
+  return openSqliteEventSink(isAbsolute(target.path) ? target.path : resolve(dataDir, target.path));
+}
+
 /**
  * Opens every entity's syslog store and starts the receiver. `sqlite:` databases are netsvc's
  * own: SystemEvents and the `db index syslog` indexes are created in them on the spot.
@@ -36,8 +47,10 @@ export async function startLogviewer(config: Config, runtime: { logger: Logger; 
   const log = runtime.logger.child({ component: 'logviewer' });
   const stores = new Map<string, SqlSyslogStore>();
   let receiver: SyslogReceiver | undefined;
+  let sink: SqliteSyslogStore | undefined;
   const closeAll = async (): Promise<void> => {
     await receiver?.close();
+    if (sink !== stores.get(config.syslogReceiver.entity)) await sink?.close();
     for (const s of stores.values()) await s.close();
   };
 
@@ -53,6 +66,7 @@ export async function startLogviewer(config: Config, runtime: { logger: Logger; 
     const r = config.syslogReceiver;
     const target = stores.get(r.entity);
     if (r.enabled && target instanceof SqliteSyslogStore) {
+      sink = receiverSink(config.entities[r.entity]!.syslog!, config.dataDir) ?? target;
       receiver = new SyslogReceiver(
         {
           host: r.host,
@@ -63,9 +77,13 @@ export async function startLogviewer(config: Config, runtime: { logger: Logger; 
           flushIntervalMs: r.flushIntervalMs,
           maxMessageBytes: r.maxMessageBytes,
           maxQueue: r.maxQueue,
+          maxConnections: r.maxConnections,
+          maxConnectionsPerAddress: r.maxConnectionsPerAddress,
+          tcpIdleTimeoutMs: r.tcpIdleTimeoutSec * 1000,
+          receiveBuffer: r.receiveBuffer,
           timezone: config.timezone,
         },
-        { sink: target, now: runtime.now, log },
+        { sink, now: runtime.now, log },
       );
       receiverPorts = await receiver.start();
     } else if (r.enabled) {

@@ -1,8 +1,8 @@
-/** `netsvc status`: the flow collector's counters of the running instance, from its /metrics. */
+/** `netsvc status`: the flow collector's (and the syslog receiver's) counters of the running instance, from its /metrics. */
 import type { Command } from 'commander';
 import { COUNTER_NAMES, zeroCounters, type CounterName, type ExporterCounters } from '../../collector/collector-counters.js';
 import type { Config } from '../config.js';
-import { FLOW_METRIC_PREFIX, flowMetricName } from '../metrics.js';
+import { FLOW_METRIC_PREFIX, flowMetricName, SYSLOG_METRIC_PREFIX } from '../metrics.js';
 import { withGlobalOptions, type CliContext } from './context.js';
 
 /** One sample of the Prometheus text format. */
@@ -22,11 +22,30 @@ export interface SourceStatus {
   exporters: Record<string, ExporterCounters>;
 }
 
+/** The embedded syslog receiver's counters, as `status --json` prints them. */
+export interface SyslogStatus {
+  receivedUdp: number;
+  receivedTcp: number;
+  /** UDP datagrams the kernel dropped (receive buffer full); absent outside Linux. */
+  kernelDrops?: number;
+  receiveBuffer?: number;
+  stored: number;
+  dropped: number;
+  queueDepth: number;
+  writeErrors: number;
+  tcpOpen: number;
+  /** TCP connections refused, by reason (address_limit, connection_limit, closing). */
+  tcpRejected: Record<string, number>;
+  tcpIdleClosed: number;
+}
+
 /** The whole `status --json` document. */
 export interface StatusReport {
   url: string;
   sources: Record<string, SourceStatus>;
   sockets: Record<string, { unclaimed: number; queueDepth: number; queueHighWater: number; receiveBuffer: number; kernelDrops?: number }>;
+  /** Present when the syslog receiver runs. */
+  syslog?: SyslogStatus;
 }
 
 /** The instance cannot be reached or did not answer with metrics. */
@@ -60,6 +79,10 @@ export function statusFromSamples(url: string, samples: readonly Sample[]): Stat
   const socket = (listen: string): StatusReport['sockets'][string] =>
     (report.sockets[listen] ??= { unclaimed: 0, queueDepth: 0, queueHighWater: 0, receiveBuffer: 0 });
   for (const s of samples) {
+    if (s.name.startsWith(SYSLOG_METRIC_PREFIX)) {
+      syslogSample((report.syslog ??= { receivedUdp: 0, receivedTcp: 0, stored: 0, dropped: 0, queueDepth: 0, writeErrors: 0, tcpOpen: 0, tcpRejected: {}, tcpIdleClosed: 0 }), s);
+      continue;
+    }
     if (!s.name.startsWith(FLOW_METRIC_PREFIX)) continue;
     const counter = byMetric.get(s.name);
     if (counter && s.labels.source !== undefined && s.labels.exporter !== undefined) {
@@ -85,6 +108,42 @@ export function statusFromSamples(url: string, samples: readonly Sample[]): Stat
     }
   }
   return report;
+}
+
+function syslogSample(r: SyslogStatus, s: Sample): void {
+  switch (s.name.slice(SYSLOG_METRIC_PREFIX.length)) {
+    case 'received_total':
+      if (s.labels.transport === 'udp') r.receivedUdp = s.value;
+      else if (s.labels.transport === 'tcp') r.receivedTcp = s.value;
+      break;
+    case 'kernel_drops_total':
+      r.kernelDrops = s.value;
+      break;
+    case 'receive_buffer_bytes':
+      r.receiveBuffer = s.value;
+      break;
+    case 'stored_total':
+      r.stored = s.value;
+      break;
+    case 'dropped_total':
+      r.dropped = s.value;
+      break;
+    case 'queue_depth':
+      r.queueDepth = s.value;
+      break;
+    case 'write_errors_total':
+      r.writeErrors = s.value;
+      break;
+    case 'tcp_open_connections':
+      r.tcpOpen = s.value;
+      break;
+    case 'tcp_rejected_total':
+      if (s.labels.reason !== undefined) r.tcpRejected[s.labels.reason] = s.value;
+      break;
+    case 'tcp_idle_closed_total':
+      r.tcpIdleClosed = s.value;
+      break;
+  }
 }
 
 /** The /metrics URL of the instance the configuration describes (a wildcard host means this machine). */
@@ -139,13 +198,25 @@ export function formatStatus(r: StatusReport): string {
     const drops = s.kernelDrops === undefined ? '' : `, kernel drops ${s.kernelDrops}`;
     lines.push(`socket ${listen}: receive buffer ${s.receiveBuffer} B, queue ${s.queueDepth} (max ${s.queueHighWater}), unclaimed ${s.unclaimed}${drops}`);
   }
+  const y = r.syslog;
+  if (y) {
+    const drops = y.kernelDrops === undefined ? '' : `, kernel drops ${y.kernelDrops}`;
+    const buffer = y.receiveBuffer === undefined ? '' : ` (receive buffer ${y.receiveBuffer} B)`;
+    const refused = Object.values(y.tcpRejected).reduce((a, b) => a + b, 0);
+    const why = Object.entries(y.tcpRejected)
+      .filter(([, n]) => n > 0)
+      .map(([reason, n]) => `${reason} ${n}`)
+      .join(', ');
+    lines.push(`syslog: received udp ${y.receivedUdp}${buffer}${drops}, tcp ${y.receivedTcp}; stored ${y.stored}, queued ${y.queueDepth}, dropped ${y.dropped}, write errors ${y.writeErrors}`);
+    lines.push(`syslog tcp: ${y.tcpOpen} open, ${refused} refused${why ? ` (${why})` : ''}, ${y.tcpIdleClosed} closed idle`);
+  }
   return lines.join('\n');
 }
 
 /** Registers `status`. */
 export function registerStatusCommand(program: Command, ctx: CliContext): void {
   withGlobalOptions(program.command('status'))
-    .description("print the flow collector's counters of the running instance (from its /metrics)")
+    .description("print the flow collector's and the syslog receiver's counters of the running instance (from its /metrics)")
     .option('--url <url>', 'metrics URL (default: http://<http.host>:<http.port>/metrics from the configuration)')
     .option('--json', 'print the counters as JSON')
     .action(async (opts: { url?: string; json?: boolean }, cmd: Command) => {

@@ -4,6 +4,7 @@
  * the helpful indexes itself.
  */
 import type { SqlClient } from '../sql/sql-client.js';
+import { SqliteSqlClient } from '../sql/sqlite-sql-client.js';
 import { schemaStatements } from './schema-files.js';
 import { escapeLike, INDEX_NAMES, SqlSyslogStore, type SyslogStoreOptions, type TableInfo } from './sql-syslog-store.js';
 import type { IndexReport } from './syslog-store.js';
@@ -18,6 +19,19 @@ const INDEXES: Array<[string, string]> = [
 /** GLOB is SQLite's case-sensitive LIKE; `*`, `?` and `[` are made literal by bracketing them. */
 function escapeGlob(value: string): string {
   return value.replace(/[*?[]/g, '[$&]');
+}
+
+/**
+ * The embedded receiver's own connection to the file at `path`, for its
+ * inserts. better-sqlite3 is synchronous, so a write waiting out a
+ * busy_timeout on a file another process has locked would hold serve's
+ * event loop (HTTP, /metrics, every socket) for as long; with busy_timeout 0
+ * the write fails at once (SqlUnavailableError `timeout`) and the receiver
+ * keeps the batch queued and retries later. The table must exist
+ * (`ensureSchema` on the reading store first).
+ */
+export function openSqliteEventSink(path: string): SqliteSyslogStore {
+  return new SqliteSyslogStore(new SqliteSqlClient(path, { busyTimeoutMs: 0 }));
 }
 
 /** SyslogStore over a SQLite SystemEvents table. */

@@ -80,12 +80,20 @@ describe('syslog receiver counters on the registry', () => {
     const text = await metrics.text();
     expect(text).toContain('# TYPE netsvc_syslog_received_total counter');
     expect(text).toMatch(/# HELP netsvc_syslog_received_total Syslog messages received, by transport/);
-    for (const n of ['stored', 'malformed', 'truncated', 'dropped', 'write_errors', 'tcp_connections', 'tcp_rejected']) {
+    for (const n of ['stored', 'malformed', 'truncated', 'dropped', 'write_errors', 'tcp_connections', 'tcp_idle_closed']) {
       expect(text).toContain(`# TYPE netsvc_syslog_${n}_total counter`);
       expect(await value(metrics, `netsvc_syslog_${n}_total`), n).toBe(0);
     }
     expect(text).toContain('# TYPE netsvc_syslog_queue_depth gauge');
     expect(await value(metrics, 'netsvc_syslog_received_total', { transport: 'udp' })).toBe(0);
+    for (const reason of ['address_limit', 'connection_limit', 'closing']) {
+      expect(await value(metrics, 'netsvc_syslog_tcp_rejected_total', { reason }), reason).toBe(0);
+    }
+    // Linux: the UDP socket's drop counter and buffer, from the kernel.
+    if (process.platform === 'linux') {
+      expect(await value(metrics, 'netsvc_syslog_kernel_drops_total')).toBe(0);
+      expect(await value(metrics, 'netsvc_syslog_receive_buffer_bytes')).toBeGreaterThan(0);
+    }
   });
 
   it('counts messages per transport, stored, malformed and truncated, as the receiver does', async () => {
@@ -115,7 +123,7 @@ describe('syslog receiver counters on the registry', () => {
     const c = receiver.counters;
     expect({
       udp: c.receivedUdp, tcp: c.receivedTcp, stored: c.stored, malformed: c.malformed, truncated: c.truncated,
-      dropped: c.dropped, writeErrors: c.writeErrors, conns: c.tcpConnections, rejected: c.tcpRejected,
+      dropped: c.dropped, writeErrors: c.writeErrors, conns: c.tcpConnections, rejected: c.tcpRejectedAddressLimit,
     }).toEqual({
       udp: await value(metrics, 'netsvc_syslog_received_total', { transport: 'udp' }),
       tcp: await value(metrics, 'netsvc_syslog_received_total', { transport: 'tcp' }),
@@ -125,7 +133,7 @@ describe('syslog receiver counters on the registry', () => {
       dropped: await value(metrics, 'netsvc_syslog_dropped_total'),
       writeErrors: await value(metrics, 'netsvc_syslog_write_errors_total'),
       conns: await value(metrics, 'netsvc_syslog_tcp_connections_total'),
-      rejected: await value(metrics, 'netsvc_syslog_tcp_rejected_total'),
+      rejected: await value(metrics, 'netsvc_syslog_tcp_rejected_total', { reason: 'address_limit' }),
     });
   });
 

@@ -1,0 +1,283 @@
+/**
+ * What the syslog attacks of issue 16 share (bench/hostile-syslog-*.ts, and
+ * the tests that run them small): a `netsvc serve` spawned on its own data
+ * directory with every listener on loopback, idle TCP connections from one
+ * loopback alias address, a UDP burst, a second process holding an
+ * exclusive lock on a SQLite file, and /metrics read back as numbers.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { connect, createServer, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseMetrics } from '../src/commands/status.js';
+
+const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
+const BETTER_SQLITE3 = createRequire(import.meta.url).resolve('better-sqlite3');
+
+/** A port free for both UDP and TCP on 127.0.0.1, outside the well-known range. */
+export async function freeLoopbackPort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 40_000);
+    const tcpFree = await new Promise<boolean>((resolve) => {
+      const s = createServer();
+      s.once('error', () => resolve(false));
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
+    });
+    if (!tcpFree) continue;
+    const udpFree = await new Promise<boolean>((resolve) => {
+      const u = createSocket('udp4');
+      u.once('error', () => resolve(false));
+      u.bind(port, '127.0.0.1', () => u.close(() => resolve(true)));
+    });
+    if (udpFree) return port;
+  }
+  throw new Error('no free port found');
+}
+
+/** Sum of a metric's samples whose labels include `labels`; undefined when there is none. */
+export function metricValue(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  const hits = parseMetrics(text).filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  return hits.length ? hits.reduce((n, s) => n + s.value, 0) : undefined;
+}
+
+/** The syslog receiver's counters from a /metrics text (0 for an absent series). */
+export function syslogCounters(text: string): {
+  receivedUdp: number;
+  receivedTcp: number;
+  kernelDrops: number;
+  stored: number;
+  dropped: number;
+  queueDepth: number;
+  writeErrors: number;
+  tcpOpen: number;
+  tcpRejectedAddress: number;
+  tcpRejectedTotal: number;
+  tcpIdleClosed: number;
+  receiveBuffer: number;
+} {
+  const v = (name: string, labels: Record<string, string> = {}): number => metricValue(text, `netsvc_syslog_${name}`, labels) ?? 0;
+  return {
+    receivedUdp: v('received_total', { transport: 'udp' }),
+    receivedTcp: v('received_total', { transport: 'tcp' }),
+    kernelDrops: v('kernel_drops_total'),
+    stored: v('stored_total'),
+    dropped: v('dropped_total'),
+    queueDepth: v('queue_depth'),
+    writeErrors: v('write_errors_total'),
+    tcpOpen: v('tcp_open_connections'),
+    tcpRejectedAddress: v('tcp_rejected_total', { reason: 'address_limit' }),
+    tcpRejectedTotal: v('tcp_rejected_total'),
+    tcpIdleClosed: v('tcp_idle_closed_total'),
+    receiveBuffer: v('receive_buffer_bytes'),
+  };
+}
+
+/** A `netsvc serve` started by `spawnServe`. */
+export interface SpawnedServe {
+  pid: number;
+  url: string;
+  dataDir: string;
+  syslogPort: number;
+  /** GET /metrics; answers the text and how long it took, ms. */
+  metrics(): Promise<{ text: string; ms: number }>;
+  /** Stops it (SIGTERM, then SIGKILL after 10 s) and removes its data directory. */
+  stop(): Promise<void>;
+  /** What it printed on stderr (and stdout log lines), for a failure's message. */
+  output(): string;
+}
+
+/**
+ * Spawns `node dist/src/cli.js serve` on a fresh data directory: HTTP and the
+ * flow sockets on ephemeral 127.0.0.1 ports, the syslog receiver on a free
+ * non-standard 127.0.0.1 port with `syslogReceiver` merged over that.
+ */
+export async function spawnServe(syslogReceiver: Record<string, unknown> = {}): Promise<SpawnedServe> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'netsvc-hostile-syslog-'));
+  const syslogPort = await freeLoopbackPort();
+  const config = join(dataDir, 'netsvc.config.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      dataDir,
+      timezone: 'UTC',
+      log: { level: 'info' },
+      http: { host: '127.0.0.1', port: 0 },
+      flowSources: { netflow: { listen: '127.0.0.1:0' }, lentor: { listen: '127.0.0.1:0' } },
+      syslogReceiver: { host: '127.0.0.1', port: syslogPort, ...syslogReceiver },
+    }),
+  );
+  const child: ChildProcess = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(t);
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  const deadline = Date.now() + 60_000;
+  let url = '';
+  while (!url) {
+    const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out);
+    if (m && out.includes('syslog receiver listening')) url = m[1]!;
+    else if (child.exitCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`serve did not start: ${out.slice(-2000)}`);
+    } else await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    pid: child.pid!,
+    url,
+    dataDir,
+    syslogPort,
+    async metrics() {
+      const a = performance.now();
+      const text = await (await fetch(`${url}/metrics`)).text();
+      return { text, ms: performance.now() - a };
+    },
+    stop,
+    output: () => out,
+  };
+}
+
+/** Connections opened by `openIdleConnections`. */
+export interface IdleConnections {
+  /** Those the server accepted and still holds open. */
+  open(): number;
+  /** Those the server closed (refused at once, or later as idle), with the time each closed (performance.now()). */
+  closedAt: number[];
+  /** Closes every connection still open. */
+  destroy(): void;
+}
+
+/**
+ * Opens `n` TCP connections from `localAddress` (a 127.0.0.0/8 alias on
+ * Linux) to `port` and sends nothing; resolves once each is connected or
+ * closed.
+ */
+export async function openIdleConnections(port: number, localAddress: string, n: number, host = '127.0.0.1'): Promise<IdleConnections> {
+  const sockets: Socket[] = [];
+  const closedAt: number[] = [];
+  let open = 0;
+  const settle: Promise<void>[] = [];
+  for (let i = 0; i < n; i++) {
+    const s = connect({ port, host, localAddress });
+    sockets.push(s);
+    s.on('error', () => undefined); // refused ones may be reset; 'close' counts them
+    settle.push(
+      new Promise<void>((resolve) => {
+        s.once('connect', () => {
+          open++;
+          resolve();
+        });
+        s.once('close', () => {
+          resolve();
+        });
+      }),
+    );
+    s.once('close', () => {
+      closedAt.push(performance.now());
+    });
+  }
+  await Promise.all(settle);
+  return {
+    open: () => sockets.filter((s) => !s.destroyed && s.readyState === 'open').length,
+    closedAt,
+    destroy: () => {
+      for (const s of sockets) s.destroy();
+    },
+  };
+}
+
+/** Sends `lines` over one TCP connection from `localAddress`, newline-framed, then closes it; resolves when closed. */
+export function sendTcpLines(port: number, localAddress: string, lines: readonly string[], host = '127.0.0.1'): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const s = connect({ port, host, localAddress }, () => {
+      s.end(lines.map((l) => `${l}\n`).join(''));
+    });
+    s.once('error', reject);
+    s.once('close', (hadError) => (hadError ? undefined : resolve()));
+    s.resume();
+  });
+}
+
+/**
+ * Sends `n` UDP datagrams `payload(i)` to `port` as fast as the socket takes
+ * them (the kernel's send queue paces the loop); answers how many the kernel
+ * refused to send (those never left this process).
+ */
+export async function udpBurst(port: number, n: number, payload: (i: number) => Buffer, host = '127.0.0.1'): Promise<{ sendErrors: number }> {
+  const s = createSocket('udp4');
+  let sendErrors = 0;
+  let pending = 0;
+  let drained: (() => void) | undefined;
+  for (let i = 0; i < n; i++) {
+    pending++;
+    s.send(payload(i), port, host, (err) => {
+      if (err) sendErrors++;
+      if (--pending === 0) drained?.();
+    });
+    // Yield now and then so send callbacks run (and, in one process with a receiver, it reads meanwhile).
+    if (i % 256 === 255 || pending >= 1024) await new Promise<void>((r) => setImmediate(r));
+  }
+  if (pending > 0) await new Promise<void>((r) => (drained = r));
+  s.close();
+  return { sendErrors };
+}
+
+/** An exclusive lock held by another process on a SQLite file. */
+export interface HeldLock {
+  pid: number;
+  /** Resolves when the lock is released (the holder committed and exited). */
+  released: Promise<void>;
+  /** Kills the holder now, by its PID, if still running. */
+  kill(): void;
+}
+
+/**
+ * Starts a process that opens `path`, runs `BEGIN EXCLUSIVE`, holds it for
+ * `holdMs`, then commits and exits; resolves once the lock is taken.
+ */
+export async function holdSqliteLock(path: string, holdMs: number): Promise<HeldLock> {
+  const script = `
+    const Database = require(process.argv[1]);
+    const db = new Database(process.argv[2]);
+    db.pragma('busy_timeout = 10000');
+    db.exec('BEGIN EXCLUSIVE');
+    process.stdout.write('locked\\n');
+    setTimeout(() => { db.exec('COMMIT'); db.close(); process.stdout.write('released\\n'); }, Number(process.argv[3]));
+  `;
+  const child = spawn(process.execPath, ['-e', script, BETTER_SQLITE3, path, String(holdMs)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const released = new Promise<void>((r) => child.once('exit', () => r()));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('locked')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`lock holder exited (${code}) before locking: ${err}`)));
+  });
+  return {
+    pid: child.pid!,
+    released,
+    kill: () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}
+
+/** A syslog line (RFC 5424) carrying `marker`, so rows can be told apart. */
+export function syslogLine(marker: string): string {
+  return `<134>1 2026-01-02T03:04:05Z bench-host hostile - - - ${marker}`;
+}
