@@ -52,6 +52,7 @@ export function textParam(name: string, max: number, description: string, exampl
  * three read the same instant.
  */
 export const MIN_YEAR = 1000;
+/** Last year a time parameter may name (see MIN_YEAR). */
 export const MAX_YEAR = 9999;
 
 /** 400 naming `name` unless `t` (in its zone, and in UTC where the stores compare instants) lies in MIN_YEAR..MAX_YEAR. */
