@@ -32,7 +32,7 @@ export function decodeIpfix(buf: Buffer, env: DecodeEnv, out: FlowBatch): boolea
   if (buf.length < IPFIX_HEADER_LENGTH) return false;
   const length = buf.readUInt16BE(2);
   if (length < IPFIX_HEADER_LENGTH || length > buf.length) return false;
-  const domain = env.templates.domain(env.exporter.address, 10, buf.readUInt32BE(12));
+  const domain = env.templates.domain(env.exporter.address, 10, buf.readUInt32BE(12), env.receivedMs);
   // The header is whole: its sequence is checked now, and the expectation
   // resyncs (record count unknown) until the message decodes completely, so
   // a malformed message never makes the next one count a false gap.
@@ -100,6 +100,17 @@ function readTemplateSet(
     if (after >= 0) {
       refreshTemplate(known!, domain, env, out);
       p = after;
+      continue;
+    }
+    if (count > env.templates.limits.maxFieldsPerTemplate) {
+      // Refused without building its fields: walked only to find where it ends.
+      for (let k = 0; k < count; k++) {
+        if (end - p < 4) return false;
+        const enterprise = buf.readUInt16BE(p) & 0x8000;
+        p += enterprise ? 8 : 4;
+      }
+      if (p > end) return false;
+      env.templates.refuse(domain, id);
       continue;
     }
     const fields: TemplateField[] = [];

@@ -23,7 +23,7 @@ export const V9_HEADER_LENGTH = 20;
 /** Decodes one v9 datagram into `out`; false when it is malformed (the caller takes back any rows). */
 export function decodeV9(buf: Buffer, env: DecodeEnv, out: FlowBatch): boolean {
   if (buf.length < V9_HEADER_LENGTH) return false;
-  const domain = env.templates.domain(env.exporter.address, 9, buf.readUInt32BE(16));
+  const domain = env.templates.domain(env.exporter.address, 9, buf.readUInt32BE(16), env.receivedMs);
   // The header is whole, so the packet counts in the sequence even when its
   // flowsets turn out malformed: else the next packet would count a false gap.
   trackSequence(domain, buf.readUInt32BE(12), 1, env);
@@ -73,6 +73,11 @@ function readTemplates(buf: Buffer, p: number, end: number, domain: DomainState,
     if (id === 0 && count === 0) return true; // zero padding
     p += 4;
     if (id < 256 || count * 4 > end - p) return false;
+    if (count > env.templates.limits.maxFieldsPerTemplate) {
+      env.templates.refuse(domain, id);
+      p += count * 4;
+      continue;
+    }
     // Most exporters repeat their templates in datagram after datagram: one already stored
     // with this layout is refreshed without building its fields again.
     const known = domain.templates.get(id);
@@ -110,6 +115,11 @@ function readOptionsTemplates(
     // tail that is not a whole field specifier, which is skipped.
     const scopeCount = scopeLength >>> 2;
     const optionCount = optionLength >>> 2;
+    if (scopeCount + optionCount > env.templates.limits.maxFieldsPerTemplate) {
+      env.templates.refuse(domain, id);
+      p += scopeLength + optionLength;
+      continue;
+    }
     for (let k = 0; k < scopeCount; k++) {
       fields.push({ id: buf.readUInt16BE(p + k * 4), length: buf.readUInt16BE(p + k * 4 + 2), enterprise: 0 });
     }

@@ -33,8 +33,8 @@ export interface Template {
   compiled?: unknown;
 }
 
-/** What `TemplateCache.set` did. */
-export type TemplateChange = 'added' | 'updated' | 'refreshed';
+/** What `TemplateCache.set` did ('refused': not stored, see `TemplateLimits`). */
+export type TemplateChange = 'added' | 'updated' | 'refreshed' | 'refused';
 
 /** Everything known about one exporter + version + observation domain. */
 export class DomainState {
@@ -47,56 +47,178 @@ export class DomainState {
   systemInitMs = Number.NaN;
   /** Sequence number expected in the next message (-1 = unknown). */
   nextSequence = -1;
+  /** Received time of the last datagram for this domain (set by the decoders; drives eviction). */
+  usedMs = 0;
+  /** `usedMs` when the domain last took its place at the end of the eviction order (second chance). */
+  orderedMs = 0;
+  /** Fields held over this domain's templates. */
+  fields = 0;
 
   constructor(
-    readonly address: string,
+    readonly exporter: ExporterState,
     readonly version: number,
     readonly domainId: number,
   ) {}
+
+  /** The exporter's address (the counter key). */
+  get address(): string {
+    return this.exporter.address;
+  }
 }
+
+/** What one exporter address holds: its domains, what they cost, and its template budget. */
+export class ExporterState {
+  /** version × 2^32 + domain id → state. */
+  readonly domains = new Map<number, DomainState>();
+  templates = 0;
+  fields = 0;
+  /** Goes up when one of its templates is added, changed or removed: persistence saves the exporter when it moved. */
+  revision = 0;
+  /** Template budget left (field units) as of `budgetAtMs`. */
+  budget: number;
+  budgetAtMs = 0;
+
+  constructor(
+    readonly address: string,
+    burst: number,
+  ) {
+    this.budget = burst;
+  }
+}
+
+/**
+ * Bounds of the store: one exporter (or a spoofing sender) must not grow it
+ * without end, nor spend the decode thread on templates. Each is counted
+ * when hit (templatesRefused, templatesEvicted, domainsEvicted).
+ */
+export interface TemplateLimits {
+  /** A template with more fields is refused (a decoder is compiled per template: its cost follows the fields). */
+  maxFieldsPerTemplate: number;
+  /** Templates per observation domain; beyond, the least recently announced goes. */
+  maxTemplatesPerDomain: number;
+  /** Observation domains per exporter address; beyond, the least recently used goes with its templates. */
+  maxDomainsPerExporter: number;
+  /** Templates per exporter address over its domains; beyond, its least recently announced goes. */
+  maxTemplatesPerExporter: number;
+  /** Domains over all exporters; beyond, the least recently used goes. */
+  maxDomains: number;
+  /** Templates over all exporters; beyond, the least recently announced of the exporter holding most goes. */
+  maxTemplates: number;
+  /** Template fields over all exporters (memory, template file size, restart time). */
+  maxFields: number;
+  /**
+   * Template budget per exporter, in fields: a new or changed template costs
+   * its field count (plus 8), refilled at `budgetPerSec` up to `budgetBurst`.
+   * A template beyond the budget is refused; a re-announcement with the same
+   * layout costs nothing.
+   */
+  budgetPerSec: number;
+  budgetBurst: number;
+}
+
+/** Defaults: ample for real exporters (tens of templates of tens of fields, a few domains), small for a flood. */
+export const DEFAULT_TEMPLATE_LIMITS: Readonly<TemplateLimits> = Object.freeze({
+  maxFieldsPerTemplate: 512,
+  maxTemplatesPerDomain: 1024,
+  maxDomainsPerExporter: 64,
+  maxTemplatesPerExporter: 2048,
+  maxDomains: 16_384,
+  maxTemplates: 16_384,
+  maxFields: 500_000,
+  budgetPerSec: 5_000,
+  budgetBurst: 50_000,
+});
+
+/** The time `restore` passes to `set`: no received time is negative. */
+const RESTORING = -1;
+
+/** Fixed budget cost of a template on top of its fields. */
+const TEMPLATE_BASE_COST = 8;
 
 /** Options of the store. */
 export interface TemplateCacheOptions {
   /** A template not re-announced for this long is forgotten; 0 keeps templates forever. */
   ttlMs: number;
+  limits: Partial<TemplateLimits>;
 }
 
-/** The store: one DomainState per (exporter, version, domain). */
+/** What a bound did: the counter it adds to, for one exporter address. */
+export type BoundEvent = 'templatesRefused' | 'templatesEvicted' | 'domainsEvicted';
+
+/** The store: one DomainState per (exporter, version, domain), bounded by `TemplateLimits`. */
 export class TemplateCache {
-  private readonly domains = new Map<string, DomainState>();
+  private readonly exporters = new Map<string, ExporterState>();
+  /** Every domain in eviction order (oldest first; a domain used since it was placed gets a second chance). */
+  private readonly order = new Map<DomainState, true>();
   private last: DomainState | undefined;
+  private templateCount = 0;
+  private fieldCount = 0;
+  private restoredSeenMs = 0;
   readonly ttlMs: number;
-  /** Goes up whenever a template is added, changed or removed (a refresh does not count): persistence saves when it moved. */
+  readonly limits: Readonly<TemplateLimits>;
+  /** Goes up whenever a template is added, changed or removed (a refresh does not count). */
   revision = 0;
+  /** Told what the bounds did (the decoder counts it per exporter). */
+  onBound: (address: string, event: BoundEvent, n: number) => void = () => {};
 
   constructor(options: Partial<TemplateCacheOptions> = {}) {
     this.ttlMs = options.ttlMs ?? 0;
+    this.limits = Object.freeze({ ...DEFAULT_TEMPLATE_LIMITS, ...options.limits });
   }
 
-  /** The state of one exporter domain, created on first use. */
-  domain(address: string, version: number, domainId: number): DomainState {
-    // Consecutive datagrams mostly come from the same domain: answered without building the
-    // map key (a string per datagram). Domains are never removed, so the last one stays valid.
+  /**
+   * The state of one exporter domain, created on first use (which may evict
+   * another), marked as used at `nowMs` (received time).
+   */
+  domain(address: string, version: number, domainId: number, nowMs: number): DomainState {
+    // Consecutive datagrams mostly come from the same domain: answered without a map lookup
+    // (a dropped domain is never `last`).
     const last = this.last;
-    if (last !== undefined && last.address === address && last.version === version && last.domainId === domainId) return last;
-    const key = domainKey(address, version, domainId);
-    let d = this.domains.get(key);
-    if (d === undefined) {
-      d = new DomainState(address, version, domainId);
-      this.domains.set(key, d);
+    if (last !== undefined && last.domainId === domainId && last.version === version && last.exporter.address === address) {
+      if (nowMs > last.usedMs) last.usedMs = nowMs;
+      return last;
     }
+    const key = version * 0x1_0000_0000 + domainId;
+    let e = this.exporters.get(address);
+    let d = e?.domains.get(key);
+    if (d === undefined) {
+      if (e !== undefined && e.domains.size >= this.limits.maxDomainsPerExporter) this.evictDomain(leastUsed(e.domains.values()));
+      if (this.order.size >= this.limits.maxDomains) this.evictDomain(this.oldestDomain());
+      // The evictions may have dropped the exporter's last domain, and so the exporter.
+      e = this.exporters.get(address);
+      if (e === undefined) {
+        e = new ExporterState(address, this.limits.budgetBurst);
+        e.budgetAtMs = nowMs;
+        this.exporters.set(address, e);
+      }
+      d = new DomainState(e, version, domainId);
+      d.orderedMs = nowMs;
+      e.domains.set(key, d);
+      this.order.set(d, true);
+    }
+    if (nowMs > d.usedMs) d.usedMs = nowMs;
     this.last = d;
     return d;
   }
 
-  /** The state of one exporter domain, if anything was ever learned about it. */
+  /** The state of one exporter domain, if anything is held for it. */
   findDomain(address: string, version: number, domainId: number): DomainState | undefined {
-    return this.domains.get(domainKey(address, version, domainId));
+    return this.exporters.get(address)?.domains.get(version * 0x1_0000_0000 + domainId);
   }
 
-  /** Every domain, for persistence and status output. */
-  allDomains(): IterableIterator<DomainState> {
-    return this.domains.values();
+  /** One exporter's state, if anything is held for it. */
+  findExporter(address: string): ExporterState | undefined {
+    return this.exporters.get(address);
+  }
+
+  /** Every exporter, for persistence. */
+  allExporters(): IterableIterator<ExporterState> {
+    return this.exporters.values();
+  }
+
+  /** Every domain, for status output. */
+  *allDomains(): IterableIterator<DomainState> {
+    for (const e of this.exporters.values()) yield* e.domains.values();
   }
 
   /** A template of a domain, unless it has expired by `nowMs` (`expire` removes and counts it later). */
@@ -109,7 +231,9 @@ export class TemplateCache {
 
   /**
    * Stores a template; a re-announcement with the same layout only refreshes
-   * its time and keeps the compiled decoder.
+   * its time and keeps the compiled decoder. A template beyond the bounds is
+   * refused: then a stored one of the same id goes too (its layout is no
+   * longer the exporter's).
    */
   set(
     domain: DomainState,
@@ -119,14 +243,46 @@ export class TemplateCache {
     fields: readonly TemplateField[],
     nowMs: number,
   ): TemplateChange {
+    const free = nowMs === RESTORING;
     const old = domain.templates.get(id);
     if (old !== undefined && sameLayout(old, options, scopeCount, fields)) {
-      this.refresh(old, nowMs);
+      this.refresh(old, free ? this.restoredSeenMs : nowMs);
       return 'refreshed';
     }
-    domain.templates.set(id, { id, options, scopeCount, fields, lastSeenMs: nowMs });
+    const e = domain.exporter;
+    if (fields.length > this.limits.maxFieldsPerTemplate || (!free && !this.spend(e, fields.length + TEMPLATE_BASE_COST, nowMs))) {
+      if (old !== undefined) this.remove(domain, old);
+      this.onBound(e.address, 'templatesRefused', 1);
+      return 'refused';
+    }
+    if (old !== undefined) this.remove(domain, old);
+    const t: Template = { id, options, scopeCount, fields, lastSeenMs: free ? this.restoredSeenMs : nowMs };
+    domain.templates.set(id, t);
+    this.account(domain, t, 1);
     this.revision++;
+    this.makeRoom(domain, t);
     return old === undefined ? 'added' : 'updated';
+  }
+
+  /**
+   * Stores a template saved before a restart, with the time it was last
+   * announced: bounded like any other, but free of the exporter's budget
+   * (it was paid for when it was announced).
+   */
+  restore(domain: DomainState, id: number, options: boolean, scopeCount: number, fields: readonly TemplateField[], lastSeenMs: number): TemplateChange {
+    this.restoredSeenMs = lastSeenMs;
+    return this.set(domain, id, options, scopeCount, fields, RESTORING);
+  }
+
+  /**
+   * Refuses a template without reading its fields (a decoder that saw more
+   * fields than `maxFieldsPerTemplate` calls this): counted, and a stored
+   * template of the same id goes.
+   */
+  refuse(domain: DomainState, id: number): void {
+    const old = domain.templates.get(id);
+    if (old !== undefined) this.remove(domain, old);
+    this.onBound(domain.address, 'templatesRefused', 1);
   }
 
   /**
@@ -140,35 +296,41 @@ export class TemplateCache {
 
   /** Removes one template; true when it existed. */
   withdraw(domain: DomainState, id: number): boolean {
-    const gone = domain.templates.delete(id);
-    if (gone) this.revision++;
-    return gone;
+    const t = domain.templates.get(id);
+    if (t === undefined) return false;
+    this.remove(domain, t);
+    return true;
   }
 
   /** Removes every data template (or every options template) of a domain; returns how many. */
   withdrawAll(domain: DomainState, options: boolean): number {
     let n = 0;
-    for (const [id, t] of domain.templates) {
+    for (const t of [...domain.templates.values()]) {
       if (t.options === options) {
-        domain.templates.delete(id);
+        this.remove(domain, t);
         n++;
       }
     }
-    if (n > 0) this.revision++;
     return n;
   }
 
-  /** Drops templates not announced within the TTL; returns them per exporter address. */
+  /**
+   * Drops templates not announced within the TTL, and domains left without
+   * templates that nothing used for as long; returns dropped templates per
+   * exporter address.
+   */
   expire(nowMs: number): Map<string, number> {
     const dropped = new Map<string, number>();
     if (this.ttlMs <= 0) return dropped;
-    for (const d of this.domains.values()) {
-      for (const [id, t] of d.templates) {
-        if (nowMs - t.lastSeenMs > this.ttlMs) {
-          d.templates.delete(id);
-          this.revision++;
-          dropped.set(d.address, (dropped.get(d.address) ?? 0) + 1);
+    for (const e of [...this.exporters.values()]) {
+      for (const d of [...e.domains.values()]) {
+        for (const t of [...d.templates.values()]) {
+          if (nowMs - t.lastSeenMs > this.ttlMs) {
+            this.remove(d, t);
+            bump(dropped, e.address, 1);
+          }
         }
+        if (d.templates.size === 0 && nowMs - d.usedMs > this.ttlMs) this.dropDomain(d);
       }
     }
     return dropped;
@@ -176,15 +338,126 @@ export class TemplateCache {
 
   /** Number of templates held over all domains. */
   get size(): number {
-    let n = 0;
-    for (const d of this.domains.values()) n += d.templates.size;
-    return n;
+    return this.templateCount;
+  }
+
+  /** Number of domains held over all exporters. */
+  get domainCount(): number {
+    return this.order.size;
+  }
+
+  /** Template fields held over all exporters. */
+  get fieldTotal(): number {
+    return this.fieldCount;
+  }
+
+  /** Takes `cost` from the exporter's budget, refilled since it was last asked; false when it cannot pay. */
+  private spend(e: ExporterState, cost: number, nowMs: number): boolean {
+    const { budgetPerSec, budgetBurst } = this.limits;
+    if (nowMs > e.budgetAtMs) {
+      e.budget = Math.min(budgetBurst, e.budget + ((nowMs - e.budgetAtMs) * budgetPerSec) / 1000);
+      e.budgetAtMs = nowMs;
+    }
+    if (e.budget < cost) return false;
+    e.budget -= cost;
+    return true;
+  }
+
+  /** After `added` was stored in `domain`: evicts templates until every bound holds again (never `added` itself). */
+  private makeRoom(domain: DomainState, added: Template): void {
+    const L = this.limits;
+    const e = domain.exporter;
+    while (domain.templates.size > L.maxTemplatesPerDomain) this.evictTemplate(domain, added, [domain]);
+    while (e.templates > L.maxTemplatesPerExporter) this.evictTemplate(domain, added, e.domains.values());
+    while (this.templateCount > L.maxTemplates || this.fieldCount > L.maxFields) {
+      // From whoever holds most, so one sender cannot push the others out.
+      let top: ExporterState = e;
+      for (const x of this.exporters.values()) if (x.fields > top.fields) top = x;
+      if (!this.evictTemplate(domain, added, top.domains.values())) break;
+    }
+  }
+
+  /** Evicts the least recently announced template among `domains` other than `keep`; false when there is none. */
+  private evictTemplate(keepDomain: DomainState, keep: Template, domains: Iterable<DomainState>): boolean {
+    let victim: Template | undefined;
+    let victimDomain: DomainState | undefined;
+    for (const d of domains) {
+      for (const t of d.templates.values()) {
+        if (t !== keep && (victim === undefined || t.lastSeenMs < victim.lastSeenMs)) {
+          victim = t;
+          victimDomain = d;
+        }
+      }
+    }
+    if (victim === undefined || victimDomain === undefined) {
+      // Only `keep` is left where room was needed: it goes itself rather than break a bound.
+      if (keepDomain.templates.get(keep.id) !== keep) return false;
+      victim = keep;
+      victimDomain = keepDomain;
+    }
+    this.remove(victimDomain, victim);
+    this.onBound(victimDomain.address, 'templatesEvicted', 1);
+    return victim !== keep;
+  }
+
+  private remove(domain: DomainState, t: Template): void {
+    if (domain.templates.get(t.id) !== t) return;
+    domain.templates.delete(t.id);
+    this.account(domain, t, -1);
+    this.revision++;
+  }
+
+  private account(domain: DomainState, t: Template, sign: 1 | -1): void {
+    const n = t.fields.length * sign;
+    domain.fields += n;
+    domain.exporter.fields += n;
+    domain.exporter.templates += sign;
+    domain.exporter.revision++;
+    this.fieldCount += n;
+    this.templateCount += sign;
+  }
+
+  /** The domain first in eviction order that was not used since it took its place there. */
+  private oldestDomain(): DomainState {
+    for (;;) {
+      const d = this.order.keys().next().value as DomainState;
+      if (d.usedMs <= d.orderedMs) return d;
+      // Used since: a second chance at the end of the order.
+      d.orderedMs = d.usedMs;
+      this.order.delete(d);
+      this.order.set(d, true);
+    }
+  }
+
+  private evictDomain(d: DomainState): void {
+    this.onBound(d.address, 'domainsEvicted', 1);
+    if (d.templates.size > 0) this.onBound(d.address, 'templatesEvicted', d.templates.size);
+    this.dropDomain(d);
+  }
+
+  private dropDomain(d: DomainState): void {
+    for (const t of [...d.templates.values()]) this.remove(d, t);
+    const e = d.exporter;
+    e.domains.delete(d.version * 0x1_0000_0000 + d.domainId);
+    this.order.delete(d);
+    if (this.last === d) this.last = undefined;
+    if (e.domains.size === 0) {
+      this.exporters.delete(e.address);
+      // Persistence sees the exporter gone through the cache's revision.
+      this.revision++;
+    }
   }
 }
 
-/** The map key of a domain. */
-export function domainKey(address: string, version: number, domainId: number): string {
-  return `${address}|${version}|${domainId}`;
+function bump(m: Map<string, number>, key: string, n: number): void {
+  m.set(key, (m.get(key) ?? 0) + n);
+}
+
+/** The domain used least recently (first met among equals). */
+function leastUsed(domains: Iterable<DomainState>): DomainState {
+  let best: DomainState | undefined;
+  for (const d of domains) if (best === undefined || d.usedMs < best.usedMs) best = d;
+  return best!;
 }
 
 function sameLayout(t: Template, options: boolean, scopeCount: number, fields: readonly TemplateField[]): boolean {
@@ -216,6 +489,10 @@ export interface PendingOptions {
   maxSets: number;
   /** A set held longer than this (received-time ms) is dropped. */
   maxAgeMs: number;
+  /** Most bytes held at once over all exporters (each set is a copy of up to 64 KiB). */
+  maxBytes: number;
+  /** Most sets one exporter address may hold: a sender whose data never finds a template cannot push out the others'. */
+  maxSetsPerExporter: number;
 }
 
 /** What the pending buffer answers when nothing goes (shared: it is asked on every datagram). */
@@ -224,6 +501,10 @@ const NONE: readonly PendingSet[] = Object.freeze([]);
 /** A bounded FIFO of data sets waiting for their template. */
 export class PendingBuffer {
   private items: PendingSet[] = [];
+  private bytes = 0;
+  private readonly perExporter = new Map<string, number>();
+  /** Sets held per domain: a template refresh asks on every datagram, answered without a scan when none wait. */
+  private readonly perDomain = new Map<DomainState, number>();
 
   constructor(readonly options: PendingOptions) {}
 
@@ -232,15 +513,49 @@ export class PendingBuffer {
     return this.items.length;
   }
 
+  /** Bytes held now. */
+  get heldBytes(): number {
+    return this.bytes;
+  }
+
   /**
-   * Holds a set; returns the sets evicted to respect the bound (oldest first),
+   * Holds a set; returns the sets evicted to respect the bounds (the
+   * exporter's own oldest when it holds its share, else the oldest of all),
    * so the caller can count them against their exporter.
    */
   hold(item: PendingSet): readonly PendingSet[] {
-    if (this.options.maxSets <= 0) return [item];
+    const o = this.options;
+    if (o.maxSets <= 0 || item.body.length > o.maxBytes) return [item];
+    const address = item.domain.address;
+    const gone: PendingSet[] = [];
+    if ((this.perExporter.get(address) ?? 0) >= o.maxSetsPerExporter) {
+      const i = this.items.findIndex((it) => it.domain.address === address);
+      gone.push(...this.removeAt(i));
+    }
     this.items.push(item);
-    if (this.items.length <= this.options.maxSets) return NONE;
-    return this.items.splice(0, this.items.length - this.options.maxSets);
+    this.bytes += item.body.length;
+    this.perExporter.set(address, (this.perExporter.get(address) ?? 0) + 1);
+    this.perDomain.set(item.domain, (this.perDomain.get(item.domain) ?? 0) + 1);
+    while (this.items.length > o.maxSets || this.bytes > o.maxBytes) gone.push(...this.removeAt(0));
+    return gone.length === 0 ? NONE : gone;
+  }
+
+  private removeAt(i: number): PendingSet[] {
+    if (i < 0) return [];
+    const [it] = this.items.splice(i, 1);
+    this.forget(it!);
+    return [it!];
+  }
+
+  private forget(it: PendingSet): void {
+    this.bytes -= it.body.length;
+    const address = it.domain.address;
+    const n = (this.perExporter.get(address) ?? 1) - 1;
+    if (n <= 0) this.perExporter.delete(address);
+    else this.perExporter.set(address, n);
+    const m = (this.perDomain.get(it.domain) ?? 1) - 1;
+    if (m <= 0) this.perDomain.delete(it.domain);
+    else this.perDomain.set(it.domain, m);
   }
 
   /** Removes and returns the sets older than maxAgeMs at `nowMs`. */
@@ -253,16 +568,18 @@ export class PendingBuffer {
     const gone: PendingSet[] = [];
     for (const it of this.items) (nowMs - it.receivedMs > this.options.maxAgeMs ? gone : keep).push(it);
     if (gone.length > 0) this.items = keep;
+    for (const it of gone) this.forget(it);
     return gone;
   }
 
   /** Removes and returns the sets waiting for template `id` of `domain`. */
   take(domain: DomainState, id: number): readonly PendingSet[] {
-    if (this.items.length === 0) return NONE;
+    if (this.items.length === 0 || !this.perDomain.has(domain)) return NONE;
     const keep: PendingSet[] = [];
     const hit: PendingSet[] = [];
     for (const it of this.items) (it.domain === domain && it.templateId === id ? hit : keep).push(it);
     if (hit.length > 0) this.items = keep;
+    for (const it of hit) this.forget(it);
     return hit;
   }
 }

@@ -23,7 +23,7 @@ import type { RemoteInfo, Socket } from 'node:dgram';
 import { getPriority, setPriority } from 'node:os';
 import ipaddr from 'ipaddr.js';
 import { createFlowDecoder, type FlowDecoder } from './decoder.js';
-import type { TemplateCache } from './template-cache.js';
+import type { TemplateCache, TemplateLimits } from './template-cache.js';
 import type { FlowSink } from './flow-sink.js';
 import { join } from 'node:path';
 import { FailureSignal } from './failure-signal.js';
@@ -55,6 +55,12 @@ export interface FlowSourceConfig {
   pendingMaxAgeSec?: number;
   /** Data sets held at most while waiting for their template (default 1024). */
   pendingMaxSets?: number;
+  /** Bytes of held data sets at most (default 8 MiB). */
+  pendingMaxBytes?: number;
+  /** Held data sets at most per exporter address (default 256). */
+  pendingMaxSetsPerExporter?: number;
+  /** Bounds of the template store (unset ones take DEFAULT_TEMPLATE_LIMITS). */
+  templateLimits?: Partial<TemplateLimits>;
 }
 
 /** The part of a pino logger the listener uses. */
@@ -275,7 +281,7 @@ interface SourceState {
   config: FlowSourceConfig;
   ingest: SourceIngest;
   /** Saves the source's templates (no-op without a template dir). */
-  save: () => void;
+  save: (all?: boolean) => void;
   /** True when templates changed since the last save (always false without a template dir). */
   changed: () => boolean;
   received: number;
@@ -387,8 +393,8 @@ export function planSockets(configs: Readonly<Record<string, FlowSourceConfig>>)
 /** A source's decoder with, when `templateDir` is set, its templates loaded from and saved to disk. */
 export interface SourceDecoder {
   decoder: FlowDecoder;
-  /** Saves the templates (no-op without a template dir); errors are thrown to the caller. */
-  save(): void;
+  /** Saves the templates of exporters that changed, or with `all` of every one (no-op without a template dir); errors are thrown to the caller. */
+  save(all?: boolean): void;
   /** True when a template was added, changed or removed since the last save (false without a template dir). */
   changed(): boolean;
 }
@@ -402,35 +408,36 @@ export function openSourceDecoder(
   logger?: ListenerLogger,
 ): SourceDecoder {
   const ttlMs = cfg.templateTtlSec !== undefined ? cfg.templateTtlSec * 1000 : opts.templateTtlMs;
+  const limits = cfg.templateLimits ?? {};
   const persistence = opts.templateDir
-    ? new TemplatePersistence({ path: join(opts.templateDir, `${name}.msgpack`), now, ttlMs })
+    ? new TemplatePersistence({ dir: join(opts.templateDir, name), legacyPath: join(opts.templateDir, `${name}.msgpack`), now, ttlMs, limits })
     : undefined;
   let templates: TemplateCache | undefined;
   if (persistence) {
-    try {
-      templates = persistence.load();
-      if (templates.size > 0) logger?.info({ source: name, templates: templates.size }, 'flow templates restored');
-    } catch (err) {
-      // A damaged file costs the templates until exporters resend them, never the start.
-      logger?.warn({ source: name, err }, 'saved flow templates unreadable; starting without them');
-    }
+    templates = persistence.load();
+    if (templates.size > 0) logger?.info({ source: name, templates: templates.size, exporters: [...templates.allExporters()].length }, 'flow templates restored');
+    // A damaged file costs its exporter's templates until it resends them, never the start.
+    for (const err of persistence.unreadable) logger?.warn({ source: name, err }, 'saved flow templates unreadable; that exporter starts without them');
   }
   const decoder = createFlowDecoder(
     {
       samplingOverride: { ...cfg.sampling },
       templateTtlMs: ttlMs,
+      templateLimits: limits,
       ...(cfg.pendingMaxAgeSec !== undefined && { pendingMaxAgeMs: cfg.pendingMaxAgeSec * 1000 }),
       ...(cfg.pendingMaxSets !== undefined && { pendingMaxSets: cfg.pendingMaxSets }),
+      ...(cfg.pendingMaxBytes !== undefined && { pendingMaxBytes: cfg.pendingMaxBytes }),
+      ...(cfg.pendingMaxSetsPerExporter !== undefined && { pendingMaxSetsPerExporter: cfg.pendingMaxSetsPerExporter }),
     },
     templates,
   );
   let savedRevision = decoder.templates.revision;
   return {
     decoder,
-    save() {
+    save(all = false) {
       if (!persistence) return;
       const revision = decoder.templates.revision;
-      persistence.save(decoder.templates);
+      persistence.save(decoder.templates, all);
       savedRevision = revision;
     },
     changed() {
@@ -831,7 +838,7 @@ class Listeners implements FlowListeners {
     this.logThrottle = new LogThrottle(opts.logEveryMs);
     const sink = this.fault.wrapSink(deps.sink);
     const plan = planSockets(configs);
-    const state = (name: string, config: FlowSourceConfig, ingest: SourceIngest, save = (): void => {}, changed = (): boolean => false): SourceState => ({
+    const state = (name: string, config: FlowSourceConfig, ingest: SourceIngest, save = (_all?: boolean): void => {}, changed = (): boolean => false): SourceState => ({
       name,
       config,
       save,
@@ -847,7 +854,7 @@ class Listeners implements FlowListeners {
     plan.names.forEach((name) => {
       const cfg = configs[name]!;
       let decoder: FlowDecoder;
-      let save: () => void = () => {};
+      let save: (all?: boolean) => void = () => {};
       let changed: () => boolean = () => false;
       if (deps.createDecoder) decoder = deps.createDecoder(name, cfg);
       else ({ decoder, save, changed } = openSourceDecoder(name, cfg, opts, this.now, this.logger));
@@ -904,7 +911,8 @@ class Listeners implements FlowListeners {
     for (const s of this.sources) {
       if (onlyChanged && !s.changed()) continue;
       try {
-        s.save();
+        // The periodic and the final save write every exporter, so re-announcement times are kept too.
+        s.save(!onlyChanged);
       } catch (err) {
         s.ingestErrors++;
         this.rateLog('error', `save:${s.name}`, { source: s.name, step: 'save', err, ingestErrors: s.ingestErrors }, 'flow templates could not be saved');
