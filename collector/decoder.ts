@@ -36,7 +36,7 @@ import type { FlowBatch } from './flow-batch.js';
 import { decodeIpfix } from './ipfix.js';
 import { decodeV5Records, readV5Header } from './netflow-v5.js';
 import { decodeV9 } from './netflow-v9.js';
-import { PendingBuffer, TemplateCache, type DomainState } from './template-cache.js';
+import { PendingBuffer, TemplateCache, type DomainState, type TemplateLimits } from './template-cache.js';
 import { normaliseInterval } from './sampling.js';
 
 /** Who sent a datagram: its address as text (counter key) and as 16 bytes (IPv4-mapped for IPv4). */
@@ -71,6 +71,12 @@ export interface FlowDecoderConfig {
   pendingMaxSets: number;
   /** Held data older than this (by received time) is dropped and counted. */
   pendingMaxAgeMs: number;
+  /** Bytes of held data at most, over all exporters. */
+  pendingMaxBytes: number;
+  /** Data sets held at most for one exporter address. */
+  pendingMaxSetsPerExporter: number;
+  /** Bounds of the template store (see TemplateLimits); unset ones take their defaults. */
+  templateLimits: Partial<TemplateLimits>;
   /** Exporter address → sampling interval that overrides whatever the exporter says. */
   samplingOverride: Readonly<Record<string, number>>;
   /** Plausible values (times, sampling intervals). */
@@ -89,6 +95,9 @@ export const DEFAULT_DECODER_CONFIG: Readonly<FlowDecoderConfig> = Object.freeze
   templateTtlMs: 3_600_000,
   pendingMaxSets: 1024,
   pendingMaxAgeMs: 60_000,
+  pendingMaxBytes: 8 * 1024 * 1024,
+  pendingMaxSetsPerExporter: 256,
+  templateLimits: {},
   samplingOverride: {},
   limits: DEFAULT_VALUE_LIMITS,
 });
@@ -159,9 +168,15 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
   for (const [addr, n] of Object.entries(cfg.samplingOverride)) {
     if (!Number.isInteger(n) || n < 1) throw new Error(`samplingOverride for ${addr} must be an integer ≥ 1`);
   }
-  const store = templates ?? new TemplateCache({ ttlMs: cfg.templateTtlMs });
-  const pending = new PendingBuffer({ maxSets: cfg.pendingMaxSets, maxAgeMs: cfg.pendingMaxAgeMs });
+  const store = templates ?? new TemplateCache({ ttlMs: cfg.templateTtlMs, limits: cfg.templateLimits });
+  const pending = new PendingBuffer({
+    maxSets: cfg.pendingMaxSets,
+    maxAgeMs: cfg.pendingMaxAgeMs,
+    maxBytes: cfg.pendingMaxBytes,
+    maxSetsPerExporter: cfg.pendingMaxSetsPerExporter,
+  });
   const counters = new CollectorCounters();
+  store.onBound = (address, event, n) => counters.add(counters.exporter(address), event, n);
   // Overrides keyed by the normalised address text, as ExporterRef carries it.
   const overrides = new Map<string, number>();
   for (const [addr, n] of Object.entries(cfg.samplingOverride)) {
@@ -254,7 +269,7 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
     const header = readV5Header(buf);
     if (header === undefined) return false;
     // v5 has no domain id; engine type/id play that role for sequence numbers.
-    const domain = store.domain(env.exporter.address, 5, (header.engineType << 8) | header.engineId);
+    const domain = store.domain(env.exporter.address, 5, (header.engineType << 8) | header.engineId, env.receivedMs);
     trackSequence(domain, header.sequence, header.count, env);
     const interval = env.overrideInterval || normaliseInterval(header.samplingInterval);
     decodeV5Records(buf, header, env.exporter.bytes16, env.receivedMs, interval, out);

@@ -21,6 +21,30 @@ const databaseUrl = z
   .string()
   .regex(/^(sqlite:.+|mysql:\/\/.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:PATH, mysql://… or postgres://…');
 
+const templateLimitsSchema = z
+  .object({
+    /** A template with more fields is refused. */
+    maxFieldsPerTemplate: z.number().int().positive(),
+    /** Templates per observation domain. */
+    maxTemplatesPerDomain: z.number().int().positive(),
+    /** Observation domains (v9 source ids) per exporter address. */
+    maxDomainsPerExporter: z.number().int().positive(),
+    /** Templates per exporter address. */
+    maxTemplatesPerExporter: z.number().int().positive(),
+    /** Domains over all exporters of the source. */
+    maxDomains: z.number().int().positive(),
+    /** Templates over all exporters of the source. */
+    maxTemplates: z.number().int().positive(),
+    /** Template fields over all exporters of the source. */
+    maxFields: z.number().int().positive(),
+    /** Template budget refill per exporter, in fields per second. */
+    budgetPerSec: z.number().positive(),
+    /** Template budget per exporter at most, in fields. */
+    budgetBurst: z.number().positive(),
+  })
+  .partial()
+  .strict();
+
 const flowSourceSchema = z
   .object({
     /** Where the UDP listener binds. */
@@ -37,6 +61,22 @@ const flowSourceSchema = z
     pendingMaxAgeSec: z.number().int().positive().default(60),
     /** Data sets held at most while waiting for their template (0 = hold none). */
     pendingMaxSets: z.number().int().min(0).default(1024),
+    /** Bytes of held data sets at most (each is a copy of up to 64 KiB). */
+    pendingMaxBytes: z.number().int().min(0).default(8 * 1024 * 1024),
+    /** Held data sets at most per exporter address, so one sender cannot push out the others'. */
+    pendingMaxSetsPerExporter: z.number().int().positive().default(256),
+    /** Bounds of the template store; each is counted when hit (docs/netflow.md, "Hostile exporters"). */
+    templateLimits: templateLimitsSchema.default({}),
+    /** Flow times before this instant are implausible: replaced by the export time and counted (`timestampsClamped`). */
+    minFlowTime: z
+      .string()
+      .regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/, 'must be an ISO 8601 date (UTC) or date-time with an offset, e.g. 1990-01-01')
+      .refine((t) => Number.isFinite(Date.parse(t)), 'must be a real date')
+      .default('1990-01-01'),
+    /** Flow times later than this many seconds after the datagram's receipt are implausible, as above. */
+    maxFutureSec: z.number().int().min(0).default(86_400),
+    /** Sampling intervals from the wire above this are refused, not applied, and counted (`samplingRefused`). */
+    maxSamplingInterval: z.number().int().min(1).max(0xffffffff).default(2 ** 24),
   })
   .strict();
 
@@ -254,8 +294,9 @@ export const configSchema = z
     database: databaseSchema.default({ connectTimeoutMs: 2000, statementTimeoutMs: 4000, operationTimeoutMs: 5000 }),
     hotspot: hotspotSchema.default({ disabledGroup: 'daloRADIUS-Disabled-Users', maxPerPage: 2000 }),
     flowSources: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), flowSourceSchema).default({
-      netflow: { listen: '0.0.0.0:2055', exporters: [], receiveBuffer: 8 * 1024 * 1024, sampling: {}, templateTtlSec: 3600, pendingMaxAgeSec: 60, pendingMaxSets: 1024 },
-      lentor: { listen: '0.0.0.0:2056', exporters: [], receiveBuffer: 8 * 1024 * 1024, sampling: {}, templateTtlSec: 3600, pendingMaxAgeSec: 60, pendingMaxSets: 1024 },
+      // Every other key of a source takes the schema's default.
+      netflow: flowSourceSchema.parse({ listen: '0.0.0.0:2055' }),
+      lentor: flowSourceSchema.parse({ listen: '0.0.0.0:2056' }),
     }),
     entities: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/), entitySchema).default({
       default: {
