@@ -37,6 +37,12 @@ const ctx: RecordContext = {
   interval: 1,
   override: 0,
   samplers: new Map(),
+  minTimeMs: 0,
+  maxTimeMs: 0,
+  clampMs: 0,
+  maxInterval: 0,
+  clamped: 0,
+  refused: 0,
 };
 
 /**
@@ -58,8 +64,13 @@ export function decodeWithTemplate(
     // v9 scope field types (System, Interface…) are not IANA elements;
     // IPFIX scope fields are, and Cisco puts the sampler id there.
     const skipScope = domain.version === 9 ? t.scopeCount : 0;
-    const n = walkOptionsRecords(b, p, end, t.fields, skipScope, (v) => applyOptions(domain, v));
+    let refused = 0;
+    const maxInterval = env.limits.maxSamplingInterval;
+    const n = walkOptionsRecords(b, p, end, t.fields, skipScope, (v) => {
+      if (applyOptions(domain, v, maxInterval) === 'refused') refused++;
+    });
     if (n > 0) env.counters.add(env.exporterCounters, 'optionsRecords', n);
+    if (refused > 0) env.counters.add(env.exporterCounters, 'samplingRefused', refused);
     return n;
   }
   const base: UptimeBase = domain.version === 9 ? 'header' : 'systemInit';
@@ -72,17 +83,31 @@ export function decodeWithTemplate(
   ctx.interval = domain.defaultInterval || 1;
   ctx.override = env.overrideInterval;
   ctx.samplers = domain.samplers;
+  // The plausible window is anchored on the received time (the decoders read no clock).
+  const limits = env.limits;
+  ctx.minTimeMs = limits.minTimeMs;
+  ctx.maxTimeMs = header.receivedMs + limits.maxFutureMs;
+  ctx.clampMs = header.exportMs >= ctx.minTimeMs && header.exportMs <= ctx.maxTimeMs ? header.exportMs : header.receivedMs;
+  ctx.maxInterval = limits.maxSamplingInterval;
+  ctx.clamped = 0;
+  ctx.refused = 0;
   const before = out.length;
   const n = compiled.decode(b, p, end, out, ctx);
   if (n > 0) {
     const skipped = n - (out.length - before);
     if (skipped > 0) env.counters.add(env.exporterCounters, 'recordsWithoutAddress', skipped);
   }
+  if (ctx.clamped > 0) env.counters.add(env.exporterCounters, 'timestampsClamped', ctx.clamped);
+  if (ctx.refused > 0) env.counters.add(env.exporterCounters, 'samplingRefused', ctx.refused);
   return n;
 }
 
-/** Takes in what one options data record says about sampling and time. */
-export function applyOptions(domain: DomainState, v: OptionsValues): void {
+/**
+ * Takes in what one options data record says about sampling and time. An interval above
+ * `maxInterval` is refused: not learnt, so the domain's previous interval (1 if none) stays
+ * in force; returns `refused` then, for the caller to count.
+ */
+export function applyOptions(domain: DomainState, v: OptionsValues, maxInterval: number): 'refused' | undefined {
   const init = v.get(IE.systemInitTimeMilliseconds);
   if (init !== undefined) domain.systemInitMs = init;
   let interval = v.get(IE.samplingInterval) ?? v.get(IE.samplerRandomInterval) ?? Number.NaN;
@@ -92,9 +117,11 @@ export function applyOptions(domain: DomainState, v: OptionsValues): void {
     if (pi !== undefined) interval = packetSpaceInterval(pi, v.get(IE.samplingPacketSpace) ?? 0);
     else if (size !== undefined) interval = populationInterval(size, v.get(IE.samplingPopulation) ?? 0);
   }
-  if (!(interval >= 1)) return;
+  if (!(interval >= 1)) return undefined;
+  if (interval > maxInterval) return 'refused';
   const samplerId = v.get(IE.samplerId) ?? v.get(IE.selectorId) ?? Number.NaN;
   learnSampling(domain, { samplerId, interval });
+  return undefined;
 }
 
 /**

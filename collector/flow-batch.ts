@@ -26,6 +26,11 @@ export const NUMERIC_COLUMNS = [
   'outputIf',
   'srcAs',
   'dstAs',
+  // bytes and packets are float64, exact to 2^53; for a larger count the column holds the
+  // nearest float64 and this the (signed) difference, so that bytes + bytesRest is exact.
+  // Zero for every honest flow. See `exactCount`.
+  'bytesRest',
+  'packetsRest',
 ] as const;
 
 /** Names of the 16-byte address columns. */
@@ -34,7 +39,11 @@ export const ADDRESS_COLUMNS = ['srcAddr', 'dstAddr', 'nextHop', 'exporter'] as 
 export type NumericColumn = (typeof NUMERIC_COLUMNS)[number];
 export type AddressColumn = (typeof ADDRESS_COLUMNS)[number];
 
-/** The typed array each numeric column uses; 64-bit counters are float64 (exact to 2^53). */
+/**
+ * The typed array each numeric column uses. 64-bit counters are float64 (exact to 2^53, which
+ * every consumer sums and compares as numbers) plus a rest column that makes them exact up to
+ * 2^64 − 1 and beyond (a counter scaled by sampling): see `exactCount`.
+ */
 export interface NumericArrays {
   received: Float64Array;
   start: Float64Array;
@@ -52,6 +61,8 @@ export interface NumericArrays {
   outputIf: Uint32Array;
   srcAs: Uint32Array;
   dstAs: Uint32Array;
+  bytesRest: Float64Array;
+  packetsRest: Float64Array;
 }
 
 type ArrayCtor = Float64ArrayConstructor | Uint32ArrayConstructor | Uint16ArrayConstructor | Uint8ArrayConstructor;
@@ -74,6 +85,8 @@ export const COLUMN_TYPES: { readonly [K in NumericColumn]: ArrayCtor } = {
   outputIf: Uint32Array,
   srcAs: Uint32Array,
   dstAs: Uint32Array,
+  bytesRest: Float64Array,
+  packetsRest: Float64Array,
 };
 
 /** Whether this platform stores a word's low byte first (address columns are then read and written as words). */
@@ -339,4 +352,29 @@ export function formatAddress(column: Uint8Array, i: number): string {
   const head = words.slice(0, bestStart).join(':');
   const tail = words.slice(bestStart + bestLen).join(':');
   return `${head}::${tail}`;
+}
+
+/** Counts below this are exact as float64; above it a count column holds the nearest float64 and its rest column the difference. */
+export const EXACT_FLOAT_LIMIT = 2 ** 53;
+
+/**
+ * The count `hi` × 2^32 + `lo` (two unsigned 32-bit words) times `factor` (a sampling
+ * interval, an integer ≥ 1), exactly: returns the nearest float64 and writes the rest (exact
+ * count − that float, an integer) to `rest[0]`. The decoders' rare path, taken only when the
+ * plain float product reaches 2^53; the values and the factor are bounded, so the BigInt work is too.
+ */
+export function scaleCount(hi: number, lo: number, factor: number, rest: Float64Array): number {
+  const exact = ((BigInt(hi) << 32n) + BigInt(lo)) * BigInt(Math.max(1, Math.floor(factor)));
+  const f = Number(exact);
+  rest[0] = Number(exact - BigInt(f));
+  return f;
+}
+
+/** The exact count a column stores as `value` + `rest`: a number up to 2^53 − 1, a bigint above. */
+export function exactCount(value: number, rest: number): number | bigint {
+  if (rest === 0 && Number.isSafeInteger(value)) return value;
+  // Decoders write integers only; anything else (a damaged or foreign file) is the float as it is, truncated.
+  if (!Number.isFinite(value) || !Number.isFinite(rest)) return 0;
+  const v = BigInt(Math.trunc(value)) + BigInt(Math.trunc(rest));
+  return v <= BigInt(Number.MAX_SAFE_INTEGER) && v >= -BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
 }

@@ -14,7 +14,9 @@
  * low 14; flowSeq counts flows (not packets), so the next header's sequence
  * is this one's plus `count`.
  */
-import type { FlowBatch } from './flow-batch.js';
+import type { DecodeEnv, ValueLimits } from './decoder.js';
+import { EXACT_FLOAT_LIMIT, scaleCount, type FlowBatch } from './flow-batch.js';
+import { normaliseInterval } from './sampling.js';
 
 /** Bytes in the v5 header. */
 export const V5_HEADER_LENGTH = 24;
@@ -48,10 +50,43 @@ export function readV5Header(buf: Buffer): V5Header | undefined {
   };
 }
 
+/** Plausibility checks for decodeV5Records: the bounds, and how many flow times they replaced (added to). */
+export interface V5Checks {
+  readonly limits: ValueLimits;
+  clamped: number;
+}
+
+// Reused by decodeV5Datagram (decoding is synchronous and never re-entered).
+const checks: { limits: ValueLimits; clamped: number } = { limits: { minTimeMs: -Infinity, maxFutureMs: Infinity, maxSamplingInterval: Infinity }, clamped: 0 };
+
+/**
+ * Decodes a checked v5 datagram for the flow decoder: resolves the sampling interval (the
+ * configured override, else the header's; a header interval above the bound is refused, counted,
+ * and the flows taken as unsampled, as v5 has nothing else to fall back on), clamps implausible
+ * flow times and counts them. Returns rows added.
+ */
+export function decodeV5Datagram(buf: Buffer, header: V5Header, env: DecodeEnv, out: FlowBatch): number {
+  let interval = env.overrideInterval;
+  if (interval === 0) {
+    interval = normaliseInterval(header.samplingInterval);
+    if (interval > env.limits.maxSamplingInterval) {
+      env.counters.add(env.exporterCounters, 'samplingRefused');
+      interval = 1;
+    }
+  }
+  checks.limits = env.limits;
+  checks.clamped = 0;
+  const rows = decodeV5Records(buf, header, env.exporter.bytes16, env.receivedMs, interval, out, checks);
+  if (checks.clamped > 0) env.counters.add(env.exporterCounters, 'timestampsClamped', checks.clamped);
+  return rows;
+}
+
 /**
  * Appends the records of a checked v5 datagram to `out`; returns rows added.
  * `interval` is the sampling interval to apply (≥ 1), already resolved
- * against any configured override.
+ * against any configured override. With `checks`, a flow time outside the
+ * plausible window (anchored on `receivedMs`) becomes the header's export
+ * time (the received time when that is implausible too) and is counted there.
  */
 export function decodeV5Records(
   buf: Buffer,
@@ -60,12 +95,19 @@ export function decodeV5Records(
   receivedMs: number,
   interval: number,
   out: FlowBatch,
+  checks?: V5Checks,
 ): number {
   const count = header.count;
   out.reserve(count);
   const uptime = buf.readUInt32BE(4);
   // Header time in ms; nsecs refines the second (sub-ms part dropped).
   const exportMs = buf.readUInt32BE(8) * 1000 + Math.floor(buf.readUInt32BE(12) / 1e6);
+  const tMin = checks ? checks.limits.minTimeMs : -Infinity;
+  const tMax = checks ? receivedMs + checks.limits.maxFutureMs : Infinity;
+  const tClamp = exportMs >= tMin && exportMs <= tMax ? exportMs : receivedMs;
+  let clamped = 0;
+  // u32 counters times the interval stay below 2^53 unless a configured override is above 2^21.
+  const wide = interval * 0xffffffff >= EXACT_FLOAT_LIMIT;
   const c = out.cols;
   const src = out.srcAddr;
   const dst = out.dstAddr;
@@ -80,12 +122,31 @@ export function decodeV5Records(
     for (let j = 0; j < 16; j++) ex[o + j] = exporter[j]!;
     c.inputIf[row] = (buf[p + 12]! << 8) | buf[p + 13]!;
     c.outputIf[row] = (buf[p + 14]! << 8) | buf[p + 15]!;
-    c.packets[row] = buf.readUInt32BE(p + 16) * interval;
-    c.bytes[row] = buf.readUInt32BE(p + 20) * interval;
+    if (!wide) {
+      c.packets[row] = buf.readUInt32BE(p + 16) * interval;
+      c.bytes[row] = buf.readUInt32BE(p + 20) * interval;
+      c.packetsRest[row] = 0;
+      c.bytesRest[row] = 0;
+    } else {
+      c.packets[row] = scaleCount(0, buf.readUInt32BE(p + 16), interval, WIDE_REST);
+      c.packetsRest[row] = WIDE_REST[0]!;
+      c.bytes[row] = scaleCount(0, buf.readUInt32BE(p + 20), interval, WIDE_REST);
+      c.bytesRest[row] = WIDE_REST[0]!;
+    }
     // Uptime-relative: a signed 32-bit difference survives the uptime wrap
     // (every 49.7 days) and a first/last a few ms after the header's uptime.
-    c.start[row] = exportMs - ((uptime - buf.readUInt32BE(p + 24)) | 0);
-    c.end[row] = exportMs - ((uptime - buf.readUInt32BE(p + 28)) | 0);
+    let start = exportMs - ((uptime - buf.readUInt32BE(p + 24)) | 0);
+    let end = exportMs - ((uptime - buf.readUInt32BE(p + 28)) | 0);
+    if (!(start >= tMin && start <= tMax)) {
+      start = tClamp;
+      clamped++;
+    }
+    if (!(end >= tMin && end <= tMax)) {
+      end = tClamp;
+      clamped++;
+    }
+    c.start[row] = start;
+    c.end[row] = end;
     c.received[row] = receivedMs;
     c.srcPort[row] = (buf[p + 32]! << 8) | buf[p + 33]!;
     c.dstPort[row] = (buf[p + 34]! << 8) | buf[p + 35]!;
@@ -99,8 +160,11 @@ export function decodeV5Records(
     row++;
   }
   out.length = row;
+  if (checks) checks.clamped += clamped;
   return count;
 }
+
+const WIDE_REST = new Float64Array(1);
 
 function writeV4(col: Uint8Array, o: number, buf: Buffer, p: number): void {
   for (let j = 0; j < 10; j++) col[o + j] = 0;

@@ -12,7 +12,7 @@
  * Options data records (sampling, system init time) are rare and go through
  * a plain interpreter (`walkOptionsRecords`).
  */
-import { LITTLE_ENDIAN, MAPPED_WORD, type FlowBatch } from './flow-batch.js';
+import { LITTLE_ENDIAN, MAPPED_WORD, scaleCount, type FlowBatch } from './flow-batch.js';
 import { IE, NTP_UNIX_OFFSET_S, VARIABLE_LENGTH } from './ie-registry.js';
 import type { Template, TemplateField } from './template-cache.js';
 
@@ -33,6 +33,17 @@ export interface RecordContext {
   override: number;
   /** Sampler id → interval of the domain. */
   samplers: Map<number, number>;
+  /** Flow times before this (ms since epoch) are implausible. */
+  minTimeMs: number;
+  /** Flow times after this are implausible: the received time plus the future allowed. */
+  maxTimeMs: number;
+  /** What replaces an implausible flow time: the export time, or the received time when that is implausible too. */
+  clampMs: number;
+  /** A record's own sampling interval above this is refused (not applied). */
+  maxInterval: number;
+  /** Set by the decoder, for the caller to count: flow times it replaced, and intervals it refused, in this set. */
+  clamped: number;
+  refused: number;
 }
 
 /** Appends the records of one data set; returns records read, or -1 when the set is malformed. */
@@ -156,6 +167,9 @@ function readUint(pos: string, len: number): string {
   }
 }
 
+// Where scaleCount leaves the rest of a wide counter (decoders are synchronous, so one is enough).
+const WIDE_REST = new Float64Array(1);
+
 /** Builds the decoder of a data template. */
 export function compileTemplate(fields: readonly TemplateField[], base: UptimeBase): CompiledTemplate {
   const minLength = minRecordLength(fields);
@@ -267,16 +281,34 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
   const endT = timeOf('endS', 'endMs', 'endUs', 'endNs', 'endUp', 'endDelta');
   const dur = has('durMs') ? val('durMs') : has('durUs') ? `(${val('durUs')} / 1000)` : undefined;
   let times: string;
-  if (startT !== undefined && endT !== undefined) times = `const ts = ${startT}; const te = ${endT};`;
-  else if (endT !== undefined) times = `const te = ${endT}; const ts = ${dur !== undefined ? `te - ${dur}` : 'te'};`;
-  else if (startT !== undefined) times = `const ts = ${startT}; const te = ${dur !== undefined ? `ts + ${dur}` : 'ts'};`;
-  else times = 'const ts = exportMs; const te = exportMs;';
+  if (startT !== undefined && endT !== undefined) times = `let ts = ${startT}; let te = ${endT};`;
+  else if (endT !== undefined) times = `let te = ${endT}; let ts = ${dur !== undefined ? `te - ${dur}` : 'te'};`;
+  else if (startT !== undefined) times = `let ts = ${startT}; let te = ${dur !== undefined ? `ts + ${dur}` : 'ts'};`;
+  else times = 'let ts = exportMs; let te = exportMs;';
+  // A time outside the plausible window (garbage, an unset clock, 0xFF…; NaN fails both tests)
+  // becomes the export time and is counted: the row stays, sorted and shown where it arrived.
+  times += ` if (!(ts >= tMin && ts <= tMax)) { ts = tClamp; clamped++; } if (!(te >= tMin && te <= tMax)) { te = tClamp; clamped++; }`;
 
   // Sampling interval for this record.
   const fallback = has('sampler') ? `(smp.size > 0 ? (smp.get(${val('sampler')}) ?? defIv) : defIv)` : 'defIv';
+  // A record's own interval above the bound is refused and counted: the record is taken as if it
+  // named none (its sampler's or the domain's interval, else 1).
   const iv = has('interval')
-    ? `let iv = defIv; if (ovr === 0) { const v = ${val('interval')}; iv = v >= 1 ? (v > 4294967295 ? 4294967295 : v) : ${fallback}; }`
+    ? `let iv = defIv; if (ovr === 0) { const v = ${val('interval')}; if (v > ivMax) { refused++; iv = ${fallback}; } else iv = v >= 1 ? v : ${fallback}; }`
     : `const iv = ${fallback === 'defIv' ? 'defIv' : `ovr > 0 ? ovr : ${fallback}`};`;
+
+  // Counters scaled by the interval, exact: the float product while it is below 2^53 (every
+  // honest flow), else scaleCount's nearest float and rest (see flow-batch.ts). Counters of
+  // more than 4 bytes are read as two words so that nothing is rounded before the check.
+  const count = (role: string, col: string, restCol: string): string => {
+    if (!has(role)) return `${col}[r] = 0; ${restCol}[r] = 0;`;
+    const l = len(role);
+    const p = pos.get(role)!;
+    const hi = l > 4 ? readUint(p, l - 4) : '0';
+    const lo = l > 4 ? `dv.getUint32(${p}+${l - 4})` : readUint(p, l);
+    const v = l > 4 ? '(h * 4294967296 + w) * iv' : 'w * iv';
+    return `{ const h = ${hi}, w = ${lo}, v = ${v}; if (v < 9007199254740992) { ${col}[r] = v; ${restCol}[r] = 0; } else { ${col}[r] = wide(h, w, iv, W); ${restCol}[r] = W[0]; } }`;
+  };
 
   // ICMP type/code goes in the destination port, as nfdump keeps it.
   let icmp: string | undefined;
@@ -296,7 +328,7 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     `  const c = out.cols;`,
     `  const cRecv = c.received, cStart = c.start, cEnd = c.end, cBytes = c.bytes, cPk = c.packets,`,
     `    cSp = c.srcPort, cDp = c.dstPort, cPr = c.proto, cFl = c.tcpFlags, cTos = c.tos, cVer = c.ipVersion,`,
-    `    cIv = c.samplingInterval, cIn = c.inputIf, cOut = c.outputIf, cSas = c.srcAs, cDas = c.dstAs;`,
+    `    cIv = c.samplingInterval, cIn = c.inputIf, cOut = c.outputIf, cSas = c.srcAs, cDas = c.dstAs, cBR = c.bytesRest, cPR = c.packetsRest;`,
     `  const aS = out.srcAddr, aD = out.dstAddr, aN = out.nextHop, aE = out.exporter, ex = x.exporter;`,
     ...(LITTLE_ENDIAN
       ? [
@@ -308,7 +340,8 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
       : []),
     `  const recv = x.receivedMs, exportMs = x.exportMs, up = x.sysUptimeMs, init = x.sysInitMs;`,
     `  const ovr = x.override, smp = x.samplers, defIv = ovr > 0 ? ovr : x.interval;`,
-    `  let r = out.length, n = 0;`,
+    `  const tMin = x.minTimeMs, tMax = x.maxTimeMs, tClamp = x.clampMs, ivMax = x.maxInterval;`,
+    `  let r = out.length, n = 0, clamped = 0, refused = 0;`,
     `  while (end - p >= ${minLength}) {`,
     ...body,
     `    const nx = ${recordEnd};`,
@@ -326,7 +359,8 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     `    ${times}`,
     `    ${iv}`,
     `    cRecv[r] = recv; cStart[r] = ts; cEnd[r] = te;`,
-    `    cBytes[r] = ${num('bytes', '0')} * iv; cPk[r] = ${num('packets', '0')} * iv;`,
+    `    ${count('bytes', 'cBytes', 'cBR')}`,
+    `    ${count('packets', 'cPk', 'cPR')}`,
     `    cSp[r] = ${num('sport', '0')}; cDp[r] = dp; cPr[r] = proto;`,
     `    cFl[r] = ${num('flags', '0')}; cTos[r] = ${num('tos', '0')}; cVer[r] = ver; cIv[r] = iv;`,
     `    cIn[r] = ${num('inIf', '0')}; cOut[r] = ${num('outIf', '0')};`,
@@ -335,11 +369,12 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     `    p = nx;`,
     `  }`,
     `  out.length = r;`,
+    `  x.clamped += clamped; x.refused += refused;`,
     `  return n;`,
     `};`,
   ].join('\n');
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- see the module comment: integers only
-  const decode = new Function(src)() as SetDecoder;
+  const decode = new Function('wide', 'W', src)(scaleCount, WIDE_REST) as SetDecoder;
   return { decode, minLength };
 }
 

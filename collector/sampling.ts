@@ -6,6 +6,14 @@
  * data record's own interval field; its sampler id looked up in the
  * options data of the same exporter domain; an interval the options data
  * announced without a sampler id; the v5 header. None of them → 1.
+ *
+ * An interval from the wire above the configured bound (`maxSamplingInterval`,
+ * default 2^24) is refused and counted (`samplingRefused`), never applied: it
+ * would turn one packet into petabytes. It is ignored as if the exporter had
+ * not said it: options data leave the domain's previous interval in force (1
+ * if none), a record's own field falls back to its sampler's or the domain's
+ * interval, and a v5 header counts its flows as unsampled. (data-sets.ts,
+ * record-decoder.ts and netflow-v5.ts apply the bound.)
  */
 import type { DomainState } from './template-cache.js';
 

@@ -34,9 +34,19 @@ function zoneOffsetMin(ms: number, zone: string): number {
 
 const two = (n: number): string => (n < 10 ? `0${n}` : String(n));
 
+// Instants a Date holds are within ±8.64e15 ms; a day is kept for the zone offset.
+const LAST_DATE_MS = 8.64e15 - 86_400_000;
+
 /** The wall-clock fields of an instant in `zone`, via a Date shifted by the zone offset. */
 function wall(ms: number, zone: string): Date {
-  return new Date(ms + zoneOffsetMin(ms, zone) * 60_000);
+  // Never an Invalid Date (whose fields print as NaN): an instant no Date holds is shown at the edge of the range.
+  const t = Number.isNaN(ms) ? 0 : Math.min(Math.max(ms, -LAST_DATE_MS), LAST_DATE_MS);
+  return new Date(t + zoneOffsetMin(t, zone) * 60_000);
+}
+
+/** True when a Date can hold instant `ms` (with room for any zone offset). */
+export function isRepresentableTime(ms: number): boolean {
+  return ms >= -LAST_DATE_MS && ms <= LAST_DATE_MS;
 }
 
 /** `YYYY/MM/DD HH:mm` of an instant in `zone`. */
@@ -61,11 +71,13 @@ export function hourStart(ms: number, zone: string): number {
   return DateTime.fromMillis(ms, { zone }).startOf('hour').toMillis();
 }
 
-const UNITS = ['B', 'K', 'M', 'G', 'T', 'P'] as const;
+// E, Z and Y after decisions.md's B … P: a 64-bit counter reaches 16 E, and a count scaled by
+// sampling more (a P with sixteen digits before it is no reading).
+const UNITS = ['B', 'K', 'M', 'G', 'T', 'P', 'E', 'Z', 'Y'] as const;
 
-/** 1024-based volume, one decimal without a trailing `.0`: `169 G`, `2.5 G`, `17 B`. */
+/** 1024-based volume, one decimal without a trailing `.0`: `169 G`, `2.5 G`, `17 B`, `16 E`. */
 export function formatTraffic(bytes: number): string {
-  let value = bytes;
+  let value = Number.isFinite(bytes) && bytes > 0 ? bytes : 0;
   let unit = 0;
   // Move up while the value would print as 1024 or more after rounding to one decimal.
   while (unit < UNITS.length - 1 && Math.round(value * 10) / 10 >= 1024) {
@@ -118,9 +130,24 @@ export function formatPorts(proto: number, srcPort: number, dstPort: number): { 
   return { src_port: String(srcPort), dst_port: String(dstPort) };
 }
 
-/** Seconds with three decimals; a negative span (clock skew at the exporter) shows as 0. */
+/** Seconds with three decimals; a negative span (clock skew at the exporter), or one that is not a number, shows as 0. */
 export function formatDuration(startMs: number, endMs: number): string {
-  return (Math.max(0, endMs - startMs) / 1000).toFixed(3);
+  const span = endMs - startMs;
+  // Decoders clamp implausible times, so a span is below a few years; the bound keeps toFixed out of exponent form.
+  return span > 0 && span < 1e20 ? (span / 1000).toFixed(3) : '0.000';
+}
+
+/**
+ * A count (bytes, packets, flows) as JSON: a number while JSON readers take it exactly
+ * (up to 2^53 − 1), above that its exact decimal digits as a string. Counts are integers;
+ * a float total above 2^53 (sums are float64, see docs/netflow.md) is one too.
+ */
+export function countJson(n: number | bigint): number | string {
+  if (typeof n === 'bigint') return n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n.toString();
+  if (Number.isSafeInteger(n)) return n;
+  // Not a count (NaN, ±Infinity, a fraction): never in a sum of integers, but never NaN in an answer either.
+  if (!Number.isFinite(n) || n < 0) return 0;
+  return n <= Number.MAX_SAFE_INTEGER ? Math.round(n) : BigInt(n).toString();
 }
 
 /** The protocol name the API shows. */

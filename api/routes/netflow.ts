@@ -14,6 +14,7 @@ import { BadRequestError, ForbiddenError } from '../errors.js';
 import { createRouter } from '../router.js';
 import { authFailures } from '../schemas.js';
 import {
+  countJson,
   formatDuration,
   formatFlowTime,
   formatIsoUtc,
@@ -21,6 +22,7 @@ import {
   formatQueryMinute,
   formatTcpFlags,
   formatTraffic,
+  isRepresentableTime,
   parseQueryMinute,
   percent,
   protocolName,
@@ -77,7 +79,12 @@ const latestSchema = z
   })
   .openapi('NetflowLatest');
 
-const addressTop = z.object({ ip: z.string(), bytes: z.number().int(), packets: z.number().int(), flows: z.number().int() });
+/** A count in JSON (countJson): exact, a number up to 2^53 − 1 and a string of decimal digits above. */
+const count = z
+  .union([z.number().int().min(0), z.string().regex(/^\d+$/)])
+  .openapi({ description: 'Exact count: a JSON number up to 2^53 − 1 (9007199254740991), above that a string of decimal digits', example: 1500 });
+
+const addressTop = z.object({ ip: z.string(), bytes: count, packets: count, flows: count });
 
 const kpiSchema = z
   .object({
@@ -90,18 +97,18 @@ const kpiSchema = z
       }),
       kpi: z.object({
         total_traffic: z.string().openapi({ example: '169 G' }),
-        total_bytes: z.number().int(),
+        total_bytes: count,
         active_flows: z.number().int(),
         avg_throughput_mbps: z.number(),
         denied_flows: z.number().int(),
       }),
       top_src: z.array(addressTop),
       top_dst_ip: z.array(addressTop),
-      top_dst: z.array(z.object({ port: z.number().int(), label: z.string().openapi({ example: 'https' }), flows: z.number().int(), bytes: z.number().int() })),
+      top_dst: z.array(z.object({ port: z.number().int(), label: z.string().openapi({ example: 'https' }), flows: z.number().int(), bytes: count })),
       protocols: z.array(
-        z.object({ proto: z.string().openapi({ example: 'TCP' }), proto_num: z.number().int(), bytes: z.number().int(), flows: z.number().int(), pct: z.number() }),
+        z.object({ proto: z.string().openapi({ example: 'TCP' }), proto_num: z.number().int(), bytes: count, flows: z.number().int(), pct: z.number() }),
       ),
-      timeseries: z.array(z.object({ timestamp: z.string().openapi({ example: '2026-03-25T09:00:00Z' }), bytes: z.number().int(), flows: z.number().int() })),
+      timeseries: z.array(z.object({ timestamp: z.string().openapi({ example: '2026-03-25T09:00:00Z' }), bytes: count, flows: z.number().int() })),
     }),
   })
   .openapi('NetflowKpi');
@@ -116,8 +123,8 @@ const flowRecord = z
     dst_port: z.string(),
     proto: z.string(),
     flags: z.string().openapi({ example: '.AP...' }),
-    packets: z.string(),
-    bytes: z.string(),
+    packets: z.string().openapi({ description: 'Exact decimal count, up to 2^64 − 1 and beyond (scaled by sampling)', example: '18446744073709551615' }),
+    bytes: z.string().openapi({ description: 'Exact decimal count, up to 2^64 − 1 and beyond (scaled by sampling)', example: '1500' }),
     duration: z.string().openapi({ example: '1.250' }),
     verdict: z.enum(['Allow', 'Deny']),
   })
@@ -268,16 +275,16 @@ export function createNetflowRoutes(deps: NetflowRouteDeps): OpenAPIHono<AppEnv>
         meta: { start: q.start, end: q.end, source: k.origin },
         kpi: {
           total_traffic: formatTraffic(k.bytes),
-          total_bytes: k.bytes,
+          total_bytes: countJson(k.bytes),
           active_flows: k.flows,
           avg_throughput_mbps: throughputMbps(k.bytes, to - from),
           denied_flows: k.rstFlows,
         },
-        top_src: k.topSrc.map((e) => ({ ip: e.ip, bytes: e.bytes, packets: e.packets, flows: e.flows })),
-        top_dst_ip: k.topDst.map((e) => ({ ip: e.ip, bytes: e.bytes, packets: e.packets, flows: e.flows })),
-        top_dst: k.topPorts.map((e) => ({ port: e.port, label: serviceName(e.port), flows: e.flows, bytes: e.bytes })),
-        protocols: k.protocols.map((p) => ({ proto: protocolName(p.proto), proto_num: p.proto, bytes: p.bytes, flows: p.flows, pct: percent(p.bytes, k.bytes) })),
-        timeseries: k.hours.map((h) => ({ timestamp: formatIsoUtc(h.hourStart), bytes: h.bytes, flows: h.flows })),
+        top_src: k.topSrc.map((e) => ({ ip: e.ip, bytes: countJson(e.bytes), packets: countJson(e.packets), flows: countJson(e.flows) })),
+        top_dst_ip: k.topDst.map((e) => ({ ip: e.ip, bytes: countJson(e.bytes), packets: countJson(e.packets), flows: countJson(e.flows) })),
+        top_dst: k.topPorts.map((e) => ({ port: e.port, label: serviceName(e.port), flows: e.flows, bytes: countJson(e.bytes) })),
+        protocols: k.protocols.map((p) => ({ proto: protocolName(p.proto), proto_num: p.proto, bytes: countJson(p.bytes), flows: p.flows, pct: percent(p.bytes, k.bytes) })),
+        timeseries: k.hours.map((h) => ({ timestamp: formatIsoUtc(h.hourStart), bytes: countJson(h.bytes), flows: h.flows })),
       }) as z.infer<typeof kpiSchema>,
       200,
     );
@@ -291,7 +298,8 @@ export function createNetflowRoutes(deps: NetflowRouteDeps): OpenAPIHono<AppEnv>
     if (!(asked >= 1)) throw new BadRequestError('limit', `Invalid parameter 'limit': must be an integer of at least 1.`);
     const rows = await deps.query.flows(source, from, to, Math.min(asked, FLOWS_CAP));
     const flows = rows.map((f) => ({
-      ts: formatFlowTime(f.start, zone),
+      // Decoders clamp implausible times; a start from an older file that no Date holds shows the received time.
+      ts: formatFlowTime(isRepresentableTime(f.start) ? f.start : f.received, zone),
       src_ip: f.srcIp,
       dst_ip: f.dstIp,
       // From the PTR cache only: a miss starts a lookup for the next request and never holds this one.

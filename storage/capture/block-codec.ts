@@ -4,7 +4,7 @@
  * Pure over buffers: no files, no clock. The writer frames and appends the
  * result; the reader hands in the payload bytes it read.
  */
-import { ADDRESS_COLUMNS, FlowBatch, NUMERIC_COLUMNS, type NumericColumn } from '../../collector/flow-batch.js';
+import type { FlowBatch, NumericColumn } from '../../collector/flow-batch.js';
 import { CodecError, type ByteCodec, type CodecSet } from './codec.js';
 import {
   decodeAddresses,
@@ -24,6 +24,7 @@ import {
   checksum,
   encodeBlockMeta,
   frameBlock,
+  isAddressColumn,
   TCP_RST,
   type BlockIndex,
   type ColumnEntry,
@@ -98,14 +99,15 @@ export function encodeBlock(batch: FlowBatch, from: number, n: number, codec: By
     streams.push(stored);
   };
   const c = batch.cols;
-  NUMERIC_COLUMNS.forEach((name, id) => {
+  ALL_COLUMNS.forEach((name, id) => {
+    if (isAddressColumn(name)) {
+      add(id, encodeAddresses(batch[name].subarray(from * 16, (from + n) * 16), n));
+      return;
+    }
     const values = c[name].subarray(from, from + n) as NumericArray;
     const kind = PREFERRED[name] ?? 'int';
     const ref = name === 'start' ? c.received.subarray(from, from + n) : name === 'end' ? c.start.subarray(from, from + n) : undefined;
     add(id, encodeNumeric(values, n, kind, ref));
-  });
-  ADDRESS_COLUMNS.forEach((name, i) => {
-    add(NUMERIC_COLUMNS.length + i, encodeAddresses(batch[name].subarray(from * 16, (from + n) * 16), n));
   });
   const meta = encodeBlockMeta(index, entries);
   return { block: frameBlock(BLOCK.data, n, [meta, ...streams], meta), index };
@@ -164,8 +166,8 @@ export function decodeBlockColumns(
     const id = ALL_COLUMNS.indexOf(name);
     const e = byId.get(id);
     try {
-      if (id < NUMERIC_COLUMNS.length) {
-        const numeric = name as NumericColumn;
+      if (!isAddressColumn(name)) {
+        const numeric: NumericColumn = name;
         const target = cols[numeric].subarray(at, at + rows) as NumericArray;
         if (!e) {
           target.fill(0);
@@ -174,8 +176,7 @@ export function decodeBlockColumns(
         const ref = numeric === 'start' ? cols.received.subarray(at, at + rows) : numeric === 'end' ? cols.start.subarray(at, at + rows) : undefined;
         decodeNumeric(e, stream(e), rows, target, ref);
       } else {
-        const addrName = name as (typeof ADDRESS_COLUMNS)[number];
-        const target = out[addrName].subarray(at * 16, (at + rows) * 16);
+        const target = out[name].subarray(at * 16, (at + rows) * 16);
         if (!e) {
           target.fill(0);
           continue;
@@ -217,8 +218,8 @@ export function decodeBlockRows(
     const id = ALL_COLUMNS.indexOf(name);
     const e = byId.get(id);
     try {
-      if (id < NUMERIC_COLUMNS.length) {
-        const numeric = name as NumericColumn;
+      if (!isAddressColumn(name)) {
+        const numeric: NumericColumn = name;
         const target = cols[numeric] as NumericArray;
         if (!e) {
           target.fill(0, at, at + m);
@@ -227,12 +228,11 @@ export function decodeBlockRows(
         const ref = numeric === 'start' ? cols.received : numeric === 'end' ? cols.start : undefined;
         gatherNumeric(e, stream(e), rows, idx, target, at, ref);
       } else {
-        const addrName = name as (typeof ADDRESS_COLUMNS)[number];
         if (!e) {
-          out[addrName].fill(0, at * 16, (at + m) * 16);
+          out[name].fill(0, at * 16, (at + m) * 16);
           continue;
         }
-        gatherAddresses(e, stream(e), rows, idx, out[addrName], at);
+        gatherAddresses(e, stream(e), rows, idx, out[name], at);
       }
     } catch (err) {
       if (err instanceof ColumnDecodeError) fail(`column ${name}: ${err.message}`, err);

@@ -43,13 +43,18 @@
  *
  * Every block is appended with one positioned write, so a crash leaves at
  * most one torn block at the tail; recovery keeps every block whose checksums
- * hold and drops the rest. Column ids are NUMERIC_COLUMNS (0-15) then
- * ADDRESS_COLUMNS (16-19) of collector/flow-batch.ts; a reader ignores ids it
- * does not know and zero-fills columns a block lacks.
+ * hold and drops the rest. Column ids are the positions in ALL_COLUMNS: the
+ * numeric columns received … dstAs (0-15), the addresses (16-19), then
+ * bytesRest and packetsRest (20, 21: what makes a byte or packet count above
+ * 2^53 exact, bytes + bytesRest; see collector/flow-batch.ts). A reader
+ * ignores ids it does not know and zero-fills columns a block lacks, so
+ * adding a column needs no version: files written before 20 and 21 existed
+ * read them as 0 (their counts were float64 already), and older readers skip
+ * them (and see counts above 2^53 rounded, as they always did).
  */
 import { crc32 } from 'node:zlib';
 import { DateTime } from 'luxon';
-import { ADDRESS_COLUMNS, NUMERIC_COLUMNS, type AddressColumn, type NumericColumn } from '../../collector/flow-batch.js';
+import type { AddressColumn, NumericColumn } from '../../collector/flow-batch.js';
 
 /** First four bytes of a capture file, as a little-endian u32. */
 export const MAGIC = 0x4643534e;
@@ -83,12 +88,40 @@ export const HEADER_FIXED_SIZE = 40;
 /** Any column of a FlowBatch. */
 export type ColumnName = NumericColumn | AddressColumn;
 
-/** Every column, in column-id order. */
-export const ALL_COLUMNS: readonly ColumnName[] = [...NUMERIC_COLUMNS, ...ADDRESS_COLUMNS];
+/** Every column, in column-id order: the id stored in a file is the index here, so new columns go at the end. */
+export const ALL_COLUMNS: readonly ColumnName[] = [
+  'received',
+  'start',
+  'end',
+  'bytes',
+  'packets',
+  'srcPort',
+  'dstPort',
+  'proto',
+  'tcpFlags',
+  'tos',
+  'ipVersion',
+  'samplingInterval',
+  'inputIf',
+  'outputIf',
+  'srcAs',
+  'dstAs',
+  'srcAddr',
+  'dstAddr',
+  'nextHop',
+  'exporter',
+  'bytesRest',
+  'packetsRest',
+];
 
 /** Column id of a column name. */
 export function columnId(name: ColumnName): number {
   return ALL_COLUMNS.indexOf(name);
+}
+
+/** True for the 16-byte address columns. */
+export function isAddressColumn(name: ColumnName): name is AddressColumn {
+  return name === 'srcAddr' || name === 'dstAddr' || name === 'nextHop' || name === 'exporter';
 }
 
 /** Why a capture file or block cannot be read. */

@@ -14,7 +14,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import ipaddr from 'ipaddr.js';
-import { formatAddress } from '../../collector/flow-batch.js';
+import { exactCount, formatAddress } from '../../collector/flow-batch.js';
 import type { FlowAggregatesView, KeyKind, KeyStats } from '../capture/aggregate.js';
 import { hourEndOf, hourStartOf, INTERVAL_SEC, parseCaptureName, sealedName, sourceDir, type CaptureFileError } from '../capture/format.js';
 import { newestFlows, newReadStats, scanFlows, type CaptureFileInfo, type ReadStats } from '../capture/reader.js';
@@ -52,7 +52,7 @@ export interface CaptureNetflowQueryOptions {
 const TOP_N = 10;
 /** Blocks scanned between yields to the event loop. */
 const YIELD_EVERY = 16;
-const FLOW_COLUMNS = ['received', 'start', 'end', 'srcAddr', 'dstAddr', 'srcPort', 'dstPort', 'proto', 'tcpFlags', 'packets', 'bytes'] as const;
+const FLOW_COLUMNS = ['received', 'start', 'end', 'srcAddr', 'dstAddr', 'srcPort', 'dstPort', 'proto', 'tcpFlags', 'packets', 'bytes', 'packetsRest', 'bytesRest'] as const;
 const DIMENSIONS: ReadonlyArray<{ dim: Dimension; metric: Metric; kind: KeyKind }> = [
   { dim: 'src', metric: BYTES, kind: 'srcIp' },
   { dim: 'dst', metric: BYTES, kind: 'dstIp' },
@@ -371,8 +371,8 @@ export class CaptureNetflowQuery implements NetflowQuery {
         dstPort: c.dstPort[i]!,
         proto: c.proto[i]!,
         tcpFlags: c.tcpFlags[i]!,
-        packets: c.packets[i]!,
-        bytes: c.bytes[i]!,
+        packets: exactCount(c.packets[i]!, c.packetsRest[i]!),
+        bytes: exactCount(c.bytes[i]!, c.bytesRest[i]!),
       });
     }
     return out;

@@ -39,7 +39,7 @@ export interface KpiFigures {
   hours: Array<{ hourStart: number; bytes: number; flows: number }>;
 }
 
-/** A flow as stored (times in ms since epoch). */
+/** A flow as stored (times in ms since epoch; counts exact: a bigint above 2^53 − 1). */
 export interface FlowRow {
   received: number;
   start: number;
@@ -50,8 +50,8 @@ export interface FlowRow {
   dstPort: number;
   proto: number;
   tcpFlags: number;
-  packets: number;
-  bytes: number;
+  packets: number | bigint;
+  bytes: number | bigint;
 }
 
 /** The newest capture file of a source and the span of all of them. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ADDRESS_COLUMNS, FlowBatch, NUMERIC_COLUMNS, type AddressColumn, type NumericArrays, type NumericColumn } from '../../collector/flow-batch.js';
+import { ADDRESS_COLUMNS, exactCount, FlowBatch, NUMERIC_COLUMNS, scaleCount, type AddressColumn, type NumericArrays, type NumericColumn } from '../../collector/flow-batch.js';
 
 function filled(n: number, capacity: number): FlowBatch {
   const b = new FlowBatch(capacity);
@@ -73,5 +73,25 @@ describe('FlowBatch hand-off between threads', () => {
   it('refuses columns that hold fewer rows than the length it is given', () => {
     const given = filled(5, 8).handOff();
     expect(() => FlowBatch.fromBuffers(9, given)).toThrow(RangeError);
+  });
+});
+
+describe('exact counts (value + rest)', () => {
+  it('splits a scaled 64-bit count into its nearest float and an integer rest, and joins them back exactly', () => {
+    const rest = new Float64Array(1);
+    const f = scaleCount(0xffffffff, 0xffffffff, 1, rest);
+    expect(f).toBe(2 ** 64);
+    expect(rest[0]).toBe(-1);
+    expect(exactCount(f, rest[0]!)).toBe(2n ** 64n - 1n);
+    const g = scaleCount(0xffffffff, 0xffffffff, 2 ** 24, rest);
+    expect(exactCount(g, rest[0]!)).toBe((2n ** 64n - 1n) * 2n ** 24n);
+  });
+
+  it('gives a number while it is exact in JSON, and never throws on a value no decoder writes', () => {
+    expect(exactCount(1500, 0)).toBe(1500);
+    expect(exactCount(2 ** 53, -1)).toBe(2 ** 53 - 1);
+    expect(exactCount(2 ** 53, 0)).toBe(2n ** 53n);
+    expect(exactCount(Number.NaN, 0)).toBe(0);
+    expect(exactCount(Infinity, 0)).toBe(0);
   });
 });

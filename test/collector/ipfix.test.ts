@@ -147,7 +147,8 @@ describe('IPFIX', () => {
   });
 
   it('turns seconds, milliseconds, NTP micro/nanoseconds, delta microseconds and durations into ms', () => {
-    const t0 = Date.parse('2024-03-01T12:00:00.250Z');
+    // Before the export time (EXPORT_S, 2023-11-14T22:13:20Z): a later time would be clamped as implausible.
+    const t0 = Date.parse('2023-11-14T22:00:00.250Z');
     const layouts: [Spec[], Buffer][] = [
       [[[150, 4], [151, 4]], Buffer.concat([uint(Math.floor(t0 / 1000), 4), uint(Math.floor(t0 / 1000) + 2, 4)])],
       [[[152, 8], [153, 8]], Buffer.concat([uint(t0, 8), uint(t0 + 2000, 8)])],
@@ -177,7 +178,7 @@ describe('IPFIX', () => {
   });
 
   it('uses systemInitTimeMilliseconds from options data for flowStart/EndSysUpTime (IOS-XR)', () => {
-    const init = Date.parse('2024-01-01T00:00:00.000Z');
+    const init = Date.parse('2023-11-14T00:00:00.000Z');
     const d = createFlowDecoder();
     const b = new FlowBatch();
     d.decode(

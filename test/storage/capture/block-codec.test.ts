@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { FlowBatch } from '../../../collector/flow-batch.js';
+import { ADDRESS_COLUMNS, exactCount, FlowBatch, NUMERIC_COLUMNS } from '../../../collector/flow-batch.js';
 import { decodeBlockColumns, encodeBlock } from '../../../storage/capture/block-codec.js';
 import { CodecSet, createCodec, type CodecName } from '../../../storage/capture/codec.js';
-import { ALL_COLUMNS, BLOCK_HEADER_SIZE, decodeBlockMeta } from '../../../storage/capture/format.js';
+import { ALL_COLUMNS, BLOCK_HEADER_SIZE, columnId, decodeBlockMeta } from '../../../storage/capture/format.js';
 import { randomFlows, rowsOf } from './flows.js';
 
 function roundTrip(batch: FlowBatch, codec: CodecName, wanted = ALL_COLUMNS): FlowBatch {
@@ -88,5 +88,36 @@ describe('data block encoding', () => {
     expect(Array.from(out.cols.received.subarray(0, 500))).toEqual(Array.from(batch.cols.received.subarray(0, 500)));
     expect(out.cols.bytes.subarray(0, 500).every((v) => v === 0)).toBe(true);
     expect(out.srcAddr.every((v) => v === 0)).toBe(true);
+  });
+
+  it('keeps byte and packet counts above 2^53 exact (value + rest), and reads a block without rest columns (older files) as rest 0', () => {
+    const b = new FlowBatch(2);
+    const counts = [2n ** 64n - 1n, 2n ** 53n + 1n];
+    counts.forEach((n) => {
+      const i = b.addRow();
+      b.cols.bytes[i] = Number(n);
+      b.cols.bytesRest[i] = Number(n - BigInt(Number(n)));
+      b.cols.packets[i] = 2 ** 40 + i;
+      b.setV4('srcAddr', i, 0x0a000001);
+    });
+    const out = roundTrip(b, 'zstd');
+    expect([0, 1].map((i) => exactCount(out.cols.bytes[i]!, out.cols.bytesRest[i]!))).toEqual(counts);
+
+    const { block } = encodeBlock(b, 0, b.length, createCodec('zstd', 3));
+    const payload = block.subarray(BLOCK_HEADER_SIZE);
+    const { index, columns } = decodeBlockMeta(payload, payload.length);
+    const older = columns.filter((e) => e.id !== columnId('bytesRest') && e.id !== columnId('packetsRest'));
+    const old = new FlowBatch(index.rows);
+    old.cols.bytesRest.fill(7);
+    old.length = index.rows;
+    decodeBlockColumns(payload, older, index.rows, new Set(ALL_COLUMNS), new CodecSet(), old, 0);
+    expect([...old.cols.bytesRest.subarray(0, 2)]).toEqual([0, 0]);
+    expect([...old.cols.packets.subarray(0, 2)]).toEqual([2 ** 40, 2 ** 40 + 1]);
+  });
+
+  it('keeps the column ids of files written before the rest columns, and gives every column one id', () => {
+    expect(ALL_COLUMNS.slice(0, 20)).toEqual([...NUMERIC_COLUMNS.filter((c) => c !== 'bytesRest' && c !== 'packetsRest'), ...ADDRESS_COLUMNS]);
+    expect([columnId('bytesRest'), columnId('packetsRest')]).toEqual([20, 21]);
+    expect([...ALL_COLUMNS].sort()).toEqual([...NUMERIC_COLUMNS, ...ADDRESS_COLUMNS].sort());
   });
 });
