@@ -407,6 +407,9 @@ export class SyslogReceiver {
           this.inFlight = 0;
           this.counters.stored += batch.length;
           this.retryDelay = 0;
+          // A synchronous driver (better-sqlite3) never yields inside the loop: let sockets and HTTP in
+          // between batches, so draining a backlog of maxQueue messages does not hold the event loop.
+          if (this.queue.length) await new Promise<void>((r) => setImmediate(r));
         }
       } finally {
         this.writing = undefined;
