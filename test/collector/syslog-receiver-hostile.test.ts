@@ -115,6 +115,31 @@ describe('SyslogReceiver under hostile senders', () => {
     }
   });
 
+  it('retries a refused write after a pause instead of once per arriving message, and loses nothing', async () => {
+    let attempts = 0;
+    let busy = true;
+    const sink = {
+      insertEvents: async (events: readonly unknown[]): Promise<void> => {
+        attempts++;
+        if (busy) throw new Error('SQLITE_BUSY');
+        await store.insertEvents(events as never);
+      },
+    };
+    receiver = new SyslogReceiver({ ...CONFIG, udp: true, tcp: false, batchSize: 10, flushIntervalMs: 20 }, { sink });
+    const { udpPort } = await receiver.start();
+    for (let i = 0; i < 500; i++) {
+      await udpBurst(udpPort!, 1, () => Buffer.from(syslogLine(`busy-${i}`)));
+      if (i % 50 === 49) await sleep(20);
+    }
+    await until(() => receiver!.counters.receivedUdp === 500);
+    // Each of 500 arrivals past a full batch would have tried (and failed) a write; the pauses keep it to a few.
+    expect(attempts).toBeLessThan(30);
+    busy = false;
+    await until(() => receiver!.counters.stored === 500, 5000);
+    expect(receiver.counters.dropped).toBe(0);
+    expect((await messages('busy-')).length).toBe(500);
+  });
+
   it.skipIf(process.platform !== 'linux')('accounts for every datagram of a burst into a small receive buffer: received + kernel drops = sent', async () => {
     const sent = 20_000;
     receiver = new SyslogReceiver({ ...CONFIG, udp: true, tcp: false, receiveBuffer: 64 * 1024 }, { sink: store });

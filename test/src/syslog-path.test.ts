@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { holdSqliteLock, syslogCounters, syslogLine, type HeldLock } from '../../bench/hostile-syslog-lib.js';
+import { holdSqliteLock, openIdleConnections, syslogCounters, syslogLine, type HeldLock } from '../../bench/hostile-syslog-lib.js';
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
 import { openSqlClient } from '../../storage/sql/open-sql-client.js';
 import { createLogger } from '../../src/log.js';
@@ -106,6 +106,46 @@ describe('netsvc serve: syslog SQLite locked by another process', () => {
       expect(newest[0]?.m).toBe(`locked-${String(sent - 1).padStart(4, '0')}`);
     } finally {
       await raw.close();
+    }
+  });
+});
+
+describe('netsvc serve: the receiver limits come from syslogReceiver', () => {
+  let dir: string;
+  let service: ServiceHandle;
+  let port: number;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'netsvc-syslog-limits-'));
+    port = await freePort();
+    const config = loopbackConfig(dir, {
+      syslogReceiver: { host: '127.0.0.1', port, maxConnectionsPerAddress: 2, maxConnections: 3, tcpIdleTimeoutSec: 1, receiveBuffer: 64 * 1024 },
+    });
+    service = await startService(config, { logger: createLogger('silent'), now: Date.now });
+  });
+
+  afterAll(async () => {
+    await service?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('caps TCP connections per address and in all, closes idle ones, and sets the UDP receive buffer', async () => {
+    const scrape = async () => syslogCounters(await (await fetch(`${service.url}/metrics`)).text());
+    const a = await openIdleConnections(port, '127.0.0.2', 3);
+    const b = await openIdleConnections(port, '127.0.0.3', 2);
+    try {
+      await sleep(100);
+      expect(a.open()).toBe(2);
+      expect(b.open()).toBe(1);
+      const c = await scrape();
+      expect(c).toMatchObject({ tcpRejectedAddress: 1, tcpRejectedTotal: 2, tcpOpen: 3 });
+      if (process.platform === 'linux') expect(c.receiveBuffer).toBe(64 * 1024);
+      for (const end = Date.now() + 5000; (a.open() || b.open()) && Date.now() < end; ) await sleep(50);
+      expect(a.open() + b.open()).toBe(0);
+      expect((await scrape()).tcpIdleClosed).toBe(3);
+    } finally {
+      a.destroy();
+      b.destroy();
     }
   });
 });
