@@ -291,27 +291,71 @@ export class SyslogFrameDecoder {
   private skip = 0;
   /** An LF frame was over-long: drop input up to the next LF. */
   private discardLine = false;
+  /**
+   * Storage `buf` is a view of, with room after it, so a message trickled in
+   * one byte per segment costs O(n) to gather, not O(n²) (a new copy of the
+   * whole partial message per segment); at most about twice maxBytes.
+   */
+  private backing: Buffer | undefined;
+  /** Leading bytes of `buf` already searched for LF in vain (not searched again). */
+  private searched = 0;
 
   constructor(private readonly maxBytes: number) {}
 
+  private append(chunk: Buffer): void {
+    if (this.buf.length === 0) {
+      this.buf = chunk;
+      this.backing = undefined;
+      this.searched = 0;
+      return;
+    }
+    const need = this.buf.length + chunk.length;
+    const b = this.backing;
+    if (b && this.buf.buffer === b.buffer) {
+      const end = this.buf.byteOffset - b.byteOffset + this.buf.length;
+      if (end + chunk.length <= b.length) {
+        chunk.copy(b, end);
+        this.buf = b.subarray(end - this.buf.length, end + chunk.length);
+        return;
+      }
+    }
+    const grown = Buffer.allocUnsafe(Math.max(4096, need * 2));
+    this.buf.copy(grown, 0);
+    chunk.copy(grown, this.buf.length);
+    this.backing = grown;
+    this.buf = grown.subarray(0, need);
+  }
+
+  /** Drops the first `n` bytes of `buf`. */
+  private advance(n: number): void {
+    this.buf = this.buf.subarray(n);
+    this.searched = 0;
+  }
+
+  private reset(): void {
+    this.buf = Buffer.alloc(0);
+    this.backing = undefined;
+    this.searched = 0;
+  }
+
   /** Feeds received bytes; returns the complete frames. */
   push(chunk: Buffer): Frame[] {
-    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    this.append(chunk);
     const out: Frame[] = [];
     for (;;) {
       if (this.skip > 0) {
         const n = Math.min(this.skip, this.buf.length);
         this.skip -= n;
-        this.buf = this.buf.subarray(n);
+        this.advance(n);
         if (this.skip > 0) return out;
       }
       if (this.discardLine) {
         const lf = this.buf.indexOf(0x0a);
         if (lf < 0) {
-          this.buf = Buffer.alloc(0);
+          this.reset();
           return out;
         }
-        this.buf = this.buf.subarray(lf + 1);
+        this.advance(lf + 1);
         this.discardLine = false;
       }
       if (this.buf.length === 0) return out;
@@ -326,28 +370,28 @@ export class SyslogFrameDecoder {
             if (this.buf.length < start + this.maxBytes) return out;
             out.push({ data: Buffer.from(this.buf.subarray(start, start + this.maxBytes)), truncated: true });
             this.skip = len - this.maxBytes;
-            this.buf = this.buf.subarray(start + this.maxBytes);
+            this.advance(start + this.maxBytes);
             continue;
           }
           if (this.buf.length < start + len) return out;
           out.push({ data: Buffer.from(this.buf.subarray(start, start + len)), truncated: false });
-          this.buf = this.buf.subarray(start + len);
+          this.advance(start + len);
           continue;
         }
         // Not `LEN SP`: wait for more digits, else treat the frame as LF-delimited.
         if (sp < 0 && this.buf.length < 11 && /^\d+$/.test(this.buf.toString('latin1'))) return out;
       }
-      const lf = this.buf.indexOf(0x0a);
+      const lf = this.buf.indexOf(0x0a, this.searched);
       if (lf < 0) {
         if (this.buf.length > this.maxBytes) {
           out.push({ data: Buffer.from(this.buf.subarray(0, this.maxBytes)), truncated: true });
-          this.buf = Buffer.alloc(0);
+          this.reset();
           this.discardLine = true;
-        }
+        } else this.searched = this.buf.length;
         return out;
       }
       const line = this.buf.subarray(0, lf);
-      this.buf = this.buf.subarray(lf + 1);
+      this.advance(lf + 1);
       if (line.length === 0 || (line.length === 1 && line[0] === 0x0d)) continue;
       const cut = line.length > this.maxBytes;
       out.push({ data: Buffer.from(cut ? line.subarray(0, this.maxBytes) : line), truncated: cut });
@@ -357,7 +401,7 @@ export class SyslogFrameDecoder {
   /** What is left when the connection closes: an unterminated last message. */
   end(): Frame[] {
     const rest = this.buf;
-    this.buf = Buffer.alloc(0);
+    this.reset();
     if (this.skip > 0 || this.discardLine || rest.length === 0) return [];
     // An octet-counted frame cut short by the peer: keep what came, without its length prefix.
     const counted = /^[1-9]\d{0,9} /.exec(rest.subarray(0, 11).toString('latin1'));

@@ -131,6 +131,36 @@ describe('SyslogFrameDecoder', () => {
     ]);
   });
 
+  it('frames a long mixed stream the same whether it comes whole, byte by byte or in uneven chunks', () => {
+    const parts: string[] = [];
+    for (let i = 0; i < 60; i++) {
+      const body = `<13>msg ${i} ${'x'.repeat((i * 37) % 300)}`;
+      parts.push(i % 3 === 0 ? `${body.length} ${body}` : `${body}\n`);
+    }
+    parts.push(`${'y'.repeat(700)}\n`, `900 ${'z'.repeat(900)}`, '<13>last\n');
+    const stream = Buffer.from(parts.join(''));
+    const run = (sizes: (i: number) => number): Array<[string, boolean]> => {
+      const d = new SyslogFrameDecoder(512);
+      const out: Array<[string, boolean]> = [];
+      for (let at = 0, i = 0; at < stream.length; i++) {
+        const n = Math.max(1, sizes(i));
+        out.push(...d.push(stream.subarray(at, at + n)).map((f): [string, boolean] => [f.data.toString(), f.truncated]));
+        at += n;
+      }
+      out.push(...d.end().map((f): [string, boolean] => [f.data.toString(), f.truncated]));
+      return out;
+    };
+    const whole = run(() => stream.length);
+    expect(whole).toHaveLength(63);
+    expect(whole.slice(-3)).toEqual([
+      ['y'.repeat(512), true],
+      ['z'.repeat(512), true],
+      ['<13>last', false],
+    ]);
+    expect(run(() => 1)).toEqual(whole);
+    expect(run((i) => (i * 7919) % 1500)).toEqual(whole);
+  });
+
   it('keeps what came of a counted frame the peer cut short, flagged as truncated', () => {
     const d = new SyslogFrameDecoder(100);
     expect(d.push(Buffer.from('20 <13>short'))).toEqual([]);
