@@ -172,7 +172,7 @@ export class SyslogReceiver {
   private retryTimer: NodeJS.Timeout | undefined;
   private retryDelay = 0;
   private udp: UdpSocket | undefined;
-  private udpStatic: Omit<SyslogUdpStats, 'kernelDrops'> | undefined;
+  private udpStatic: (Omit<SyslogUdpStats, 'kernelDrops'> & { address: string; port: number }) | undefined;
   private tcp: Server | undefined;
   private readonly connections = new Set<Socket>();
   private readonly perAddress = new Map<string, number>();
@@ -213,9 +213,14 @@ export class SyslogReceiver {
   /** The UDP socket's receive buffer and kernel drops (read from /proc now), when UDP listens. */
   udpStats(): SyslogUdpStats | undefined {
     const u = this.udpStatic;
-    if (!u || !this.udp) return undefined;
-    const addr = this.udp.address();
-    return { ...u, kernelDrops: dropsOf(readUdpDrops(), addr.address, addr.port) };
+    if (!u) return undefined;
+    // The bound address as kept at bind: a scrape during shutdown must not ask a closed socket.
+    return {
+      listen: u.listen,
+      receiveBufferRequested: u.receiveBufferRequested,
+      receiveBufferGranted: u.receiveBufferGranted,
+      kernelDrops: dropsOf(readUdpDrops(), u.address, u.port),
+    };
   }
 
   /** Binds the listeners; resolves with the ports actually bound. */
@@ -257,7 +262,7 @@ export class SyslogReceiver {
         const addr = socket.address();
         const granted = setBufferSize(socket.getRecvBufferSize());
         const listen = addr.family === 'IPv6' ? `[${addr.address}]:${addr.port}` : `${addr.address}:${addr.port}`;
-        this.udpStatic = { listen, receiveBufferRequested: requested, receiveBufferGranted: granted };
+        this.udpStatic = { listen, address: addr.address, port: addr.port, receiveBufferRequested: requested, receiveBufferGranted: granted };
         if (requested !== undefined && granted < requested) {
           // A burst past the buffer is lost in the kernel, before any counter of ours: say how to fix it.
           this.deps.log?.warn(

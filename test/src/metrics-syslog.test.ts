@@ -161,6 +161,8 @@ describe('syslog receiver counters on the registry', () => {
     } finally {
       await small.close();
     }
+    // A scrape after the receiver closed (serve shutting down) still answers.
+    expect(await value(m, 'netsvc_syslog_stored_total')).toBe(3);
   });
 
   it('exposes no syslog series when no receiver runs', async () => {
