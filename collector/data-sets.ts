@@ -7,7 +7,7 @@
 import type { DecodeEnv } from './decoder.js';
 import type { FlowBatch } from './flow-batch.js';
 import { IE } from './ie-registry.js';
-import { compiledFor, walkOptionsRecords, type OptionsValues, type RecordContext, type UptimeBase } from './record-decoder.js';
+import { clampTimes, compiledFor, walkOptionsRecords, type OptionsValues, type RecordContext, type UptimeBase } from './record-decoder.js';
 import { learnSampling, packetSpaceInterval, populationInterval } from './sampling.js';
 import type { DomainState, PendingSet, Template } from './template-cache.js';
 
@@ -37,11 +37,7 @@ const ctx: RecordContext = {
   interval: 1,
   override: 0,
   samplers: new Map(),
-  minTimeMs: 0,
-  maxTimeMs: 0,
-  clampMs: 0,
   maxInterval: 0,
-  clamped: 0,
   refused: 0,
 };
 
@@ -83,21 +79,17 @@ export function decodeWithTemplate(
   ctx.interval = domain.defaultInterval || 1;
   ctx.override = env.overrideInterval;
   ctx.samplers = domain.samplers;
-  // The plausible window is anchored on the received time (the decoders read no clock).
-  const limits = env.limits;
-  ctx.minTimeMs = limits.minTimeMs;
-  ctx.maxTimeMs = header.receivedMs + limits.maxFutureMs;
-  ctx.clampMs = header.exportMs >= ctx.minTimeMs && header.exportMs <= ctx.maxTimeMs ? header.exportMs : header.receivedMs;
-  ctx.maxInterval = limits.maxSamplingInterval;
-  ctx.clamped = 0;
+  ctx.maxInterval = env.limits.maxSamplingInterval;
   ctx.refused = 0;
   const before = out.length;
   const n = compiled.decode(b, p, end, out, ctx);
   if (n > 0) {
     const skipped = n - (out.length - before);
     if (skipped > 0) env.counters.add(env.exporterCounters, 'recordsWithoutAddress', skipped);
+    // The plausible window is anchored on the received time (the decoders read no clock).
+    const clamped = clampTimes(out.cols.start, out.cols.end, before, out.length, header.exportMs, header.receivedMs, env.limits);
+    if (clamped > 0) env.counters.add(env.exporterCounters, 'timestampsClamped', clamped);
   }
-  if (ctx.clamped > 0) env.counters.add(env.exporterCounters, 'timestampsClamped', ctx.clamped);
   if (ctx.refused > 0) env.counters.add(env.exporterCounters, 'samplingRefused', ctx.refused);
   return n;
 }

@@ -33,16 +33,9 @@ export interface RecordContext {
   override: number;
   /** Sampler id → interval of the domain. */
   samplers: Map<number, number>;
-  /** Flow times before this (ms since epoch) are implausible. */
-  minTimeMs: number;
-  /** Flow times after this are implausible: the received time plus the future allowed. */
-  maxTimeMs: number;
-  /** What replaces an implausible flow time: the export time, or the received time when that is implausible too. */
-  clampMs: number;
   /** A record's own sampling interval above this is refused (not applied). */
   maxInterval: number;
-  /** Set by the decoder, for the caller to count: flow times it replaced, and intervals it refused, in this set. */
-  clamped: number;
+  /** Set by the decoder, for the caller to count: intervals it refused in this set. */
   refused: number;
 }
 
@@ -281,13 +274,10 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
   const endT = timeOf('endS', 'endMs', 'endUs', 'endNs', 'endUp', 'endDelta');
   const dur = has('durMs') ? val('durMs') : has('durUs') ? `(${val('durUs')} / 1000)` : undefined;
   let times: string;
-  if (startT !== undefined && endT !== undefined) times = `let ts = ${startT}; let te = ${endT};`;
-  else if (endT !== undefined) times = `let te = ${endT}; let ts = ${dur !== undefined ? `te - ${dur}` : 'te'};`;
-  else if (startT !== undefined) times = `let ts = ${startT}; let te = ${dur !== undefined ? `ts + ${dur}` : 'ts'};`;
-  else times = 'let ts = exportMs; let te = exportMs;';
-  // A time outside the plausible window (garbage, an unset clock, 0xFF…; NaN fails both tests)
-  // becomes the export time and is counted: the row stays, sorted and shown where it arrived.
-  times += ` if (!(ts >= tMin && ts <= tMax)) { ts = tClamp; clamped++; } if (!(te >= tMin && te <= tMax)) { te = tClamp; clamped++; }`;
+  if (startT !== undefined && endT !== undefined) times = `const ts = ${startT}; const te = ${endT};`;
+  else if (endT !== undefined) times = `const te = ${endT}; const ts = ${dur !== undefined ? `te - ${dur}` : 'te'};`;
+  else if (startT !== undefined) times = `const ts = ${startT}; const te = ${dur !== undefined ? `ts + ${dur}` : 'ts'};`;
+  else times = 'const ts = exportMs; const te = exportMs;';
 
   // Sampling interval for this record.
   const fallback = has('sampler') ? `(smp.size > 0 ? (smp.get(${val('sampler')}) ?? defIv) : defIv)` : 'defIv';
@@ -340,8 +330,8 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
       : []),
     `  const recv = x.receivedMs, exportMs = x.exportMs, up = x.sysUptimeMs, init = x.sysInitMs;`,
     `  const ovr = x.override, smp = x.samplers, defIv = ovr > 0 ? ovr : x.interval;`,
-    `  const tMin = x.minTimeMs, tMax = x.maxTimeMs, tClamp = x.clampMs, ivMax = x.maxInterval;`,
-    `  let r = out.length, n = 0, clamped = 0, refused = 0;`,
+    `  const ivMax = x.maxInterval;`,
+    `  let r = out.length, n = 0, refused = 0;`,
     `  while (end - p >= ${minLength}) {`,
     ...body,
     `    const nx = ${recordEnd};`,
@@ -369,7 +359,7 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     `    p = nx;`,
     `  }`,
     `  out.length = r;`,
-    `  x.clamped += clamped; x.refused += refused;`,
+    `  x.refused += refused;`,
     `  return n;`,
     `};`,
   ].join('\n');
@@ -438,4 +428,37 @@ export function walkOptionsRecords(
     onRecord(values);
   }
   return n;
+}
+
+/**
+ * Replaces flow times of rows [from, to) outside the plausible window (`minTimeMs` to
+ * `receivedMs` + `maxFutureMs`; garbage, an unset clock, 0xFF…, NaN) by the export time, or by
+ * the received time when the export time is outside it too; returns how many it replaced. The
+ * rows stay, sorted and shown where they arrived. A pass of its own after a set's records
+ * rather than code in each compiled decoder: that grew them past what V8 inlines into (measured).
+ */
+export function clampTimes(
+  start: Float64Array,
+  end: Float64Array,
+  from: number,
+  to: number,
+  exportMs: number,
+  receivedMs: number,
+  limits: { readonly minTimeMs: number; readonly maxFutureMs: number },
+): number {
+  const tMin = limits.minTimeMs;
+  const tMax = receivedMs + limits.maxFutureMs;
+  const tClamp = exportMs >= tMin && exportMs <= tMax ? exportMs : receivedMs;
+  let clamped = 0;
+  for (let i = from; i < to; i++) {
+    if (!(start[i]! >= tMin && start[i]! <= tMax)) {
+      start[i] = tClamp;
+      clamped++;
+    }
+    if (!(end[i]! >= tMin && end[i]! <= tMax)) {
+      end[i] = tClamp;
+      clamped++;
+    }
+  }
+  return clamped;
 }
