@@ -38,9 +38,10 @@ export type TemplateChange = 'added' | 'updated' | 'refreshed' | 'refused';
 
 /** Everything known about one exporter + version + observation domain. */
 export class DomainState {
-  readonly templates = new Map<number, Template>();
-  /** Sampler (or selector) id → sampling interval, from options data. */
-  readonly samplers = new Map<number, number>();
+  // Made on first use: a flood of datagrams that each name a new domain (and carry nothing else)
+  // then costs an object per domain, not three, while those domains wait for eviction.
+  private templateMap: Map<number, Template> | undefined;
+  private samplerMap: Map<number, number> | undefined;
   /** Interval announced by options data without a sampler id (0 = none announced). */
   defaultInterval = 0;
   /** IPFIX systemInitTimeMilliseconds from options data (NaN = unknown). */
@@ -59,6 +60,21 @@ export class DomainState {
     readonly version: number,
     readonly domainId: number,
   ) {}
+
+  /** Template id → template. */
+  get templates(): Map<number, Template> {
+    return (this.templateMap ??= new Map());
+  }
+
+  /** Sampler (or selector) id → sampling interval, from options data. */
+  get samplers(): Map<number, number> {
+    return (this.samplerMap ??= new Map());
+  }
+
+  /** Templates held, without making the map. */
+  get templateCount(): number {
+    return this.templateMap?.size ?? 0;
+  }
 
   /** The exporter's address (the counter key). */
   get address(): string {
@@ -330,7 +346,7 @@ export class TemplateCache {
             bump(dropped, e.address, 1);
           }
         }
-        if (d.templates.size === 0 && nowMs - d.usedMs > this.ttlMs) this.dropDomain(d);
+        if (d.templateCount === 0 && nowMs - d.usedMs > this.ttlMs) this.dropDomain(d);
       }
     }
     return dropped;
@@ -382,6 +398,7 @@ export class TemplateCache {
     let victim: Template | undefined;
     let victimDomain: DomainState | undefined;
     for (const d of domains) {
+      if (d.templateCount === 0) continue;
       for (const t of d.templates.values()) {
         if (t !== keep && (victim === undefined || t.lastSeenMs < victim.lastSeenMs)) {
           victim = t;
@@ -431,12 +448,12 @@ export class TemplateCache {
 
   private evictDomain(d: DomainState): void {
     this.onBound(d.address, 'domainsEvicted', 1);
-    if (d.templates.size > 0) this.onBound(d.address, 'templatesEvicted', d.templates.size);
+    if (d.templateCount > 0) this.onBound(d.address, 'templatesEvicted', d.templateCount);
     this.dropDomain(d);
   }
 
   private dropDomain(d: DomainState): void {
-    for (const t of [...d.templates.values()]) this.remove(d, t);
+    if (d.templateCount > 0) for (const t of [...d.templates.values()]) this.remove(d, t);
     const e = d.exporter;
     e.domains.delete(d.version * 0x1_0000_0000 + d.domainId);
     this.order.delete(d);

@@ -1,0 +1,240 @@
+/**
+ * What the flow attacks of issue 16 share (bench/hostile-flow-state.ts,
+ * bench/hostile-costly-templates.ts, and the e2e test that runs them):
+ * the hostile datagrams themselves (pure builders), a `netsvc serve`
+ * spawned on its own data directory with its flow port on 127.0.0.1, its
+ * resident memory, and an honest softflowd stream replayed from another
+ * process while the attack runs.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createSocket, type Socket } from 'node:dgram';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freeLoopbackPort, metricValue } from './hostile-syslog-lib.js';
+
+/** The repository root, whether this runs compiled (dist/bench) or from source under vitest (bench). */
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = basename(dirname(HERE)) === 'dist' ? join(HERE, '..', '..') : join(HERE, '..');
+const CLI = join(ROOT, 'dist/src/cli.js');
+const SENDER = join(ROOT, 'dist/bench/collector-ingest-sender.js');
+
+/** The honest exporter's capture: softflowd NetFlow v9, 20 datagrams, replayed in loops. */
+export const HONEST_PCAP = join(ROOT, 'fixtures/flow-oracle/1/softflowd-v9/export.pcap');
+
+/** Replays `loops` × `pcap` to 127.0.0.1:`port` at `rate` datagrams/s from a separate process (from 127.0.0.1). */
+export async function replayFrom(pcap: string, port: number, rate: number, loops: number): Promise<{ sent: number; elapsedMs: number }> {
+  const child = spawn(process.execPath, [SENDER, pcap, String(port), String(rate), String(loops)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  if (code !== 0) throw new Error(`sender exited with ${code}`);
+  return JSON.parse(out) as { sent: number; elapsedMs: number };
+}
+
+/** Where the attacks come from: a loopback alias, so the honest stream (from 127.0.0.1) is another exporter. */
+export const ATTACKER = '127.0.0.2';
+
+function u16(n: number): Buffer {
+  const b = Buffer.alloc(2);
+  b.writeUInt16BE(n);
+  return b;
+}
+
+function u32(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n >>> 0);
+  return b;
+}
+
+/** An IPFIX message: header (16 bytes) with `domain`, then `sets`. */
+export function ipfix(domain: number, exportSecs: number, ...sets: Buffer[]): Buffer {
+  const body = Buffer.concat(sets);
+  return Buffer.concat([u16(10), u16(16 + body.length), u32(exportSecs), u32(0), u32(domain), body]);
+}
+
+/** A set with its 4-byte header. */
+export function ipfixSet(id: number, body: Buffer): Buffer {
+  return Buffer.concat([u16(id), u16(body.length + 4), body]);
+}
+
+/** An IPFIX template record: id, then (element id, length) pairs. */
+export function templateRecord(id: number, fields: ReadonlyArray<readonly [number, number]>): Buffer {
+  const parts = [u16(id), u16(fields.length)];
+  for (const [e, l] of fields) parts.push(u16(e), u16(l));
+  return Buffer.concat(parts);
+}
+
+/** A datagram of `templates` templates of 10 fields each, in observation domain `domain` (the template flood). */
+export function manyTemplates(domain: number, templates: number, exportSecs: number, firstId = 256): Buffer {
+  const fields: Array<[number, number]> = [[8, 4], [12, 4], [7, 2], [11, 2], [4, 1], [1, 8], [2, 8], [150, 4], [151, 4], [10, 4]];
+  const records: Buffer[] = [];
+  for (let k = 0; k < templates; k++) records.push(templateRecord(firstId + k, fields));
+  return ipfix(domain, exportSecs, ipfixSet(2, Buffer.concat(records)));
+}
+
+/**
+ * The costly template: two address fields then `varFields` variable-length
+ * fields, in layout A or B (B swaps the address fields' order, so each
+ * announcement is a change), with one data record of it in the same message
+ * when it fits.
+ */
+export function costlyTemplate(layout: 'A' | 'B', varFields: number, exportSecs: number): Buffer {
+  const addresses: Array<[number, number]> = layout === 'A' ? [[8, 4], [12, 4]] : [[12, 4], [8, 4]];
+  const fields: Array<[number, number]> = [...addresses];
+  for (let k = 0; k < varFields; k++) fields.push([k % 2 === 0 ? 82 : 83, 0xffff]); // interfaceName / interfaceDescription
+  const tpl = ipfixSet(2, templateRecord(300, fields));
+  const record = Buffer.concat([Buffer.from([10, 0, 0, 1, 10, 0, 0, 2]), Buffer.alloc(varFields)]); // every variable field empty
+  const data = ipfixSet(300, record);
+  return tpl.length + data.length + 16 <= 65_507 ? ipfix(1, exportSecs, tpl, data) : ipfix(1, exportSecs, tpl);
+}
+
+/** The data record alone for `costlyTemplate` (sent after a template too big to carry it). */
+export function costlyData(varFields: number, exportSecs: number): Buffer {
+  return ipfix(1, exportSecs, ipfixSet(300, Buffer.concat([Buffer.from([10, 0, 0, 1, 10, 0, 0, 2]), Buffer.alloc(varFields)])));
+}
+
+/** Resident memory of a process, bytes (Linux /proc). */
+export function rss(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
+}
+
+/** Bytes of every file under `dir`. */
+export function treeBytes(dir: string): number {
+  let n = 0;
+  for (const name of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, name.name);
+    n += name.isDirectory() ? treeBytes(p) : statSync(p).size;
+  }
+  return n;
+}
+
+/** A UDP socket bound to `localAddress`, sending to 127.0.0.1:`port`. */
+export async function udpFrom(localAddress: string, port: number): Promise<{ send(b: Buffer): Promise<void>; close(): Promise<void> }> {
+  const sock: Socket = createSocket('udp4');
+  await new Promise<void>((r) => sock.bind(0, localAddress, () => r()));
+  return {
+    send: (b) => new Promise<void>((ok, fail) => sock.send(b, port, '127.0.0.1', (err) => (err ? fail(err) : ok()))),
+    close: () => new Promise<void>((r) => sock.close(() => r())),
+  };
+}
+
+/**
+ * Sends `datagrams` at most `perMs` per millisecond (a flood the service is
+ * meant to read, not one that overflows the socket buffer before it can).
+ */
+export async function flood(send: (b: Buffer) => Promise<void>, datagrams: Iterable<Buffer>, perMs = 20): Promise<number> {
+  let n = 0;
+  const t0 = performance.now();
+  for (const d of datagrams) {
+    await send(d);
+    n++;
+    if (n % perMs === 0) {
+      const ahead = n / perMs - (performance.now() - t0);
+      if (ahead > 1) await new Promise((r) => setTimeout(r, ahead));
+    }
+  }
+  return n;
+}
+
+/** A spawned `netsvc serve` with its flow source `netflow` on 127.0.0.1:`udpPort`. */
+export interface FlowServe {
+  pid: number;
+  url: string;
+  udpPort: number;
+  dataDir: string;
+  /** Milliseconds from spawn to the HTTP API answering and the flow socket listening. */
+  startMs: number;
+  metrics(): Promise<string>;
+  /** A counter of the flow source for one exporter (or all), 0 when absent. */
+  counter(text: string, name: string, exporter?: string): number;
+  /** Stops it (SIGTERM; SIGKILL after 15 s); the data directory stays for `spawnFlowServe(…, same)`. */
+  stop(): Promise<void>;
+  output(): string;
+}
+
+/** Spawns serve on `dataDir` (a fresh one when absent) with `flowSource` merged into the netflow source. */
+export async function spawnFlowServe(opts: { dataDir?: string; udpPort?: number; flowSource?: Record<string, unknown> } = {}): Promise<FlowServe> {
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'netsvc-hostile-flow-'));
+  const udpPort = opts.udpPort ?? (await freeLoopbackPort());
+  const config = join(dataDir, 'netsvc.config.json');
+  writeFileSync(
+    config,
+    JSON.stringify({
+      dataDir,
+      timezone: 'UTC',
+      log: { level: 'info' },
+      http: { host: '127.0.0.1', port: 0 },
+      flowSources: { netflow: { listen: `127.0.0.1:${udpPort}`, ...opts.flowSource }, lentor: { listen: '127.0.0.1:0' } },
+      syslogReceiver: { enabled: false },
+    }),
+  );
+  const t0 = performance.now();
+  const child: ChildProcess = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(t);
+    }
+  };
+  let url = '';
+  const deadline = Date.now() + 60_000;
+  while (!url) {
+    const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out);
+    if (m && out.includes('flow listener')) url = m[1]!;
+    else if (child.exitCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`serve did not start: ${out.slice(-2000)}`);
+    } else await new Promise((r) => setTimeout(r, 10));
+  }
+  const startMs = performance.now() - t0;
+  const metrics = async (): Promise<string> => {
+    // A kept-alive connection the server is closing just then fails once: asked again on a new one.
+    try {
+      return await (await fetch(`${url}/metrics`)).text();
+    } catch {
+      return (await fetch(`${url}/metrics`, { headers: { connection: 'close' } })).text();
+    }
+  };
+  return {
+    pid: child.pid!,
+    url,
+    udpPort,
+    dataDir,
+    startMs,
+    metrics,
+    counter: (text, name, exporter) =>
+      metricValue(text, `netsvc_flow_${name}`, exporter === undefined ? { source: 'netflow' } : { source: 'netflow', exporter }) ?? 0,
+    stop,
+    output: () => out,
+  };
+}
+
+/** Waits until `read()` stops changing for `quietMs` (the service has read what was sent); answers its last value. */
+export async function settle(read: () => Promise<number>, quietMs = 1500, maxMs = 120_000): Promise<number> {
+  let last = await read();
+  let since = performance.now();
+  const end = performance.now() + maxMs;
+  while (performance.now() < end) {
+    await new Promise((r) => setTimeout(r, 250));
+    const v = await read();
+    if (v !== last) {
+      last = v;
+      since = performance.now();
+    } else if (performance.now() - since >= quietMs) break;
+  }
+  return last;
+}
+
+/** Removes a data directory made by `spawnFlowServe`. */
+export function removeDataDir(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+}
