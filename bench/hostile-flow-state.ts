@@ -1,0 +1,112 @@
+/**
+ * `npm run bench -- hostile flow-state [--rounds N]`: the domain flood
+ * (200 000 IPFIX headers, each naming a new observation domain) and the
+ * template flood (3 000 datagrams of 300 templates, each in a new domain),
+ * then a restart on the templates kept, then a trickle of 5 new-template
+ * datagrams a second beside an honest softflowd stream at 20 000
+ * datagrams/s, against a spawned `netsvc serve` over loopback. Every round
+ * is reported.
+ */
+import type { HostileRow } from './hostile.js';
+import { ATTACKER, flood, HONEST_PCAP, ipfix, manyTemplates, removeDataDir, replayFrom, rss, settle, spawnFlowServe, treeBytes, udpFrom, type FlowServe } from './hostile-flow-lib.js';
+import { log } from './lib.js';
+import { metricValue } from './hostile-syslog-lib.js';
+
+const MB = 1024 * 1024;
+const nowSecs = (): number => Math.floor(Date.now() / 1000);
+
+/** Honest softflowd replay at `rate`/s: datagrams sent, read by serve, and dropped by the kernel. */
+export async function honest(s: FlowServe, rate: number, loops: number, during?: () => Promise<void>): Promise<{ sent: number; read: number; kernelDrops: number }> {
+  const drops = async (): Promise<number> => metricValue(await s.metrics(), 'netsvc_flow_kernel_drops_total', { listen: `127.0.0.1:${s.udpPort}` }) ?? 0;
+  const before = s.counter(await s.metrics(), 'datagrams_total', '127.0.0.1');
+  const dropsBefore = await drops();
+  const [r] = await Promise.all([replayFrom(HONEST_PCAP, s.udpPort, rate, loops), during?.()]);
+  const read = (await settle(async () => s.counter(await s.metrics(), 'datagrams_total', '127.0.0.1'))) - before;
+  return { sent: r.sent, read, kernelDrops: (await drops()) - dropsBefore };
+}
+
+/** A row over every round: the values joined, ok when each meets `ok`. */
+export function roundsRow(attack: string, measure: string, values: number[], fmt: (v: number) => string, target: string, ok: (v: number) => boolean): HostileRow {
+  return { attack, measure, value: values.map(fmt).join(' / '), target, ok: values.every(ok) };
+}
+
+export async function run(args: string[]): Promise<HostileRow[]> {
+  const i = args.indexOf('--rounds');
+  const rounds = i >= 0 ? Number(args[i + 1]) : 3;
+  const r = { domainRss: [] as number[], evicted: [] as number[], read: [] as number[], tplRss: [] as number[], files: [] as number[], restart: [] as number[], loss: [] as number[], refused: [] as number[] };
+  for (let round = 1; round <= rounds; round++) {
+    log(`flow-state round ${round}: domain flood`);
+    let s = await spawnFlowServe();
+    try {
+      await honest(s, 20_000, 5000); // warm, and the datagram ring written through once
+      const base = rss(s.pid);
+      const a = await udpFrom(ATTACKER, s.udpPort);
+      const secs = nowSecs();
+      await flood(a.send, (function* () {
+        for (let d = 0; d < 200_000; d++) yield ipfix(d + 1, secs);
+      })(), 20);
+      await a.close();
+      r.read.push(await settle(async () => s.counter(await s.metrics(), 'datagrams_total', ATTACKER)));
+      r.domainRss.push(rss(s.pid) - base);
+      r.evicted.push(s.counter(await s.metrics(), 'domains_evicted_total', ATTACKER));
+    } finally {
+      await s.stop();
+      removeDataDir(s.dataDir);
+    }
+
+    log(`flow-state round ${round}: template flood, restart, trickle`);
+    s = await spawnFlowServe();
+    const dataDir = s.dataDir;
+    try {
+      await honest(s, 20_000, 5000);
+      const base = rss(s.pid);
+      const a = await udpFrom(ATTACKER, s.udpPort);
+      const secs = nowSecs();
+      await flood(a.send, (function* () {
+        for (let k = 0; k < 3000; k++) yield manyTemplates(1_000_000 + k, 300, secs);
+      })(), 2);
+      await settle(async () => s.counter(await s.metrics(), 'datagrams_total', ATTACKER));
+      r.tplRss.push(rss(s.pid) - base);
+      r.refused.push(s.counter(await s.metrics(), 'templates_refused_total', ATTACKER));
+      await new Promise((ok) => setTimeout(ok, 1500));
+      r.files.push(treeBytes(`${dataDir}/templates`));
+      await s.stop();
+      s = await spawnFlowServe({ dataDir, udpPort: s.udpPort });
+      r.restart.push(s.startMs);
+      let k = 0;
+      let on = true;
+      const trickle = async (): Promise<void> => {
+        while (on) {
+          for (let n = 0; n < 5; n++) await a.send(manyTemplates(2_000_000 + k++, 300, nowSecs()));
+          await new Promise((ok) => setTimeout(ok, 1000));
+        }
+      };
+      const t = trickle();
+      const h = await honest(s, 20_000, 5000);
+      on = false;
+      await t;
+      await a.close();
+      r.loss.push(h.sent - h.read);
+      log(`  honest: sent ${h.sent}, read ${h.read}, kernel drops ${h.kernelDrops}`);
+    } finally {
+      await s.stop();
+      removeDataDir(dataDir);
+    }
+  }
+  const mb = (v: number): string => `${(v / MB).toFixed(1)} MB`;
+  return [
+    roundsRow('domain flood 200 000', 'RSS growth', r.domainRss, mb, '≤ 20 MB', (v) => v <= 20 * MB),
+    {
+      attack: 'domain flood 200 000',
+      measure: 'datagrams read / domains evicted',
+      value: r.read.map((v, j) => `${v}/${r.evicted[j]}`).join(' / '),
+      target: 'evicted = read − 64',
+      ok: r.read.every((v, j) => r.evicted[j] === v - 64),
+    },
+    roundsRow('template flood 3 000 × 300', 'RSS growth', r.tplRss, mb, '≤ 150 MB', (v) => v <= 150 * MB),
+    roundsRow('template flood 3 000 × 300', 'templates refused', r.refused, String, 'counted', (v) => v > 0),
+    roundsRow('template flood 3 000 × 300', 'template files', r.files, mb, '≤ 10 MB', (v) => v <= 10 * MB),
+    roundsRow('template flood 3 000 × 300', 'restart to listening', r.restart, (v) => `${(v / 1000).toFixed(2)} s`, '≤ 2 s', (v) => v <= 2000),
+    roundsRow('template trickle 5/s + honest 20 000/s', 'honest datagrams lost', r.loss, String, '0', (v) => v === 0),
+  ];
+}
