@@ -22,7 +22,7 @@
 import type { RemoteInfo, Socket } from 'node:dgram';
 import { getPriority, setPriority } from 'node:os';
 import ipaddr from 'ipaddr.js';
-import { createFlowDecoder, type FlowDecoder } from './decoder.js';
+import { createFlowDecoder, DEFAULT_VALUE_LIMITS, type FlowDecoder } from './decoder.js';
 import type { TemplateCache, TemplateLimits } from './template-cache.js';
 import type { FlowSink } from './flow-sink.js';
 import { join } from 'node:path';
@@ -61,6 +61,12 @@ export interface FlowSourceConfig {
   pendingMaxSetsPerExporter?: number;
   /** Bounds of the template store (unset ones take DEFAULT_TEMPLATE_LIMITS). */
   templateLimits?: Partial<TemplateLimits>;
+  /** Flow times before this ISO 8601 instant are implausible (default DEFAULT_VALUE_LIMITS). */
+  minFlowTime?: string;
+  /** Flow times more than this many seconds after receipt are implausible. */
+  maxFutureSec?: number;
+  /** Sampling intervals from the wire above this are refused. */
+  maxSamplingInterval?: number;
 }
 
 /** The part of a pino logger the listener uses. */
@@ -428,6 +434,11 @@ export function openSourceDecoder(
       ...(cfg.pendingMaxSets !== undefined && { pendingMaxSets: cfg.pendingMaxSets }),
       ...(cfg.pendingMaxBytes !== undefined && { pendingMaxBytes: cfg.pendingMaxBytes }),
       ...(cfg.pendingMaxSetsPerExporter !== undefined && { pendingMaxSetsPerExporter: cfg.pendingMaxSetsPerExporter }),
+      limits: {
+        minTimeMs: cfg.minFlowTime !== undefined ? Date.parse(cfg.minFlowTime) : DEFAULT_VALUE_LIMITS.minTimeMs,
+        maxFutureMs: cfg.maxFutureSec !== undefined ? cfg.maxFutureSec * 1000 : DEFAULT_VALUE_LIMITS.maxFutureMs,
+        maxSamplingInterval: cfg.maxSamplingInterval ?? DEFAULT_VALUE_LIMITS.maxSamplingInterval,
+      },
     },
     templates,
   );

@@ -73,6 +73,19 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ cwd, env: {} })).toThrow(/pendingMaxSets/);
   });
 
+  it('gives each flow source plausible-value bounds, with defaults, and refuses a minFlowTime that is not an ISO 8601 date', () => {
+    const cwd = tempDir();
+    const write = (a: object) => writeFileSync(join(cwd, 'netsvc.config.json'), JSON.stringify({ flowSources: { a: { listen: '127.0.0.1:2055', ...a } }, entities: { default: { flowSources: ['a'] } } }));
+    write({ minFlowTime: '2000-01-01T00:00:00+02:00', maxFutureSec: 600, maxSamplingInterval: 1000 });
+    expect(loadConfig({ cwd, env: {} }).flowSources.a).toMatchObject({ minFlowTime: '2000-01-01T00:00:00+02:00', maxFutureSec: 600, maxSamplingInterval: 1000 });
+    write({});
+    expect(loadConfig({ cwd, env: {} }).flowSources.a).toMatchObject({ minFlowTime: '1990-01-01', maxFutureSec: 86_400, maxSamplingInterval: 2 ** 24 });
+    write({ minFlowTime: 'March 1990' });
+    expect(() => loadConfig({ cwd, env: {} })).toThrow(/minFlowTime/);
+    write({ maxSamplingInterval: 2 ** 32 });
+    expect(() => loadConfig({ cwd, env: {} })).toThrow(/maxSamplingInterval/);
+  });
+
   it('names an unknown key', () => {
     const cwd = tempDir();
     const file = join(cwd, 'c.json');
