@@ -9,6 +9,11 @@
  */
 import type { HostileRow } from './hostile.js';
 import { ATTACKER, flood, HONEST_PCAP, ipfix, manyTemplates, removeDataDir, replayFrom, rss, settle, spawnFlowServe, treeBytes, udpFrom, type FlowServe } from './hostile-flow-lib.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TemplateCache } from '../collector/template-cache.js';
+import { TemplatePersistence } from '../collector/template-persistence.js';
 import { log } from './lib.js';
 import { metricValue } from './hostile-syslog-lib.js';
 
@@ -93,8 +98,37 @@ export async function run(args: string[]): Promise<HostileRow[]> {
       removeDataDir(dataDir);
     }
   }
+  // A restart with the caps full: the files written straight from a store filled to its bounds.
+  const full: number[] = [];
+  const fresh: number[] = [];
+  let fullFiles = 0;
+  for (let round = 1; round <= rounds; round++) {
+    log(`flow-state round ${round}: restart with the caps full`);
+    const dataDir = mkdtempSync(join(tmpdir(), 'netsvc-hostile-full-'));
+    try {
+      const first = await spawnFlowServe({ dataDir });
+      fresh.push(first.startMs);
+      await first.stop();
+      const cache = new TemplateCache({ ttlMs: 3_600_000, limits: { budgetBurst: 1e12 } });
+      const fields = Array.from({ length: 30 }, (_, k) => ({ id: 1 + k, length: 4, enterprise: 0 }));
+      const t = Date.now();
+      for (let e = 0; cache.size < cache.limits.maxTemplates && cache.fieldTotal + 30 <= cache.limits.maxFields; e++) {
+        const d = cache.domain(`198.51.100.${e}`, 10, 0, t);
+        for (let id = 256; id < 256 + cache.limits.maxTemplatesPerExporter && cache.fieldTotal + 30 <= cache.limits.maxFields; id++) cache.set(d, id, false, 0, fields, t);
+      }
+      new TemplatePersistence({ dir: join(dataDir, 'templates', 'netflow'), now: () => t, ttlMs: 3_600_000 }).save(cache, true);
+      fullFiles = treeBytes(join(dataDir, 'templates'));
+      const again = await spawnFlowServe({ dataDir, udpPort: first.udpPort });
+      full.push(again.startMs);
+      await again.stop();
+    } finally {
+      removeDataDir(dataDir);
+    }
+  }
   const mb = (v: number): string => `${(v / MB).toFixed(1)} MB`;
   return [
+    roundsRow('caps full (16 384 templates / 500 000 fields)', `restart to listening (files ${mb(fullFiles)})`, full, (v) => `${(v / 1000).toFixed(2)} s`, '≤ 2 s', (v) => v <= 2000),
+    roundsRow('caps full (16 384 templates / 500 000 fields)', 'first start, no templates (reference)', fresh, (v) => `${(v / 1000).toFixed(2)} s`, '', () => true),
     roundsRow('domain flood 200 000', 'RSS growth', r.domainRss, mb, '≤ 20 MB', (v) => v <= 20 * MB),
     {
       attack: 'domain flood 200 000',
