@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  countJson,
   formatDuration,
   formatFlowTime,
   formatIsoUtc,
@@ -82,5 +83,21 @@ describe('netflow value formats (decisions.md)', () => {
     expect(serviceName(53)).toBe('domain');
     expect(serviceName(123)).toBe('ntp');
     expect(serviceName(47_999)).toBe('');
+  });
+
+  it('keeps absurd values sane: exact counts as digit strings above 2^53, units past P, no NaN in times and durations', () => {
+    expect(countJson(1500)).toBe(1500);
+    expect(countJson(2 ** 53 - 1)).toBe(9_007_199_254_740_991);
+    expect(countJson(2 ** 64)).toBe('18446744073709551616');
+    expect(countJson(2n ** 64n - 1n)).toBe('18446744073709551615');
+    expect(countJson(6.195e30)).toMatch(/^6195\d{27}$/);
+    expect(countJson(Number.NaN)).toBe(0);
+    expect(formatTraffic(2 ** 64)).toBe('16 E');
+    expect(formatTraffic(6.195e30)).toBe('5124383.9 Y');
+    expect(formatTraffic(Number.NaN)).toBe('0 B');
+    expect(formatFlowTime(1.8446744073709552e19, 'UTC')).not.toMatch(/NaN/);
+    expect(formatFlowTime(Number.NaN, 'Europe/Paris')).toBe('1970-01-01 01:00:00');
+    expect(formatDuration(0, 1.8446744073709552e22)).toBe('0.000');
+    expect(formatDuration(Number.NaN, 5)).toBe('0.000');
   });
 });
