@@ -34,10 +34,9 @@ import ipaddr from 'ipaddr.js';
 import { CollectorCounters, zeroCounters, type ExporterCounters } from './collector-counters.js';
 import type { FlowBatch } from './flow-batch.js';
 import { decodeIpfix } from './ipfix.js';
-import { decodeV5Records, readV5Header } from './netflow-v5.js';
+import { decodeV5Datagram, readV5Header } from './netflow-v5.js';
 import { decodeV9 } from './netflow-v9.js';
 import { PendingBuffer, TemplateCache, type DomainState, type TemplateLimits } from './template-cache.js';
-import { normaliseInterval } from './sampling.js';
 
 /** Who sent a datagram: its address as text (counter key) and as 16 bytes (IPv4-mapped for IPv4). */
 export interface ExporterRef {
@@ -271,8 +270,7 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
     // v5 has no domain id; engine type/id play that role for sequence numbers.
     const domain = store.domain(env.exporter.address, 5, (header.engineType << 8) | header.engineId, env.receivedMs);
     trackSequence(domain, header.sequence, header.count, env);
-    const interval = env.overrideInterval || normaliseInterval(header.samplingInterval);
-    decodeV5Records(buf, header, env.exporter.bytes16, env.receivedMs, interval, out);
+    decodeV5Datagram(buf, header, env, out);
     return true;
   }
 
