@@ -6,18 +6,14 @@
  * resident memory, and an honest softflowd stream replayed from another
  * process while the attack runs.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createSocket, type Socket } from 'node:dgram';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { freeLoopbackPort, metricValue } from './hostile-syslog-lib.js';
+import { ROOT, spawnServe } from './spawned-serve.js';
 
-/** The repository root, whether this runs compiled (dist/bench) or from source under vitest (bench). */
-const HERE = dirname(fileURLToPath(import.meta.url));
-const ROOT = basename(dirname(HERE)) === 'dist' ? join(HERE, '..', '..') : join(HERE, '..');
-const CLI = join(ROOT, 'dist/src/cli.js');
 const SENDER = join(ROOT, 'dist/bench/collector-ingest-sender.js');
 
 /** The honest exporter's capture: softflowd NetFlow v9, 20 datagrams, replayed in loops. */
@@ -159,43 +155,15 @@ export interface FlowServe {
 export async function spawnFlowServe(opts: { dataDir?: string; udpPort?: number; flowSource?: Record<string, unknown> } = {}): Promise<FlowServe> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'netsvc-hostile-flow-'));
   const udpPort = opts.udpPort ?? (await freeLoopbackPort());
-  const config = join(dataDir, 'netsvc.config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      dataDir,
-      timezone: 'UTC',
-      log: { level: 'info' },
-      http: { host: '127.0.0.1', port: 0 },
+  const serve = await spawnServe(
+    dataDir,
+    {
       flowSources: { netflow: { listen: `127.0.0.1:${udpPort}`, ...opts.flowSource }, lentor: { listen: '127.0.0.1:0' } },
       syslogReceiver: { enabled: false },
-    }),
+    },
+    (out) => out.includes('flow listener started'),
   );
-  const t0 = performance.now();
-  const child: ChildProcess = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(t);
-    }
-  };
-  let url = '';
-  const deadline = Date.now() + 60_000;
-  while (!url) {
-    const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out);
-    if (m && out.includes('flow listener')) url = m[1]!;
-    else if (child.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`serve did not start: ${out.slice(-2000)}`);
-    } else await new Promise((r) => setTimeout(r, 10));
-  }
-  const startMs = performance.now() - t0;
+  const { url } = serve;
   const metrics = async (): Promise<string> => {
     // A kept-alive connection the server is closing just then fails once: asked again on a new one.
     try {
@@ -205,16 +173,16 @@ export async function spawnFlowServe(opts: { dataDir?: string; udpPort?: number;
     }
   };
   return {
-    pid: child.pid!,
+    pid: serve.pid,
     url,
     udpPort,
     dataDir,
-    startMs,
+    startMs: serve.startMs,
     metrics,
     counter: (text, name, exporter) =>
       metricValue(text, `netsvc_flow_${name}`, exporter === undefined ? { source: 'netflow' } : { source: 'netflow', exporter }) ?? 0,
-    stop,
-    output: () => out,
+    stop: serve.stop,
+    output: serve.output,
   };
 }
 

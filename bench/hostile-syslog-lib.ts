@@ -5,17 +5,16 @@
  * loopback alias address, a UDP burst, a second process holding an
  * exclusive lock on a SQLite file, and /metrics read back as numbers.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseMetrics } from '../src/commands/status.js';
+import { spawnServe, type ServeProcess } from './spawned-serve.js';
 
-const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
 const BETTER_SQLITE3 = createRequire(import.meta.url).resolve('better-sqlite3');
 
 /** A port free for both UDP and TCP on 127.0.0.1, outside the well-known range. */
@@ -76,7 +75,7 @@ export function syslogCounters(text: string): {
   };
 }
 
-/** A `netsvc serve` started by `spawnServe`. */
+/** A `netsvc serve` started by `spawnSyslogServe`. */
 export interface SpawnedServe {
   pid: number;
   url: string;
@@ -95,47 +94,31 @@ export interface SpawnedServe {
  * flow sockets on ephemeral 127.0.0.1 ports, the syslog receiver on a free
  * non-standard 127.0.0.1 port with `syslogReceiver` merged over that.
  */
-export async function spawnServe(syslogReceiver: Record<string, unknown> = {}): Promise<SpawnedServe> {
+export async function spawnSyslogServe(syslogReceiver: Record<string, unknown> = {}): Promise<SpawnedServe> {
   const dataDir = mkdtempSync(join(tmpdir(), 'netsvc-hostile-syslog-'));
   const syslogPort = await freeLoopbackPort();
-  const config = join(dataDir, 'netsvc.config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
+  let serve: ServeProcess;
+  try {
+    serve = await spawnServe(
       dataDir,
-      timezone: 'UTC',
-      log: { level: 'info' },
-      http: { host: '127.0.0.1', port: 0 },
-      flowSources: { netflow: { listen: '127.0.0.1:0' }, lentor: { listen: '127.0.0.1:0' } },
-      syslogReceiver: { host: '127.0.0.1', port: syslogPort, ...syslogReceiver },
-    }),
-  );
-  const child: ChildProcess = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      {
+        flowSources: { netflow: { listen: '127.0.0.1:0' }, lentor: { listen: '127.0.0.1:0' } },
+        syslogReceiver: { host: '127.0.0.1', port: syslogPort, ...syslogReceiver },
+      },
+      (out) => out.includes('syslog receiver listening'),
+      10_000,
+    );
+  } catch (err) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+  const { url } = serve;
   const stop = async (): Promise<void> => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(t);
-    }
+    await serve.stop();
     rmSync(dataDir, { recursive: true, force: true });
   };
-  const deadline = Date.now() + 60_000;
-  let url = '';
-  while (!url) {
-    const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out);
-    if (m && out.includes('syslog receiver listening')) url = m[1]!;
-    else if (child.exitCode !== null || Date.now() > deadline) {
-      await stop();
-      throw new Error(`serve did not start: ${out.slice(-2000)}`);
-    } else await new Promise((r) => setTimeout(r, 50));
-  }
   return {
-    pid: child.pid!,
+    pid: serve.pid,
     url,
     dataDir,
     syslogPort,
@@ -145,7 +128,7 @@ export async function spawnServe(syslogReceiver: Record<string, unknown> = {}): 
       return { text, ms: performance.now() - a };
     },
     stop,
-    output: () => out,
+    output: serve.output,
   };
 }
 

@@ -9,7 +9,7 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import type { HostileRow } from './hostile.js';
-import { holdSqliteLock, spawnServe, syslogCounters, syslogLine, udpBurst } from './hostile-syslog-lib.js';
+import { holdSqliteLock, spawnSyslogServe, syslogCounters, syslogLine, udpBurst } from './hostile-syslog-lib.js';
 import { fmt, log, percentile } from './lib.js';
 
 const ATTACK = 'syslog-lock';
@@ -20,7 +20,7 @@ const TICK_MS = 100;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export async function run(_args: string[]): Promise<HostileRow[]> {
-  const serve = await spawnServe();
+  const serve = await spawnSyslogServe();
   const rows: HostileRow[] = [];
   const row = (measure: string, value: string, target: string, ok: boolean): void => void rows.push({ attack: ATTACK, measure, value, target, ok });
   const file = join(serve.dataDir, 'syslog.sqlite');

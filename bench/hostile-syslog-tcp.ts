@@ -10,7 +10,7 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import type { HostileRow } from './hostile.js';
-import { openIdleConnections, sendTcpLines, spawnServe, syslogCounters, syslogLine } from './hostile-syslog-lib.js';
+import { openIdleConnections, sendTcpLines, spawnSyslogServe, syslogCounters, syslogLine } from './hostile-syslog-lib.js';
 import { log } from './lib.js';
 
 const ATTACK = 'syslog-tcp';
@@ -22,7 +22,7 @@ const PER_ADDRESS = 32;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export async function run(_args: string[]): Promise<HostileRow[]> {
-  const serve = await spawnServe({ tcpIdleTimeoutSec: IDLE_TIMEOUT_SEC, maxConnectionsPerAddress: PER_ADDRESS, maxConnections: 512 });
+  const serve = await spawnSyslogServe({ tcpIdleTimeoutSec: IDLE_TIMEOUT_SEC, maxConnectionsPerAddress: PER_ADDRESS, maxConnections: 512 });
   const rows: HostileRow[] = [];
   const row = (measure: string, value: string, target: string, ok: boolean): void => void rows.push({ attack: ATTACK, measure, value, target, ok });
   try {

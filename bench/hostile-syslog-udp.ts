@@ -7,7 +7,7 @@
  * received + kernel drops accounts for every datagram sent (within 1 %).
  */
 import type { HostileRow } from './hostile.js';
-import { spawnServe, syslogCounters, syslogLine, udpBurst } from './hostile-syslog-lib.js';
+import { spawnSyslogServe, syslogCounters, syslogLine, udpBurst } from './hostile-syslog-lib.js';
 import { log } from './lib.js';
 
 const ATTACK = 'syslog-udp';
@@ -16,7 +16,7 @@ const BURST = 100_000;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function round(label: string, receiveBuffer: number | undefined, rows: HostileRow[]): Promise<void> {
-  const serve = await spawnServe(receiveBuffer === undefined ? {} : { receiveBuffer });
+  const serve = await spawnSyslogServe(receiveBuffer === undefined ? {} : { receiveBuffer });
   const row = (measure: string, value: string, target: string, ok: boolean): void => void rows.push({ attack: ATTACK, measure: `${label}: ${measure}`, value, target, ok });
   try {
     log(`${ATTACK} (${label}): ${BURST} datagrams to 127.0.0.1:${serve.syslogPort}`);
