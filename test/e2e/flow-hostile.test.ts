@@ -12,11 +12,9 @@ import {
   costlyData,
   costlyTemplate,
   flood,
-  HONEST_PCAP,
   ipfix,
   manyTemplates,
   removeDataDir,
-  replayFrom as replay,
   rss,
   settle,
   spawnFlowServe,
@@ -24,22 +22,11 @@ import {
   udpFrom,
   type FlowServe,
 } from '../../bench/hostile-flow-lib.js';
-import { metricValue } from '../../bench/hostile-syslog-lib.js';
+import { honest } from '../../bench/hostile-flow-state.js';
 
 const MB = 1024 * 1024;
 const HONEST = '127.0.0.1';
 const nowSecs = () => Math.floor(Date.now() / 1000);
-
-/** Replays the honest softflowd capture at `rate`/s for `loops` × 20 datagrams; answers how many it sent and how many serve read from it. */
-async function honestStream(s: FlowServe, rate: number, loops: number, during?: () => Promise<void>): Promise<{ sent: number; read: number; kernelDrops: number }> {
-  const before = s.counter(await s.metrics(), 'datagrams_total', HONEST);
-  const drops = async () => metricValue(await s.metrics(), 'netsvc_flow_kernel_drops_total', { listen: `127.0.0.1:${s.udpPort}` }) ?? 0;
-  const dropsBefore = await drops();
-  const [r] = await Promise.all([replay(HONEST_PCAP, s.udpPort, rate, loops), during?.()]);
-  const read = (await settle(async () => s.counter(await s.metrics(), 'datagrams_total', HONEST))) - before;
-  const kernelDrops = (await drops()) - dropsBefore;
-  return { sent: r.sent, read, kernelDrops };
-}
 
 describe('netsvc serve under hostile exporters', () => {
   const dirs: string[] = [];
@@ -59,7 +46,7 @@ describe('netsvc serve under hostile exporters', () => {
     const s = await start();
     // Warm: the path has run at speed and the datagram ring (128 MiB, allocated at start, touched as
     // it fills) has been written through once, so what grows after is what the attack costs.
-    await honestStream(s, 20_000, 5000);
+    await honest(s, 20_000, 5000);
     const base = rss(s.pid);
     const attacker = await udpFrom(ATTACKER, s.udpPort);
     const secs = nowSecs();
@@ -79,7 +66,7 @@ describe('netsvc serve under hostile exporters', () => {
 
   it('3 000 datagrams of 300 templates, each in a new domain: bounded memory and template files, a quick restart, then a template trickle costs an honest stream nothing', async () => {
     let s = await start();
-    await honestStream(s, 5000, 50);
+    await honest(s, 5000, 50);
     const base = rss(s.pid);
     const attacker = await udpFrom(ATTACKER, s.udpPort);
     const secs = nowSecs();
@@ -115,13 +102,13 @@ describe('netsvc serve under hostile exporters', () => {
       }
     };
     const t = trickle();
-    const honest = await honestStream(s, 20_000, 5000);
+    const stream = await honest(s, 20_000, 5000);
     trickling = false;
     await t;
     await attacker.close();
-    expect(honest.sent).toBe(100_000);
-    expect(honest.kernelDrops).toBe(0);
-    expect(honest.read).toBe(honest.sent);
+    expect(stream.sent).toBe(100_000);
+    expect(stream.kernelDrops).toBe(0);
+    expect(stream.read).toBe(stream.sent);
     text = await s.metrics();
     expect(s.counter(text, 'flows_total', HONEST)).toBeGreaterThan(0);
   }, 240_000);
@@ -129,7 +116,7 @@ describe('netsvc serve under hostile exporters', () => {
   it('100 pairs of alternating 16 000-field templates cost an honest 20 000/s stream nothing; they are refused and counted', async () => {
     const s = await start();
     // The same stream alone first: it must pass here for the comparison to mean anything.
-    const control = await honestStream(s, 20_000, 5000);
+    const control = await honest(s, 20_000, 5000);
     expect(control.read, 'the honest stream alone lost datagrams: this machine cannot measure the attack').toBe(control.sent);
     const attacker = await udpFrom(ATTACKER, s.udpPort);
     const costly = async (): Promise<void> => {
@@ -141,10 +128,10 @@ describe('netsvc serve under hostile exporters', () => {
         await new Promise((r) => setTimeout(r, 20));
       }
     };
-    const honest = await honestStream(s, 20_000, 5000, costly);
+    const stream = await honest(s, 20_000, 5000, costly);
     await attacker.close();
-    expect(honest.kernelDrops).toBe(0);
-    expect(honest.read).toBe(honest.sent);
+    expect(stream.kernelDrops).toBe(0);
+    expect(stream.read).toBe(stream.sent);
     const text = await s.metrics();
     expect(s.counter(text, 'templates_refused_total', ATTACKER)).toBe(200);
     expect(s.counter(text, 'templates_added_total', ATTACKER)).toBe(0);
