@@ -9,7 +9,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { Logger } from 'pino';
 import { AREAS, type Area } from '../storage/admin/admin-store.js';
-import { bearerAuth, registerAuthRoute, type AuthService } from './auth.js';
+import { authPrecheck, bearerAuth, registerAuthRoute, type AuthService } from './auth.js';
 import type { AppEnv } from './context.js';
 import { mountDocs } from './docs.js';
 import { fail } from './envelope.js';
@@ -50,6 +50,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       'request',
     );
   });
+
+  // Before the body is read: in a login storm most attempts are refused here, cheaply (auth.ts).
+  app.use(`${API_BASE}/:area/auth`, authPrecheck(deps.auth, clientAddress));
 
   app.use(
     `${API_BASE}/*`,

@@ -108,6 +108,23 @@ export class VerifyBudget {
     });
   }
 
+  /**
+   * Whether an attempt of this rank from `address` would be let in now (run
+   * or wait), changing nothing: lets a caller refuse before doing any work
+   * for it. `run` decides again.
+   */
+  wouldAdmit(address: string, rank: number): boolean {
+    if (this.running < this.opts.concurrency && this.waiting.length === 0) return true;
+    if ((this.waitingPerAddress.get(address) ?? 0) >= this.opts.queuePerAddress) return false;
+    if (this.waiting.length < this.opts.queue) return true;
+    return this.waiting.some((w) => w.rank() > rank);
+  }
+
+  /** Counts an attempt refused on `wouldAdmit`'s word, as `run` counts its own refusals. */
+  countRefused(): void {
+    this.counters.refused++;
+  }
+
   /** Makes room for `entry` if it may wait; false when it must be refused. */
   private admit(entry: Waiting): boolean {
     if ((this.waitingPerAddress.get(entry.address) ?? 0) >= this.opts.queuePerAddress) return false;

@@ -249,15 +249,18 @@ export const configSchema = z
          * whatever a wrong-secret storm sends (api/verify-budget.ts).
          */
         verifyConcurrency: z.number().int().positive().default(1),
-        /** Verifications waiting for a slot; beyond, 429 at once without hashing. */
-        verifyQueue: z.number().int().min(0).default(8),
+        /**
+         * Verifications waiting for a slot; beyond, 429 at once without hashing. Small, because
+         * a login waits for those ranked with it or before it: (4 + 1) × ~60 ms at most.
+         */
+        verifyQueue: z.number().int().min(0).default(4),
         /** Verifications waiting from one client address. */
         verifyQueuePerAddress: z.number().int().positive().default(2),
         /** Secrets verified before that a login may reuse without scrypt, kept in memory (0: none; api/known-secrets.ts). */
         knownSecrets: z.number().int().min(0).default(1000),
       })
       .strict()
-      .default({ tokenTtlSec: 3600, maxFailures: 10, failureWindowSec: 300, verifyConcurrency: 1, verifyQueue: 8, verifyQueuePerAddress: 2, knownSecrets: 1000 }),
+      .default({ tokenTtlSec: 3600, maxFailures: 10, failureWindowSec: 300, verifyConcurrency: 1, verifyQueue: 4, verifyQueuePerAddress: 2, knownSecrets: 1000 }),
     admin: z
       .object({
         /** The service's own store of entities, users and credentials. */

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { FailureSignal } from '../collector/failure-signal.js';
-import { serve, type ServerType } from '@hono/node-server';
+import { createAdaptorServer, type ServerType } from '@hono/node-server';
 import { createApp, type AppDeps } from '../api/app.js';
 import { AuthService } from '../api/auth.js';
 import type { AdminStore } from '../storage/admin/admin-store.js';
@@ -58,9 +58,18 @@ export class ListenError extends Error {
   override readonly name = 'ListenError';
 }
 
+/**
+ * Connections the kernel holds for HTTP until accepted. Node's default, 511,
+ * overflows when a thousand clients connect at once (a login storm): the
+ * handshakes dropped come back after 1 s, 3 s, … and delay honest requests as
+ * long. The kernel caps it at net.core.somaxconn (4096 on current Linux).
+ */
+const HTTP_BACKLOG = 4096;
+
 function listenHttp(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
   return new Promise((resolve, reject) => {
-    const s = serve({ fetch, hostname, port }, () => resolve(s));
+    const s = createAdaptorServer({ fetch, hostname });
+    s.listen({ port, host: hostname, backlog: HTTP_BACKLOG }, () => resolve(s));
     s.once('error', (err: NodeJS.ErrnoException) => {
       const why = err.code === 'EADDRINUSE' ? 'address already in use' : err.code === 'EACCES' ? 'permission denied' : (err.code ?? err.message);
       reject(new ListenError(`cannot listen for HTTP on ${hostname}:${port}: ${why} (set http.port or --port)`, { cause: err }));

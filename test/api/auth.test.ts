@@ -91,6 +91,22 @@ describe('per-area auth', () => {
     }
   });
 
+  it('refuses a tampered copy of a token already in use', async () => {
+    const cred = await issue('acme', 'alice');
+    const token = (await login('netflow', cred.apiId, cred.secret)).body.result.access_token as string;
+    expect((await getJson(`${server.url}/svc/api/netflow/whoami`, token)).status).toBe(200);
+    const [head, body, sig] = token.split('.') as [string, string, string];
+    const claims = JSON.parse(Buffer.from(body, 'base64url').toString());
+    const otherArea = `${head}.${Buffer.from(JSON.stringify({ ...claims, area: 'logviewer' })).toString('base64url')}.${sig}`;
+    const otherSig = `${head}.${body}.${sig.slice(0, -2)}${sig.endsWith('AA') ? 'BB' : 'AA'}`;
+    for (const bad of [otherArea, otherSig]) {
+      const res = await getJson(`${server.url}/svc/api/${bad === otherArea ? 'logviewer' : 'netflow'}/whoami`, bad);
+      expect(res.status).toBe(401);
+      expect(res.body.errorMessage).toBe('Token validation failed: invalid token.');
+    }
+    expect((await getJson(`${server.url}/svc/api/netflow/whoami`, token)).status).toBe(200);
+  });
+
   it('refuses a token on another area with 403', async () => {
     const cred = await issue('acme', 'alice');
     const token = (await login('netflow', cred.apiId, cred.secret)).body.result.access_token;
@@ -270,6 +286,25 @@ describe('auth CPU budget', () => {
     expect(await auth.login('netflow', old.apiId, old.secret, '192.0.2.4').then(() => 'ok', () => 'denied')).toBe('denied');
     expect(await attempt(auth, cred.secret, '192.0.2.4')).toBe('ok');
     expect(auth.counters.verifications).toBe(before + 2);
+  });
+
+  it('refuses over HTTP before reading the body when the budget is full', async () => {
+    const auth = service({ verify: { concurrency: 1, queue: 0, queuePerAddress: 1 }, knownSecrets: 0 });
+    const app = createApp({ auth, logger: createLogger('silent'), bodyLimitBytes: 1024, areas: {} });
+    const server = await serveOnLoopback(app.fetch);
+    try {
+      const holder = attempt(auth, 'wrong', '198.51.100.9'); // holds the one slot
+      // Malformed JSON would be a 400 once read: a 429 shows it was answered unread.
+      const res = await fetch(`${server.url}/svc/api/netflow/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"api_id": ' });
+      expect(res.status).toBe(429);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(await holder).toBe('denied');
+      expect(auth.counters).toMatchObject({ verifications: 1, busyRefused: 1 });
+      const after = await fetch(`${server.url}/svc/api/netflow/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"api_id": ' });
+      expect(after.status).toBe(400);
+    } finally {
+      await server.close();
+    }
   });
 
   it('answers a refusal over HTTP as 429 with Retry-After, and documents it on every auth route', async () => {

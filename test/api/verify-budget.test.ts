@@ -127,6 +127,23 @@ describe('VerifyBudget', () => {
     expect(await waiting).toBe('ok');
   });
 
+  it('tells, without changing anything, whether an attempt would be let in', async () => {
+    const { work, finish } = gate([]);
+    const budget = new VerifyBudget({ concurrency: 1, queue: 1, queuePerAddress: 1 });
+    expect(budget.wouldAdmit('a', 5)).toBe(true); // a free slot
+    const running = budget.run('a', () => 0, work('a'));
+    expect(budget.wouldAdmit('b', 5)).toBe(true); // room to wait
+    const waiting = budget.run('b', () => 2, work('b'));
+    expect(budget.wouldAdmit('b', 0)).toBe(false); // b already waits its one
+    expect(budget.wouldAdmit('c', 2)).toBe(false); // full, and no better than b
+    expect(budget.wouldAdmit('c', 1)).toBe(true); // would push b out
+    expect(budget.queued).toBe(1);
+    expect(budget.counters).toEqual({ started: 1, refused: 0, evicted: 0 });
+    await finish('a');
+    await finish('b');
+    await Promise.all([running, waiting]);
+  });
+
   it('frees the slot when the work fails', async () => {
     const budget = new VerifyBudget({ concurrency: 1, queue: 1, queuePerAddress: 1 });
     const failing = budget.run('a', () => 0, () => Promise.reject(new Error('boom')));
