@@ -3,28 +3,29 @@
  * wrong secrets from 100 addresses in parallel, each address sending its 10
  * (under the per-address limit) one after another as fast as it is answered;
  * once every address has been answered, 20 correct logins from another
- * address, one after another, and `GET /netflow/latest` every 20 ms. Before
+ * address, one after another, and `GET /netflow/latest` every 20 ms on a
+ * connection kept alive (bench/hostile-scrypt.ts measures more). Before
  * the scrypt budget the storm held both cores for a minute (a correct login
  * took 11 s); now the correct logins answer within 1 s and /latest within
  * 200 ms, because most of the storm is refused at once without hashing.
  *
  * Serve runs in its own process (dist/), as in production, so the test's
- * own clients do not share its event loop. The remembered-secret shortcut is
+ * own clients do not share its event loop; the attackers run in a worker
+ * thread at serve's own nice value. The remembered-secret shortcut is
  * off (`auth.knownSecrets: 0`): every correct login pays its scrypt, so the
  * budget alone is measured.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli.js';
 import { parseMetrics } from '../../src/commands/status.js';
 import { processContext, type CliContext } from '../../src/commands/context.js';
-import { startAuthStorm } from '../helpers/auth-storm.js';
-import { keepAliveFrom, requestFrom, type TimedResponse } from '../helpers/http-from.js';
+import { keepAliveFrom, requestFrom, startAuthStorm, type TimedResponse } from '../../bench/hostile-scrypt-lib.js';
+import { spawnServe, type ServeProcess } from '../../bench/spawned-serve.js';
 
-const CLI = resolve('dist/src/cli.js');
 const ATTACKERS = 100;
 const PER_ATTACKER = 10;
 const GOOD = '127.0.0.200';
@@ -37,26 +38,24 @@ function percentile(xs: number[], p: number): number {
 
 describe('netsvc serve under a wrong-secret storm', () => {
   let dir: string;
-  let child: ChildProcess;
+  let serve: ServeProcess;
   let url: string;
   let cred: { api_id: string; secret: string };
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'netsvc-auth-storm-'));
-    const config = join(dir, 'netsvc.config.json');
-    writeFileSync(
-      config,
-      JSON.stringify({
-        dataDir: join(dir, 'data'),
-        timezone: 'UTC',
-        http: { host: '127.0.0.1', port: 0 },
-        log: { level: 'info' },
+    serve = await spawnServe(
+      dir,
+      {
         auth: { knownSecrets: 0 },
         flowSources: { netflow: { listen: '127.0.0.1:0' }, lentor: { listen: '127.0.0.1:0' } },
         syslogReceiver: { host: '127.0.0.1', port: 0 },
         entities: { default: { flowSources: ['netflow', 'lentor'] } },
-      }),
+      },
+      () => true,
     );
+    url = serve.url;
+    const config = join(dir, 'netsvc.config.json');
     const lines: string[] = [];
     const ctx: CliContext = { ...processContext(), out: (t) => lines.push(t), err: () => undefined };
     expect(await runCli(['admin', 'entity', 'add', 'default', '--areas', 'netflow', '--config', config], ctx)).toBe(0);
@@ -64,32 +63,10 @@ describe('netsvc serve under a wrong-secret storm', () => {
     lines.length = 0;
     expect(await runCli(['admin', 'credentials', 'issue', 'default', 'alice', '--json', '--config', config], ctx)).toBe(0);
     cred = JSON.parse(lines.join(''));
-
-    child = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    url = await new Promise<string>((ok, fail) => {
-      const timer = setTimeout(() => fail(new Error(`serve did not start: ${out} ${err}`)), 20_000);
-      child.stdout!.on('data', (d: Buffer) => {
-        // Kept only until the URL shows: a thousand request lines follow.
-        if (out.length < 100_000) out += d.toString();
-        const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out);
-        if (m) {
-          clearTimeout(timer);
-          ok(m[1]!);
-        }
-      });
-      child.once('exit', (code) => fail(new Error(`serve exited with ${code}: ${err}`)));
-    });
   });
 
   afterAll(async () => {
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((r) => child.once('exit', r));
-      process.kill(child.pid!, 'SIGTERM');
-      await exited;
-    }
+    await serve?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -108,20 +85,23 @@ describe('netsvc serve under a wrong-secret storm', () => {
     const first = await login(GOOD, cred.secret);
     expect(first.status).toBe(200);
     const token = (JSON.parse(first.body) as { result: { access_token: string } }).result.access_token;
+    // The poller keeps its connection, opened before the storm, as a dashboard does; a new
+    // connection would queue behind the attackers' in the kernel's accept queue, whatever the
+    // service does with them after.
+    const agent = keepAliveFrom(GOOD);
+    const latestOnce = () => requestFrom(GOOD, `${url}/svc/api/netflow/latest`, { headers: { authorization: `Bearer ${token}` }, agent });
+    expect((await latestOnce()).status).toBe(200);
 
     const storm = startAuthStorm({ url, area: 'netflow', apiId: cred.api_id, addresses: ATTACKERS, perAddress: PER_ATTACKER, mode: 'clients', nice: 10 });
     // Under way: every address has been answered once (and no longer looks new to the budget).
     while (storm.heard() < ATTACKERS) await new Promise((r) => setTimeout(r, 5));
     const stormLeft = ATTACKERS * PER_ATTACKER - storm.answered();
 
-    // The poller keeps its connection, as a dashboard does; a new connection would queue behind
-    // the attackers' in the kernel's accept queue, whatever the service does with them after.
     let polling = true;
     const latest: TimedResponse[] = [];
-    const agent = keepAliveFrom(GOOD);
     const poller = (async () => {
       while (polling) {
-        latest.push(await requestFrom(GOOD, `${url}/svc/api/netflow/latest`, { headers: { authorization: `Bearer ${token}` }, agent }));
+        latest.push(await latestOnce());
         await new Promise((r) => setTimeout(r, 20));
       }
     })();
