@@ -145,9 +145,6 @@ export const DEFAULT_TEMPLATE_LIMITS: Readonly<TemplateLimits> = Object.freeze({
   budgetBurst: 50_000,
 });
 
-/** The time `restore` passes to `set`: no received time is negative. */
-const RESTORING = -1;
-
 /** Fixed budget cost of a template on top of its fields. */
 const TEMPLATE_BASE_COST = 8;
 
@@ -169,7 +166,6 @@ export class TemplateCache {
   private last: DomainState | undefined;
   private templateCount = 0;
   private fieldCount = 0;
-  private restoredSeenMs = 0;
   readonly ttlMs: number;
   readonly limits: Readonly<TemplateLimits>;
   /** Goes up whenever a template is added, changed or removed (a refresh does not count). */
@@ -232,11 +228,6 @@ export class TemplateCache {
     return this.exporters.values();
   }
 
-  /** Every domain, for status output. */
-  *allDomains(): IterableIterator<DomainState> {
-    for (const e of this.exporters.values()) yield* e.domains.values();
-  }
-
   /** A template of a domain, unless it has expired by `nowMs` (`expire` removes and counts it later). */
   get(domain: DomainState, id: number, nowMs: number): Template | undefined {
     const t = domain.templates.get(id);
@@ -259,25 +250,7 @@ export class TemplateCache {
     fields: readonly TemplateField[],
     nowMs: number,
   ): TemplateChange {
-    const free = nowMs === RESTORING;
-    const old = domain.templates.get(id);
-    if (old !== undefined && sameLayout(old, options, scopeCount, fields)) {
-      this.refresh(old, free ? this.restoredSeenMs : nowMs);
-      return 'refreshed';
-    }
-    const e = domain.exporter;
-    if (fields.length > this.limits.maxFieldsPerTemplate || (!free && !this.spend(e, fields.length + TEMPLATE_BASE_COST, nowMs))) {
-      if (old !== undefined) this.remove(domain, old);
-      this.onBound(e.address, 'templatesRefused', 1);
-      return 'refused';
-    }
-    if (old !== undefined) this.remove(domain, old);
-    const t: Template = { id, options, scopeCount, fields, lastSeenMs: free ? this.restoredSeenMs : nowMs };
-    domain.templates.set(id, t);
-    this.account(domain, t, 1);
-    this.revision++;
-    this.makeRoom(domain, t);
-    return old === undefined ? 'added' : 'updated';
+    return this.put(domain, id, options, scopeCount, fields, nowMs, true);
   }
 
   /**
@@ -286,8 +259,37 @@ export class TemplateCache {
    * (it was paid for when it was announced).
    */
   restore(domain: DomainState, id: number, options: boolean, scopeCount: number, fields: readonly TemplateField[], lastSeenMs: number): TemplateChange {
-    this.restoredSeenMs = lastSeenMs;
-    return this.set(domain, id, options, scopeCount, fields, RESTORING);
+    return this.put(domain, id, options, scopeCount, fields, lastSeenMs, false);
+  }
+
+  /** `set` and `restore`: stores a template seen at `seenMs`, paying the exporter's budget when `pay`. */
+  private put(
+    domain: DomainState,
+    id: number,
+    options: boolean,
+    scopeCount: number,
+    fields: readonly TemplateField[],
+    seenMs: number,
+    pay: boolean,
+  ): TemplateChange {
+    const old = domain.templates.get(id);
+    if (old !== undefined && sameLayout(old, options, scopeCount, fields)) {
+      this.refresh(old, seenMs);
+      return 'refreshed';
+    }
+    const e = domain.exporter;
+    if (fields.length > this.limits.maxFieldsPerTemplate || (pay && !this.spend(e, fields.length + TEMPLATE_BASE_COST, seenMs))) {
+      if (old !== undefined) this.remove(domain, old);
+      this.onBound(e.address, 'templatesRefused', 1);
+      return 'refused';
+    }
+    if (old !== undefined) this.remove(domain, old);
+    const t: Template = { id, options, scopeCount, fields, lastSeenMs: seenMs };
+    domain.templates.set(id, t);
+    this.account(domain, t, 1);
+    this.revision++;
+    this.makeRoom(domain, t);
+    return old === undefined ? 'added' : 'updated';
   }
 
   /**
