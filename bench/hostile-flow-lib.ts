@@ -11,7 +11,8 @@ import { createSocket, type Socket } from 'node:dgram';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeLoopbackPort, metricValue } from './hostile-syslog-lib.js';
+import { freePort } from '../test/helpers/net.js';
+import { metricValue } from './hostile-syslog-lib.js';
 import { ROOT, spawnServe } from './spawned-serve.js';
 
 const SENDER = join(ROOT, 'dist/bench/collector-ingest-sender.js');
@@ -154,7 +155,7 @@ export interface FlowServe {
 /** Spawns serve on `dataDir` (a fresh one when absent) with `flowSource` merged into the netflow source. */
 export async function spawnFlowServe(opts: { dataDir?: string; udpPort?: number; flowSource?: Record<string, unknown> } = {}): Promise<FlowServe> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'netsvc-hostile-flow-'));
-  const udpPort = opts.udpPort ?? (await freeLoopbackPort());
+  const udpPort = opts.udpPort ?? (await freePort());
   const serve = await spawnServe(
     dataDir,
     {

@@ -9,33 +9,15 @@ import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseMetrics } from '../src/commands/status.js';
 import { spawnServe, type ServeProcess } from './spawned-serve.js';
+import { freePort } from '../test/helpers/net.js';
 
 const BETTER_SQLITE3 = createRequire(import.meta.url).resolve('better-sqlite3');
 
-/** A port free for both UDP and TCP on 127.0.0.1, outside the well-known range. */
-export async function freeLoopbackPort(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 40_000);
-    const tcpFree = await new Promise<boolean>((resolve) => {
-      const s = createServer();
-      s.once('error', () => resolve(false));
-      s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-    });
-    if (!tcpFree) continue;
-    const udpFree = await new Promise<boolean>((resolve) => {
-      const u = createSocket('udp4');
-      u.once('error', () => resolve(false));
-      u.bind(port, '127.0.0.1', () => u.close(() => resolve(true)));
-    });
-    if (udpFree) return port;
-  }
-  throw new Error('no free port found');
-}
 
 /** Sum of a metric's samples whose labels include `labels`; undefined when there is none. */
 export function metricValue(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -96,7 +78,7 @@ export interface SpawnedServe {
  */
 export async function spawnSyslogServe(syslogReceiver: Record<string, unknown> = {}): Promise<SpawnedServe> {
   const dataDir = mkdtempSync(join(tmpdir(), 'netsvc-hostile-syslog-'));
-  const syslogPort = await freeLoopbackPort();
+  const syslogPort = await freePort();
   let serve: ServeProcess;
   try {
     serve = await spawnServe(

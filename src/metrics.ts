@@ -244,6 +244,11 @@ export function createMetrics(): Metrics {
 
   const receivers: SyslogStatsProvider[] = [];
   const sum = (pick: (r: SyslogStatsProvider) => number): number => receivers.reduce((n, r) => n + pick(r), 0);
+  /** The sum over the receivers whose value is known; undefined when none is (the series then has no sample). */
+  const sumKnown = (pick: (r: SyslogStatsProvider) => number | undefined): number | undefined => {
+    const known = receivers.map(pick).filter((v): v is number => v !== undefined);
+    return known.length ? known.reduce((a, b) => a + b, 0) : undefined;
+  };
   // Registered with the first receiver, so an instance without one exposes no syslog series at all (rather than zeros).
   const registerSyslog = (): void => {
     new Counter({
@@ -264,8 +269,8 @@ export function createMetrics(): Metrics {
       registers: [registry],
       collect() {
         this.reset();
-        const known = receivers.map((r) => r.udpStats?.()?.kernelDrops).filter((v): v is number => v !== undefined);
-        if (known.length) this.inc(known.reduce((a, b) => a + b, 0));
+        const drops = sumKnown((r) => r.udpStats?.()?.kernelDrops);
+        if (drops !== undefined) this.inc(drops);
       },
     });
     new Gauge({
@@ -274,8 +279,8 @@ export function createMetrics(): Metrics {
       registers: [registry],
       collect() {
         this.reset();
-        const sizes = receivers.map((r) => r.udpStats?.()?.receiveBufferGranted).filter((v): v is number => v !== undefined);
-        if (sizes.length) this.set(sizes.reduce((a, b) => a + b, 0));
+        const granted = sumKnown((r) => r.udpStats?.()?.receiveBufferGranted);
+        if (granted !== undefined) this.set(granted);
       },
     });
     new Counter({
