@@ -32,6 +32,7 @@ import type { ExporterCounters } from './collector-counters.js';
 import { TemplatePersistence } from './template-persistence.js';
 import { warmUpDecoding } from './warm-up.js';
 import { sendSyntheticOverLoopback, WARM_UP_BUDGET_MS, WARM_UP_ROUNDS } from './loopback-warm-up.js';
+import { ListenerBindError, ListenerConfigError } from './listener-errors.js';
 import { LogThrottle } from './log-throttle.js';
 import { bindFlowSocket } from './udp-socket.js';
 import { createDatagramRing, DatagramRingReader } from './datagram-ring.js';
@@ -233,29 +234,6 @@ export interface SocketStats {
   reader: SocketReader | 'none';
   /** Times the socket thread died and was started again (its sockets unread in between). */
   readerRestarts: number;
-}
-
-/** A configuration the listeners cannot work with. */
-export class ListenerConfigError extends Error {
-  override readonly name = 'ListenerConfigError';
-  constructor(
-    message: string,
-    readonly listen: string,
-  ) {
-    super(message);
-  }
-}
-
-/** A socket that could not be bound. */
-export class ListenerBindError extends Error {
-  override readonly name = 'ListenerBindError';
-  constructor(
-    message: string,
-    readonly listen: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 /** The running (or ready) listeners of all flow sources. */

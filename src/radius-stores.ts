@@ -1,5 +1,4 @@
 /** Opening each entity's RadiusStore from the configuration, and the hotspot area built on them (CLI and serve share it). */
-import { existsSync } from 'node:fs';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../api/context.js';
 import { createHotspotRoutes } from '../api/routes/hotspot.js';
@@ -7,23 +6,14 @@ import { defaultCatalogue } from '../storage/radius/attribute-catalogue.js';
 import { openRadiusStore } from '../storage/radius/open-radius-store.js';
 import type { RadiusStore } from '../storage/radius/radius-store.js';
 import type { RadiusStoreOptions } from '../storage/radius/sql-radius-store.js';
-import { resolveSqlitePath, sqlTimeouts, type Config } from './config.js';
+import { sqlTimeouts, type Config } from './config.js';
+import { radiusEntities } from './radius-entities.js';
 import type { Logger } from './log.js';
 import { OutageLog } from './outage-log.js';
 
 /** Store options the configuration implies: its time zone and the reject group. */
 export function radiusStoreOptions(config: Config, now: () => number = Date.now): RadiusStoreOptions {
   return { timeZone: config.timezone, disabledGroup: config.hotspot.disabledGroup, now };
-}
-
-/** Entities that have a RADIUS database, by name. */
-export function radiusEntities(config: Config): Array<[string, string]> {
-  return Object.entries(config.entities).flatMap(([name, e]) => (e.radius ? [[name, e.radius] as [string, string]] : []));
-}
-
-/** True when the URL is an `sqlite:` file that does not exist yet. */
-export function radiusDatabaseMissing(config: Config, url: string): boolean {
-  return url.startsWith('sqlite:') && !url.endsWith(':memory:') && !existsSync(resolveSqlitePath(url, config.dataDir));
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { AREAS, type AdminStore, type Area, type AreaSwitches, type EntityRecord, type UserRecord } from '../../storage/admin/admin-store.js';
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
 import type { Config } from '../config.js';
-import { openAdminStore } from '../main.js';
+import { openAdminStore } from '../admin-store.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 
 function parseAreas(list: string | undefined): Partial<AreaSwitches> {

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { RadiusStoreError } from '../../storage/radius/radius-store.js';
 import { redactUrl } from '../../storage/sql/sql-client.js';
 import type { Config } from '../config.js';
-import { openEntityRadiusStore, radiusDatabaseMissing, radiusEntities } from '../radius-stores.js';
+import { radiusDatabaseMissing, radiusEntities } from '../radius-entities.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 import { dbIndexGroup } from './db-index-group.js';
 
@@ -14,6 +14,7 @@ import { dbIndexGroup } from './db-index-group.js';
  * must exist already (FreeRADIUS's schema is the operator's to load).
  */
 export async function migrateRadiusDatabases(config: Config, out: (line: string) => void): Promise<void> {
+  const { openEntityRadiusStore } = await import('../radius-stores.js');
   for (const [name, url] of radiusEntities(config)) {
     const store = openEntityRadiusStore(config, url);
     const label = `${name} (${redactUrl(url)})`;
@@ -44,6 +45,7 @@ export function registerDbIndexRadiusCommand(db: Command, ctx: CliContext): void
       const config = ctx.config(cmd);
       const entities = radiusEntities(config).filter(([name]) => !opts.entity || name === opts.entity);
       if (opts.entity && !entities.length) throw new UsageError(`entity '${opts.entity}' has no radius database in the configuration`);
+      const { openEntityRadiusStore } = await import('../radius-stores.js');
       for (const [name, url] of entities) {
         const label = `${name} (${redactUrl(url)})`;
         if (radiusDatabaseMissing(config, url)) {

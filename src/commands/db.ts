@@ -1,6 +1,6 @@
 /** `netsvc db …`: the service's own tables. */
 import type { Command } from 'commander';
-import { openAdminStore } from '../main.js';
+import { openAdminStore } from '../admin-store.js';
 import { migrateRadiusDatabases } from './db-radius.js';
 import { withGlobalOptions, type CliContext } from './context.js';
 

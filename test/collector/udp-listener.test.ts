@@ -9,11 +9,10 @@ import type { FlowBatch } from '../../collector/flow-batch.js';
 import { formatAddress } from '../../collector/flow-batch.js';
 import { SummarySink, type FlowSink } from '../../collector/flow-sink.js';
 import { createThreadedFlowListeners } from '../../collector/threaded-listener.js';
+import { ListenerBindError, ListenerConfigError } from '../../collector/listener-errors.js';
 import {
   createFlowListeners,
   DEFAULT_LISTENER_OPTIONS,
-  ListenerBindError,
-  ListenerConfigError,
   type FlowListenerDeps,
   type FlowListeners,
   type FlowSourceConfig,

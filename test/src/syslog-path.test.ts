@@ -13,7 +13,8 @@ import { holdSqliteLock, openIdleConnections, syslogCounters, syslogLine, type H
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
 import { openSqlClient } from '../../storage/sql/open-sql-client.js';
 import { createLogger } from '../../src/log.js';
-import { openAdminStore, startService, type ServiceHandle } from '../../src/main.js';
+import { openAdminStore } from '../../src/admin-store.js';
+import { startService, type ServiceHandle } from '../../src/main.js';
 import { postJson } from '../helpers/http.js';
 import { freePort, sendUdp } from '../helpers/net.js';
 import { loopbackConfig } from '../helpers/service.js';
