@@ -918,14 +918,17 @@ class Listeners implements FlowListeners {
 
   private async bindAll(): Promise<void> {
     try {
+      // The socket thread is started first: it loads its modules (a few hundred ms) on the other
+      // core while this thread warms its decoders up, and warms up the receive path itself
+      // through the rings, which this thread reads once its own warm-up is done.
+      const socketThread = this.opts.socketThread ? this.startSocketThread() : undefined;
       if (this.opts.warmUp) {
         const t0 = performance.now();
         warmUpDecoding(this.now());
-        // With a socket thread, that thread warms up the receive path itself (startSocketThread).
-        const w = this.opts.socketThread ? undefined : await warmUpOverLoopback(this.opts, this.now);
+        const w = socketThread ? undefined : await warmUpOverLoopback(this.opts, this.now);
         this.logger?.info({ ...w, ms: Math.round(performance.now() - t0) }, 'flow decode path warmed up');
       }
-      if (this.opts.socketThread) await this.startSocketThread();
+      if (socketThread) await socketThread;
       else for (const g of this.groups) await this.bind(g);
     } catch (err) {
       await this.closeSockets();
