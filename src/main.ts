@@ -7,13 +7,11 @@
  * warm up and bind, so that a restart listens for flows as early as it can.
  */
 import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import type { ServerType } from '@hono/node-server';
 import type { AppDeps } from '../api/app.js';
 import { FailureSignal } from '../collector/failure-signal.js';
 import { loadTokenKey, openAdminStore } from './admin-store.js';
 import type { Config } from './config.js';
-import { listenHttp } from './http-listen.js';
+import { listenHttp, type HttpListener } from './http-listen.js';
 import type { Logger } from './log.js';
 
 /** Injected process-wide dependencies. */
@@ -46,7 +44,7 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     admin.close();
   };
   const toFlush: Array<() => Promise<void>> = [];
-  let server: ServerType;
+  let server: HttpListener;
   // A failure before serve subscribes (during the rest of the start) is kept for it.
   const fatal = new FailureSignal();
   const flowsStarting = import('./flow-path.js').then((m) => m.startFlowPath(config, runtime));
@@ -88,13 +86,15 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     if (logviewer.receiver) metrics.addSyslogReceiver(logviewer.receiver);
     metrics.addAuthStats(auth);
     const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas, metrics: () => metrics.text() });
-    server = await listenHttp(app.fetch, config.http.host, config.http.port);
+    const listening = await listenHttp(app.fetch, config.http.host, config.http.port);
+    server = listening;
+    metrics.addHttpStats(() => listening.gateStats());
   } catch (err) {
     // Nothing may keep running when the service does not start (listeners may already be bound).
     await closeStarted();
     throw err;
   }
-  const address = server.address() as AddressInfo;
+  const address = server.address();
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   logger.info({ url, dataDir: config.dataDir }, 'netsvc listening');
@@ -108,11 +108,7 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     },
     close() {
       closing ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          // Keep-alive connections would hold close() open; end them.
-          (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
-        });
+        await server.close();
         await closeStarted();
         logger.info('netsvc stopped');
       })();
