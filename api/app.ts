@@ -100,6 +100,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       return c.json(fail(err.message, err.extra), err.status);
     }
     if (err instanceof HTTPException) {
+      // zod-openapi's media-type gate says only 'Unsupported Media Type': say what is expected
+      // (every body this API takes is JSON).
+      if (err.status === 415) {
+        const sent = c.req.header('content-type');
+        return c.json(fail(`Unsupported Media Type: send the body as JSON with Content-Type: application/json${sent ? ` (got '${sent}')` : ' (none was sent)'}.`), 415);
+      }
       // Hono's own refusals (e.g. the JSON validator's 'Malformed JSON in request body').
       return c.json(fail(err.message || 'Bad request.'), err.status);
     }

@@ -32,7 +32,7 @@ import type { ExporterCounters } from './collector-counters.js';
 import { TemplatePersistence } from './template-persistence.js';
 import { warmUpDecoding } from './warm-up.js';
 import { sendSyntheticOverLoopback, WARM_UP_BUDGET_MS, WARM_UP_ROUNDS } from './loopback-warm-up.js';
-import { ListenerBindError, ListenerConfigError } from './listener-errors.js';
+import { bindFailureMessage, ListenerBindError, ListenerConfigError } from './listener-errors.js';
 import { LogThrottle } from './log-throttle.js';
 import { bindFlowSocket } from './udp-socket.js';
 import { createDatagramRing, DatagramRingReader } from './datagram-ring.js';
@@ -1105,7 +1105,8 @@ class Listeners implements FlowListeners {
         this.boundLog(g);
       },
       (err: Error) => {
-        throw new ListenerBindError(`cannot listen on ${g.listen}: ${err.message}`, g.listen, { cause: err });
+        const names = [...new Set([g.defaultSource, ...g.claims.values()])].filter((n) => n >= 0).map((n) => this.sources[n]!.name);
+        throw new ListenerBindError(bindFailureMessage(g.listen, names, err), g.listen, { cause: err });
       },
     );
   }

@@ -204,6 +204,13 @@ describe('per-area auth', () => {
     });
     expect(big.status).toBe(413);
     expect(await big.json()).toMatchObject({ status: false });
+    // A form-encoded or text body: 415, saying what to send instead.
+    const form = await fetch(`${server.url}/svc/api/netflow/auth`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'api_id=x&secret=y' });
+    expect(form.status).toBe(415);
+    expect(await form.json()).toEqual({
+      status: false,
+      errorMessage: "Unsupported Media Type: send the body as JSON with Content-Type: application/json (got 'application/x-www-form-urlencoded').",
+    });
   });
 });
 
