@@ -254,7 +254,7 @@ export abstract class SqlRadiusStore implements RadiusStore {
     if (!missing.length) return err;
     return new RadiusStoreError(
       'schema_missing',
-      `the RADIUS database lacks table(s) ${missing.join(', ')}: load FreeRADIUS's schema.sql (MariaDB/PostgreSQL), then run netsvc db migrate`,
+      `the RADIUS database lacks table(s) ${missing.join(', ')}: run netsvc db migrate --create-peer-tables (FreeRADIUS's tables from the schema netsvc ships, then netsvc's)`,
       { cause: err },
     );
   }
@@ -453,7 +453,7 @@ export abstract class SqlRadiusStore implements RadiusStore {
       if (!options.createFreeradiusTables) {
         throw new RadiusStoreError(
           'schema_missing',
-          "FreeRADIUS's tables are missing (no radcheck): load FreeRADIUS's schema.sql first, or migrate with createFreeradiusTables",
+          "FreeRADIUS's tables are missing (no radcheck)",
         );
       }
       for (const stmt of freeradiusSchemaStatements(this.db.dialect)) await this.db.execute(stmt);

@@ -78,8 +78,16 @@ export interface SyslogEventSink {
   insertEvents(events: readonly SyslogEvent[]): Promise<void>;
 }
 
-/** Index management behind `netsvc db index syslog`. */
+/** Schema and index management behind `netsvc db migrate` and `netsvc db index syslog`. */
 export interface SyslogIndexer {
+  /**
+   * Creates rsyslog's tables (SystemEvents, SystemEventsProperties) from the schema file netsvc
+   * ships for the database's dialect (storage/syslog/schema), when SystemEvents is missing;
+   * resolves true when it created them.
+   */
+  createPeerTables(): Promise<boolean>;
+  /** Whether SystemEvents exists; rejects (SqlUnavailableError) when the database cannot be reached. */
+  hasSystemEvents(): Promise<boolean>;
   /** Creates the helpful indexes that are missing; leaves existing ones alone. */
   createIndexes(): Promise<IndexReport>;
   /** Drops the indexes `createIndexes` made (benchmarks compare with and without). */
