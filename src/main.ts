@@ -8,11 +8,37 @@
  */
 import { mkdirSync } from 'node:fs';
 import type { AppDeps } from '../api/app.js';
+import type { LoginRefusal } from '../api/auth.js';
+import { LogThrottle } from '../collector/log-throttle.js';
 import { FailureSignal } from '../collector/failure-signal.js';
 import { loadTokenKey, openAdminStore } from './admin-store.js';
 import type { Config } from './config.js';
 import { listenHttp, type HttpListener } from './http-listen.js';
 import type { Logger } from './log.js';
+
+/**
+ * The log line of a refused login, with its reason (the client only ever sees
+ * the same 401 or 429): at most one per address and reason every 10 s, so a
+ * storm writes a line per attacker, not per attempt; `suppressed` says how many
+ * were left out since the last.
+ */
+function refusalLog(logger: Logger, now: () => number): (r: LoginRefusal) => void {
+  const throttle = new LogThrottle(10_000);
+  const suppressed = new Map<string, number>();
+  return (r) => {
+    const key = `${r.client} ${r.reason}`;
+    if (!throttle.allow(key, now())) {
+      if (suppressed.size < 10_000 || suppressed.has(key)) suppressed.set(key, (suppressed.get(key) ?? 0) + 1);
+      return;
+    }
+    const left = suppressed.get(key) ?? 0;
+    suppressed.delete(key);
+    logger.warn(
+      { area: r.area, client: r.client, reason: r.reason, api_id: r.apiId, retryAfterSec: r.retryAfterSec, ...(left ? { suppressed: left } : {}) },
+      'login refused',
+    );
+  };
+}
 
 /** Injected process-wide dependencies. */
 export interface Runtime {
@@ -69,6 +95,7 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
       now: runtime.now,
       verify: { concurrency: config.auth.verifyConcurrency, queue: config.auth.verifyQueue, queuePerAddress: config.auth.verifyQueuePerAddress },
       knownSecrets: config.auth.knownSecrets,
+      onRefused: refusalLog(logger, runtime.now),
     });
     const areas: AppDeps['areas'] = {};
     areas.netflow = flows.routes;

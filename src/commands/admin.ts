@@ -1,4 +1,5 @@
 /** `netsvc admin …`: entities, users, per-area switches and API credentials. */
+import { isIP } from 'node:net';
 import type { Command } from 'commander';
 import { AREAS, type AdminStore, type Area, type AreaSwitches, type EntityRecord, type UserRecord } from '../../storage/admin/admin-store.js';
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
@@ -124,6 +125,21 @@ export function registerAdminCommands(program: Command, ctx: CliContext): void {
         const { apiId, secret } = generateCredential();
         store.replaceCredential(entityName, userName, apiId, await hashSecret(secret));
         print(opts.json, { api_id: apiId, secret }, `api_id: ${apiId}\nsecret: ${secret}\n(the secret is shown only now; store it safely)`);
+      }),
+    );
+
+  withGlobalOptions(admin.command('unlock [address]'))
+    .description(
+      'lift the failed-login lockout (429) of a client address, or of every address with --all; the running serve lets it try again at ' +
+        "its next attempt (serve logs each refused login as 'login refused' with the address and the reason)",
+    )
+    .option('--all', 'every address')
+    .action((address: string | undefined, opts: { all?: boolean }, cmd: Command) =>
+      withStore(ctx, cmd, (store) => {
+        if ((opts.all ?? false) === (address !== undefined)) throw new UsageError('give one client address, or --all');
+        if (address !== undefined && !isIP(address)) throw new UsageError(`'${address}' is not an IP address (the client address serve logs with 'login refused')`);
+        store.requestUnlock(address ?? '*');
+        ctx.out(`unlock of ${address ?? 'every address'} requested: serve lets ${address ? 'it' : 'them'} try again at the next attempt`);
       }),
     );
 }
