@@ -56,7 +56,12 @@ export function registerAdminCommands(program: Command, ctx: CliContext): void {
     .action((name: string, opts: { areas?: string; json?: boolean }, cmd: Command) =>
       withStore(ctx, cmd, (store, config) => {
         const e = store.addEntity(name, parseAreas(opts.areas));
-        if (!(name in config.entities)) ctx.err(`note: entity '${name}' has no flow sources or databases in the configuration yet`);
+        if (!(name in config.entities)) {
+          ctx.err(
+            `note: entity '${name}' has no flow sources or databases in the configuration yet: add "entities": { "${name}": { "flowSources": [...], ` +
+              '"radius": "mysql://…", "syslog": "mysql://…" } } to the config file (README, "Configuration"), then restart serve',
+          );
+        }
         print(opts.json, entityJson(e), `entity ${e.name}: ${areaText(e.areas)}`);
       }),
     );
