@@ -136,7 +136,8 @@ export class FailureLimiter {
     const entry = this.entry(address);
     if (entry.failures + entry.inFlight < this.max) return 0;
     // Lifted by an operator since this window began: a fresh window, nothing counted.
-    if (entry.failures > 0 && this.unlockedAt(address) >= entry.resetAt - this.windowMs) {
+    const unlocked = entry.failures > 0 ? this.unlockedAt(address) : 0;
+    if (unlocked > 0 && unlocked >= entry.resetAt - this.windowMs) {
       entry.failures = 0;
       entry.refused = 0;
       entry.resetAt = this.now() + this.windowMs;

@@ -12,6 +12,7 @@ import type { LoginRefusal } from '../api/auth.js';
 import { LogThrottle } from '../collector/log-throttle.js';
 import { FailureSignal } from '../collector/failure-signal.js';
 import { loadTokenKey, openAdminStore } from './admin-store.js';
+import { DatabaseHealth } from './database-health.js';
 import type { Config } from './config.js';
 import { listenHttp, type HttpListener } from './http-listen.js';
 import type { Logger } from './log.js';
@@ -107,12 +108,15 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     const receiver = logviewer.receiver;
     if (receiver) toFlush.push(() => receiver.flush());
     areas.logviewer = logviewer.routes;
+    const health = new DatabaseHealth([...hotspot.databases, ...logviewer.databases], { now: runtime.now, timeoutMs: config.database.operationTimeoutMs });
+    // Not awaited: a database that does not answer must not hold the start (it may come back).
+    void health.logAtStart(logger);
     const metrics = createMetrics();
     metrics.addFlowStats(flows.listeners);
     metrics.addStorageStats({ writer: flows.writer, query: flows.query, retention: flows.retention, kpiBuilder: flows.builder });
     if (logviewer.receiver) metrics.addSyslogReceiver(logviewer.receiver);
     metrics.addAuthStats(auth);
-    const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas, metrics: () => metrics.text() });
+    const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas, metrics: () => metrics.text(), health: () => health.states() });
     const listening = await listenHttp(app.fetch, config.http.host, config.http.port);
     server = listening;
     metrics.addHttpStats(() => listening.gateStats());

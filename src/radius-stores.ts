@@ -8,6 +8,8 @@ import type { RadiusStore } from '../storage/radius/radius-store.js';
 import type { RadiusStoreOptions } from '../storage/radius/sql-radius-store.js';
 import { sqlTimeouts, type Config } from './config.js';
 import { radiusEntities } from './radius-entities.js';
+import type { DatabaseCheck } from './database-health.js';
+import { redactUrl } from '../storage/sql/sql-client.js';
 import type { Logger } from './log.js';
 import { OutageLog } from './outage-log.js';
 
@@ -27,6 +29,8 @@ export function openEntityRadiusStore(config: Config, url: string, now?: () => n
 /** The hotspot area as `serve` runs it: one store per entity with a RADIUS database, and its routes. */
 export interface HotspotService {
   routes: OpenAPIHono<AppEnv>;
+  /** Each entity's RADIUS database, for the health checks. */
+  databases: DatabaseCheck[];
   close(): Promise<void>;
 }
 
@@ -57,8 +61,10 @@ export async function startHotspot(config: Config, runtime: { logger: Logger; no
     onStoreError: (entity, err) => outages.report(entity, { entity, code: err.code }, err, 'RADIUS database unusable'),
   });
   runtime.logger.info({ entities: [...stores.keys()] }, 'hotspot stores open');
+  const urls = new Map(radiusEntities(config));
   return {
     routes,
+    databases: [...stores].map(([entity, store]) => ({ entity, area: 'hotspot', database: redactUrl(urls.get(entity)!), check: () => store.health() })),
     async close() {
       for (const s of stores.values()) await s.close();
     },

@@ -10,6 +10,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { DatabaseCheck } from './database-health.js';
 import type { AppEnv } from '../api/context.js';
 import { createLogviewerRoutes } from '../api/routes/logviewer.js';
 import { SyslogReceiver } from '../collector/syslog-receiver.js';
@@ -24,6 +25,8 @@ import { OutageLog } from './outage-log.js';
 /** The running logviewer area. */
 export interface LogviewerService {
   routes: OpenAPIHono<AppEnv>;
+  /** Each entity's syslog database, for the health checks. */
+  databases: DatabaseCheck[];
   /** The embedded receiver, when it runs. */
   receiver?: SyslogReceiver;
   /** Ports the receiver bound (differ from the config only with port 0). */
@@ -114,6 +117,12 @@ export async function startLogviewer(config: Config, runtime: { logger: Logger; 
   let closing: Promise<void> | undefined;
   return {
     routes,
+    databases: [...stores].map(([entity, store]) => ({
+      entity,
+      area: 'logviewer',
+      database: redactUrl(config.entities[entity]!.syslog!),
+      check: () => store.health(),
+    })),
     receiver,
     receiverPorts,
     close() {

@@ -11,6 +11,7 @@
  * is the database default, so MariaDB's case-insensitive names stay unique
  * the way FreeRADIUS matches them.
  */
+import type { StoreHealth } from '../store-health.js';
 import { DateTime } from 'luxon';
 import { SqlInputError, SqlUnavailableError, type SqlClient } from '../sql/sql-client.js';
 import { displayMac, macSpellings, normaliseMac } from './mac.js';
@@ -257,6 +258,16 @@ export abstract class SqlRadiusStore implements RadiusStore {
       `the RADIUS database lacks table(s) ${missing.join(', ')}: run netsvc db migrate --create-peer-tables (FreeRADIUS's tables from the schema netsvc ships, then netsvc's)`,
       { cause: err },
     );
+  }
+
+  async health(): Promise<StoreHealth> {
+    let missing: string[];
+    try {
+      missing = await this.missingTables();
+    } catch (err) {
+      return { state: 'unreachable', detail: (err as Error).message };
+    }
+    return missing.length ? { state: 'schema_missing', detail: `missing table(s) ${missing.join(', ')}` } : { state: 'ok' };
   }
 
   /** FreeRADIUS's and netsvc's tables that the database does not have. */

@@ -36,6 +36,7 @@ import {
   type SyslogRecord,
   type SyslogStore,
 } from './syslog-store.js';
+import type { StoreHealth } from '../store-health.js';
 import { schemaStatements } from './schema-files.js';
 import { pidOf, programOf } from './syslog-tag.js';
 
@@ -168,6 +169,14 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
       // No database to ask is not a missing table: say why it cannot be asked.
       if (err instanceof SqlUnavailableError) throw err;
       return false;
+    }
+  }
+
+  async health(): Promise<StoreHealth> {
+    try {
+      return (await this.hasSystemEvents()) ? { state: 'ok' } : { state: 'schema_missing', detail: 'no SystemEvents table' };
+    } catch (err) {
+      return { state: 'unreachable', detail: (err as Error).message };
     }
   }
 

@@ -3,6 +3,7 @@
  * schema, or its SQLite equivalent fed by the embedded receiver). One
  * interface, one implementation per database; the API sees only this file.
  */
+import type { StoreHealth } from '../store-health.js';
 
 /** One row as the API returns it (api.md 2.3); datetimes `YYYY-MM-DD HH:MM:SS` as stored. */
 export interface SyslogRecord {
@@ -88,6 +89,8 @@ export interface SyslogIndexer {
   createPeerTables(): Promise<boolean>;
   /** Whether SystemEvents exists; rejects (SqlUnavailableError) when the database cannot be reached. */
   hasSystemEvents(): Promise<boolean>;
+  /** Whether the database answers and has SystemEvents. */
+  health(): Promise<StoreHealth>;
   /** Creates the helpful indexes that are missing; leaves existing ones alone. */
   createIndexes(): Promise<IndexReport>;
   /** Drops the indexes `createIndexes` made (benchmarks compare with and without). */
