@@ -237,8 +237,10 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
     }
     if (!ok) {
       // Only this datagram's own rows go: held data its templates released came from earlier, valid datagrams.
+      const decoded = out.length;
       out.length = keepReleased(out, startRow, env.released);
       counters.add(ec, 'malformed');
+      if (decoded > out.length) counters.add(ec, 'recordsInMalformed', decoded - out.length);
       countFlows(ec, startRow, out);
       const outcome = { status: 'malformed', version, flows: out.length - startRow } as const;
       return readPastEnd ? { ...outcome, readPastEnd } : outcome;
