@@ -131,6 +131,8 @@ const ROLE_CANDIDATES: Record<string, readonly number[]> = {
 const KEY_ROLES = ['src4', 'dst4', 'src6', 'dst6', 'proto', 'sport', 'dport', 'flags', 'tos', 'ipv', 'icmp4', 'icmp6', 'icmpType', 'icmpCode'];
 const KEY_IDS = new Set(KEY_ROLES.flatMap((r) => ROLE_CANDIDATES[r]!));
 const ADDRESS_KEYS = ['src4', 'dst4', 'src6', 'dst6'];
+const ADDRESS4_IDS = new Set([...ROLE_CANDIDATES.src4!, ...ROLE_CANDIDATES.dst4!]);
+const ADDRESS6_IDS = new Set([...ROLE_CANDIDATES.src6!, ...ROLE_CANDIDATES.dst6!]);
 const OTHER_ROLES = Object.keys(ROLE_CANDIDATES).filter((r) => !KEY_ROLES.includes(r));
 
 const ADDRESS_ROLES: Record<string, number> = { src4: 4, dst4: 4, nh4: 4, src6: 16, dst6: 16, nh6: 16 };
@@ -166,18 +168,31 @@ function fits(role: string, length: number): boolean {
 /**
  * Where each copy of the packet's headers starts in a template (field indices, ascending).
  * Tunnel templates (IOS-XR SRv6/MPLS, Huawei NetStream) list the outer header's elements,
- * then the inner header's: a key element seen again starts the next copy.
+ * then the inner header's. Only a template that repeats a key element has several copies (a
+ * mixed IPv4/IPv6 template names each family's addresses once and is one header); in one
+ * that does, a copy ends where a key element comes again, or where an address of the other
+ * family follows the current copy's addresses and some of its other key fields (an IPv6
+ * header with its next header 4, then the IPv4 header it carries).
  */
 export function headerCopies(fields: readonly TemplateField[]): number[] {
+  const keyIds = fields.filter((f) => f.enterprise === 0 && KEY_IDS.has(f.id)).map((f) => f.id);
+  if (new Set(keyIds).size === keyIds.length) return [0];
   const starts = [0];
   let seen = new Set<number>();
+  let family = 0;
+  let closed = false;
   fields.forEach((f, i) => {
     if (f.enterprise !== 0 || !KEY_IDS.has(f.id)) return;
-    if (seen.has(f.id)) {
+    const a = ADDRESS4_IDS.has(f.id) ? 4 : ADDRESS6_IDS.has(f.id) ? 6 : 0;
+    if (seen.has(f.id) || (a !== 0 && family !== 0 && a !== family && closed)) {
       starts.push(i);
       seen = new Set();
+      family = 0;
+      closed = false;
     }
     seen.add(f.id);
+    if (a !== 0) family ||= a;
+    else if (family !== 0) closed = true;
   });
   return starts;
 }
