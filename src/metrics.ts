@@ -86,6 +86,7 @@ const HELP: Record<CounterName, string> = {
   recordsWithoutAddress: 'Data records with counters but no IP address, kept with the unspecified address',
   recordsNotFlows: 'Data records with neither an IP address nor a byte or packet counter, skipped',
   recordsInMalformed: 'Data records taken back because the rest of their datagram or held set was malformed',
+  setsReserved: 'Sets with a reserved set id, skipped unread',
   sequenceGaps: 'Forward jumps of the export sequence number',
   sequenceMissing: 'Units skipped by sequence jumps (v5 flows, v9 packets, IPFIX records)',
   pendingBuffered: 'Data sets held until their template arrives',

@@ -206,3 +206,86 @@ export function wlcV9(): Buffer {
 export function notAFlow(): Buffer {
   return ipfixMessage({ exportSecs: EXPORT_S, domain: 10 }, set(2, ipfixTemplateRecord(290, [[95, 4], [10, 4]])), set(290, Buffer.concat([uint(1, 4), uint(2, 4), uint(3, 4), uint(4, 4)])));
 }
+
+/**
+ * IOS-XR IPFIX: flowStartSysUpTime/flowEndSysUpTime (22/21) in the records, the boot time in
+ * options data (systemInitTimeMilliseconds, 160), scoped by the observation domain.
+ */
+export function ipfixUptimeWithOptionsInit(): Buffer {
+  const fields: Spec[] = [[8, 4], [12, 4], [4, 1], [7, 2], [11, 2], [1, 4], [2, 4], [22, 4], [21, 4]];
+  const initMs = START_MS - 1_000_000;
+  return ipfixMessage(
+    { exportSecs: EXPORT_S, domain: 11 },
+    set(3, ipfixTemplateRecord(350, [[149, 4], [160, 8]], 1)),
+    set(350, Buffer.concat([uint(11, 4), uint(initMs, 8)])),
+    set(2, ipfixTemplateRecord(351, fields)),
+    set(351, Buffer.concat([ipv4('10.11.0.1'), ipv4('10.11.0.2'), uint(6, 1), uint(1234, 2), uint(80, 2), uint(900, 4), uint(9, 4), uint(1_000_000, 4), uint(1_000_000 + END_MS - START_MS, 4)])),
+  );
+}
+
+/** One template with both families' addresses (each once): an IPv4 record (IPv6 fields zero) and an IPv6 one (IPv4 fields zero). */
+export function mixedFamilies(): Buffer {
+  const fields: Spec[] = [[8, 4], [12, 4], [27, 16], [28, 16], [4, 1], [7, 2], [11, 2], [1, 4], [2, 4], ...TIMES];
+  const tail = (sp: number): Buffer => Buffer.concat([uint(17, 1), uint(sp, 2), uint(53, 2), uint(300, 4), uint(3, 4), times()]);
+  return ipfixMessage(
+    { exportSecs: EXPORT_S, domain: 12 },
+    set(2, ipfixTemplateRecord(352, fields)),
+    set(
+      352,
+      Buffer.concat([
+        ipv4('10.12.0.1'), ipv4('10.12.0.2'), Buffer.alloc(32), tail(6001),
+        Buffer.alloc(8), ipv6('2001:db8:12::1'), ipv6('2001:db8:12::2'), tail(6002),
+      ]),
+    ),
+  );
+}
+
+/** v9 with two samplers in options data (1 in 10, 1 in 100) and records naming each. */
+export function v9TwoSamplers(): Buffer {
+  const opts = v9OptionsTemplate(273, [[1, 4]], [[48, 2], [49, 1], [50, 4]]);
+  const optData = set(273, Buffer.concat([uint(0, 4), uint(1, 2), uint(2, 1), uint(10, 4), uint(0, 4), uint(2, 2), uint(2, 1), uint(100, 4)]));
+  const fields: Spec[] = [[48, 2], [8, 4], [12, 4], [4, 1], [7, 2], [11, 2], [1, 4], [2, 4], [22, 4], [21, 4]];
+  const flow = (id: number, sp: number): Buffer => Buffer.concat([uint(id, 2), ipv4('10.13.0.1'), ipv4('10.13.0.2'), uint(17, 1), uint(sp, 2), uint(161, 2), uint(600, 4), uint(3, 4), uint(40_000, 4), uint(70_000, 4)]);
+  return v9Packet({ uptimeMs: 100_000, unixSecs: EXPORT_S, count: 4, sourceId: 13 }, opts, optData, v9Templates({ id: 274, fields }), set(274, Buffer.concat([flow(1, 7001), flow(2, 7002)])));
+}
+
+/** v9 with samplingInterval (34) 64 in each data record and no options data. */
+export function v9InRecordInterval(): Buffer {
+  const fields: Spec[] = [[34, 4], [8, 4], [12, 4], [4, 1], [7, 2], [11, 2], [1, 4], [2, 4], [22, 4], [21, 4]];
+  const rec = Buffer.concat([uint(64, 4), ipv4('10.14.0.1'), ipv4('10.14.0.2'), uint(6, 1), uint(8001, 2), uint(25, 2), uint(1_500, 4), uint(3, 4), uint(40_000, 4), uint(70_000, 4)]);
+  return v9Packet({ uptimeMs: 100_000, unixSecs: EXPORT_S, count: 2, sourceId: 14 }, v9Templates({ id: 275, fields }), set(275, rec));
+}
+
+/**
+ * ICMP type and code three ways: icmpTypeCodeIPv4 (32) beside a zero destination port
+ * (echo request 8/0), a v9 record with the type/code in L4_DST_PORT as Cisco sends it
+ * (port unreachable 3/3), and icmpTypeIPv4/icmpCodeIPv4 (176/177: time exceeded 11/0).
+ */
+export function icmpForms(): Buffer[] {
+  const tc = ipfixMessage(
+    { exportSecs: EXPORT_S, domain: 15 },
+    set(2, ipfixTemplateRecord(353, [[8, 4], [12, 4], [4, 1], [7, 2], [11, 2], [32, 2], [1, 4], [2, 4], ...TIMES])),
+    set(353, Buffer.concat([ipv4('10.15.0.1'), ipv4('10.15.0.2'), uint(1, 1), uint(0, 2), uint(0, 2), uint(0x0800, 2), uint(84, 4), uint(1, 4), times()])),
+  );
+  const split = ipfixMessage(
+    { exportSecs: EXPORT_S, domain: 16 },
+    set(2, ipfixTemplateRecord(354, [[8, 4], [12, 4], [4, 1], [176, 1], [177, 1], [1, 4], [2, 4], ...TIMES])),
+    set(354, Buffer.concat([ipv4('10.16.0.1'), ipv4('10.16.0.2'), uint(1, 1), uint(11, 1), uint(0, 1), uint(56, 4), uint(1, 4), times()])),
+  );
+  const v9 = v9Packet(
+    { uptimeMs: 100_000, unixSecs: EXPORT_S, count: 2, sourceId: 17 },
+    v9Templates({ id: 276, fields: [[8, 4], [12, 4], [4, 1], [7, 2], [11, 2], [1, 4], [2, 4], [22, 4], [21, 4]] }),
+    set(276, Buffer.concat([ipv4('10.17.0.1'), ipv4('10.17.0.2'), uint(1, 1), uint(0, 2), uint(0x0303, 2), uint(70, 4), uint(1, 4), uint(40_000, 4), uint(70_000, 4)])),
+  );
+  return [tc, split, v9];
+}
+
+/** Data before its template: a datagram with only the data, then one with the template (and data again). */
+export function dataBeforeTemplate(): Buffer[] {
+  const fields: Spec[] = [[8, 4], [12, 4], [4, 1], [7, 2], [11, 2], [1, 4], [2, 4], ...TIMES];
+  const rec = (sp: number): Buffer => Buffer.concat([ipv4('10.18.0.1'), ipv4('10.18.0.2'), uint(6, 1), uint(sp, 2), uint(443, 2), uint(2_000, 4), uint(4, 4), times()]);
+  return [
+    ipfixMessage({ exportSecs: EXPORT_S, domain: 18, sequence: 0 }, set(355, rec(9001))),
+    ipfixMessage({ exportSecs: EXPORT_S, domain: 18, sequence: 1 }, set(2, ipfixTemplateRecord(355, fields)), set(355, rec(9002))),
+  ];
+}

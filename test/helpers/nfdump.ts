@@ -49,7 +49,7 @@ async function startNfcapd(dir: string, port: number): Promise<ChildProcess> {
 }
 
 /** nfdump's JSON output of one flow (the keys used here; absent ones were not in the record). */
-type NfJson = Record<string, string | number | undefined>;
+export type NfJson = Record<string, string | number | undefined>;
 
 function toRecord(j: NfJson): NfRecord {
   const nh = Object.keys(j).find((k) => k.includes('next_hop') && !k.includes('bgp'));
@@ -68,8 +68,8 @@ function toRecord(j: NfJson): NfRecord {
   };
 }
 
-/** Replays `datagrams` (in order, from 127.0.0.1) into nfcapd; returns nfdump's records and its `-I` totals. */
-export async function nfdumpDecode(datagrams: readonly Buffer[]): Promise<{ records: NfRecord[]; info: Record<string, number> }> {
+/** Replays `datagrams` (in order, from 127.0.0.1) into nfcapd; returns nfdump's records (also as its JSON) and its `-I` totals. */
+export async function nfdumpDecode(datagrams: readonly Buffer[]): Promise<{ records: NfRecord[]; json: NfJson[]; info: Record<string, number> }> {
   const dir = mkdtempSync(join(tmpdir(), 'netsvc-nfcapd-'));
   try {
     const port = await freeUdpPort();
@@ -86,14 +86,15 @@ export async function nfdumpDecode(datagrams: readonly Buffer[]): Promise<{ reco
     const env = { ...process.env, TZ: 'UTC' };
     const r = spawnSync('nfdump', ['-R', dir, '-o', 'json'], { encoding: 'utf8', env });
     if (r.status !== 0) throw new Error(`nfdump failed: ${r.stderr}`);
-    const records = r.stdout.includes('"type"') ? (JSON.parse(r.stdout) as NfJson[]).map(toRecord) : [];
+    const json = r.stdout.includes('"type"') ? (JSON.parse(r.stdout) as NfJson[]) : [];
+    const records = json.map(toRecord);
     const info: Record<string, number> = {};
     const i = spawnSync('nfdump', ['-R', dir, '-I'], { encoding: 'utf8', env });
     for (const line of i.stdout.split('\n')) {
       const m = /^([A-Za-z_ ]+):\s*(\d+)\s*$/.exec(line);
       if (m) info[m[1]!.trim().toLowerCase().replace(/ /g, '_')] = Number(m[2]);
     }
-    return { records, info };
+    return { records, json, info };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -108,4 +108,45 @@ describe.skipIf(!haveNfdump && !requireAll)('vendor fidelity: netsvc and nfcapd 
       }
     }
   });
+
+  describe('where netsvc differs from nfdump 1.7 on purpose (docs/netflow.md, "netsvc and nfdump")', () => {
+    it('IPFIX flowStart/EndSysUpTime with the boot time in options data: netsvc init + uptime, nfdump start and end swapped', async () => {
+      const g = F.ipfixUptimeWithOptionsInit();
+      const mine = ours(g);
+      expect(mine.map((r) => [r.start, r.end])).toEqual([[F.START_MS, F.END_MS]]);
+      const nf = (await nfdumpDecode([g])).records;
+      expect(nf.map((r) => [r.start, r.end])).toEqual([[F.END_MS, F.START_MS]]);
+    });
+
+    it('one template with IPv4 and IPv6 addresses: netsvc takes the family of the non-zero addresses, nfdump shows the IPv4 flow as :: → ::', async () => {
+      const g = F.mixedFamilies();
+      expect(ours(g).map((r) => `${r.src} ${r.dst}`)).toEqual(['10.12.0.1 10.12.0.2', '2001:db8:12::1 2001:db8:12::2']);
+      // nfdump keeps both families in the record and shows the IPv6 ones: zeros for the IPv4 flow
+      const { json } = await nfdumpDecode([g]);
+      expect(json.map((j) => `${j.src6_addr} ${j.dst6_addr}`)).toEqual([':: ::', '2001:db8:12::1 2001:db8:12::2']);
+    });
+
+    it('ICMP type/code: netsvc reads icmpTypeCodeIPv4, icmpTypeIPv4/CodeIPv4 and a v9 L4_DST_PORT alike; nfdump only the first', async () => {
+      const gs = F.icmpForms();
+      expect(ours(...gs).map((r) => [r.srcPort, r.dstPort])).toEqual([[0, 0x0800], [0, 0x0b00], [0, 0x0303]]);
+      const { json } = await nfdumpDecode(gs);
+      expect(json.map((j) => [j.icmp_type, j.icmp_code])).toEqual([[8, 0], [0, 0], [0, 0]]);
+    });
+
+    it('data before its template: netsvc holds it and decodes it when the template comes, nfdump drops it', async () => {
+      const gs = F.dataBeforeTemplate();
+      expect(ours(...gs).map((r) => r.srcPort)).toEqual([9001, 9002]);
+      expect((await nfdumpDecode(gs)).records.map((r) => r.srcPort)).toEqual([9002]);
+    });
+
+    it('several v9 samplers and an in-record samplingInterval: netsvc scales each record by its own, nfdump (nfcapd without -s) by none', async () => {
+      const two = F.v9TwoSamplers();
+      expect(ours(two).map((r) => r.bytes)).toEqual([6_000, 60_000]);
+      expect((await nfdumpDecode([two])).records.map((r) => r.bytes)).toEqual([600, 600]);
+      const own = F.v9InRecordInterval();
+      expect(ours(own).map((r) => r.bytes)).toEqual([96_000]);
+      expect((await nfdumpDecode([own])).records.map((r) => r.bytes)).toEqual([1_500]);
+    });
+  });
 });
+
