@@ -402,13 +402,12 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     const p = g.pos(role)!;
     return `((${readUint(p, 4)} - ${NTP_UNIX_OFFSET_S}) * 1000 + ${readUint(`${p}+4`, 4)} / 4294967.296)`;
   };
-  // A record's own systemInitTimeMilliseconds beats the header's uptime and the domain's init time.
+  // A record's own systemInitTimeMilliseconds beats the header's uptime and the domain's init
+  // time; a zero one (not filled in) leaves them in force.
+  const uptimeFrom = (role: string): string =>
+    base === 'header' ? `(exportMs - ((up - ${val(role)}) | 0))` : `(init === init ? init + ${val(role)} : exportMs)`;
   const uptime = (role: string): string =>
-    has('init')
-      ? `(${val('init')} + ${val(role)})`
-      : base === 'header'
-        ? `(exportMs - ((up - ${val(role)}) | 0))`
-        : `(init === init ? init + ${val(role)} : exportMs)`;
+    has('init') ? `(${val('init')} > 0 ? ${val('init')} + ${val(role)} : ${uptimeFrom(role)})` : uptimeFrom(role);
   const timeOf = (s: string, ms: string, us: string, ns: string, upr: string, d: string): string | undefined => {
     if (has(ms)) return val(ms);
     if (has(s)) return `(${val(s)} * 1000)`;

@@ -13,6 +13,7 @@ import { ipfixMessage, ipfixTemplateRecord, ipv4, set, uint } from './wire.js';
 
 const RECEIVED = 1_700_000_100_500;
 const EXPORT_MS = F.EXPORT_S * 1000;
+const END_SPAN = F.END_MS - F.START_MS;
 
 function decode(...datagrams: Buffer[]) {
   const d = createFlowDecoder();
@@ -111,6 +112,14 @@ describe('systemInitTimeMilliseconds (160) inside the data record', () => {
       expect(counters.timestampsClamped).toBe(0);
     });
   }
+});
+
+it('IPFIX: a zero systemInitTimeMilliseconds in the record leaves the one of the options data in force', () => {
+  const fields: [number, number][] = [[8, 4], [12, 4], [1, 4], [22, 4], [21, 4], [160, 8]];
+  const opts = [set(3, ipfixTemplateRecord(410, [[149, 4], [160, 8]], 1)), set(410, Buffer.concat([uint(0, 4), uint(F.START_MS - 5_000, 8)]))];
+  const data = set(411, Buffer.concat([ipv4('10.0.0.1'), ipv4('10.0.0.2'), uint(9, 4), uint(5_000, 4), uint(5_000 + END_SPAN, 4), uint(0, 8)]));
+  const { rows: r } = decode(ipfixMessage({ exportSecs: F.EXPORT_S }, ...opts, set(2, ipfixTemplateRecord(411, fields)), data));
+  expect(r).toEqual([row({ src: '10.0.0.1', dst: '10.0.0.2', bytes: 9, start: F.START_MS, end: F.END_MS })]);
 });
 
 describe('records without an address', () => {
