@@ -359,20 +359,25 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     if (c.has('icmpType')) return `((${c.val('icmpType')} << 8) | ${c.has('icmpCode') ? c.val('icmpCode') : '0'})`;
     return undefined;
   };
-  /** Statements writing the key columns from copy `c` (declaring with `decl`: 'const ' or ''). */
-  const keyBlock = (c: RoleView, outer: RoleView | undefined, decl: string): string[] => {
+  /**
+   * Statements writing the key columns of copy `c`. One copy (nearly every template): the
+   * code the decoder has always emitted, `ver` declared before them and the ports, flags and
+   * ToS read where they are stored. Several: assignments to variables declared before.
+   */
+  const keyBlock = (c: RoleView, outer: RoleView | undefined, single: boolean): string[] => {
     const ver = versionOf(c);
     const icmp = icmpOf(c);
     const cv = (r: string): string => (c.has(r) ? c.val(r) : '0');
     return [
-      `    ${decl}ver = ${ver};`,
+      ...(single ? [] : [`    ver = ${ver};`]),
       ...addr(ver, 'aS', c, 'src4', 'src6'),
       ...addr(ver, 'aD', c, 'dst4', 'dst6'),
       ...nextHop(ver, outer),
-      `    ${decl}proto = ${cv('proto')};`,
-      `    ${decl === '' ? '' : 'let '}dp = ${cv('dport')};`,
+      ...(single ? [LITTLE_ENDIAN ? `    aE32[o4] = e0; aE32[o4+1] = e1; aE32[o4+2] = e2; aE32[o4+3] = e3;` : `    for (let k = 0; k < 16; k++) aE[o+k] = ex[k];`] : []),
+      `    ${single ? 'const ' : ''}proto = ${cv('proto')};`,
+      `    ${single ? 'let ' : ''}dp = ${cv('dport')};`,
       icmp !== undefined ? `    if (proto === 1 || proto === 58) dp = ${icmp};` : '',
-      `    ${decl}sp = ${cv('sport')}; ${decl}fl = ${cv('flags')}; ${decl}tos = ${cv('tos')};`,
+      single ? '' : `    sp = ${cv('sport')}; fl = ${cv('flags')}; tos = ${cv('tos')};`,
     ];
   };
   /** Any address of copy `c` is non-zero (run-time test). */
@@ -387,13 +392,19 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     return parts.join(' || ');
   };
   let keys: string[];
-  if (keyCopies.length === 1) keys = keyBlock(keyCopies[0]!, undefined, 'const ');
-  else {
+  let single: { ver: string; sp: string; fl: string; tos: string } | undefined;
+  if (keyCopies.length === 1) {
+    const c = keyCopies[0]!;
+    keys = keyBlock(c, undefined, true);
+    const cv = (r: string): string => (c.has(r) ? c.val(r) : '0');
+    single = { ver: versionOf(c), sp: cv('sport'), fl: cv('flags'), tos: cv('tos') };
+  } else {
     keys = [`    let ver, proto, dp, sp, fl, tos;`];
     for (let k = keyCopies.length - 1; k >= 0; k--) {
       const cond = k === 0 ? '' : `if (${nonZero(keyCopies[k]!)}) `;
-      keys.push(`    ${k === keyCopies.length - 1 ? '' : 'else '}${cond}{`, ...keyBlock(keyCopies[k]!, keyCopies[k - 1], ''), `    }`);
+      keys.push(`    ${k === keyCopies.length - 1 ? '' : 'else '}${cond}{`, ...keyBlock(keyCopies[k]!, keyCopies[k - 1], false), `    }`);
     }
+    keys.push(LITTLE_ENDIAN ? `    aE32[o4] = e0; aE32[o4+1] = e1; aE32[o4+2] = e2; aE32[o4+3] = e3;` : `    for (let k = 0; k < 16; k++) aE[o+k] = ex[k];`);
   }
 
   // Times, ms since epoch. Absolute forms first, then uptime-relative, then
@@ -486,16 +497,16 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     ...(kind === 'none'
       ? [`    p = nx; continue;`]
       : [
+          single !== undefined ? `    const ver = ${single.ver};` : '',
           LITTLE_ENDIAN ? `    const o4 = r * 4;` : `    const o = r * 16;`,
           ...keys,
-          LITTLE_ENDIAN ? `    aE32[o4] = e0; aE32[o4+1] = e1; aE32[o4+2] = e2; aE32[o4+3] = e3;` : `    for (let k = 0; k < 16; k++) aE[o+k] = ex[k];`,
           `    ${times}`,
           `    ${iv}`,
           `    cRecv[r] = recv; cStart[r] = ts; cEnd[r] = te;`,
           `    ${count('bytes', 'cBytes', 'cBR')}`,
           `    ${count('packets', 'cPk', 'cPR')}`,
-          `    cSp[r] = sp; cDp[r] = dp; cPr[r] = proto;`,
-          `    cFl[r] = fl; cTos[r] = tos; cVer[r] = ver; cIv[r] = iv;`,
+          `    cSp[r] = ${single?.sp ?? 'sp'}; cDp[r] = dp; cPr[r] = proto;`,
+          `    cFl[r] = ${single?.fl ?? 'fl'}; cTos[r] = ${single?.tos ?? 'tos'}; cVer[r] = ver; cIv[r] = iv;`,
           `    cIn[r] = ${num('inIf', '0')}; cOut[r] = ${num('outIf', '0')};`,
           `    cSas[r] = ${num('srcAs', '0')}; cDas[r] = ${num('dstAs', '0')};`,
           `    r++;`,
