@@ -289,3 +289,21 @@ export function dataBeforeTemplate(): Buffer[] {
     ipfixMessage({ exportSecs: EXPORT_S, domain: 18, sequence: 1 }, set(2, ipfixTemplateRecord(355, fields)), set(355, rec(9002))),
   ];
 }
+
+/** A message with only a set of reserved id 5 (not IPFIX data: skipped unread). */
+export function reservedSet(): Buffer {
+  return ipfixMessage({ exportSecs: EXPORT_S, domain: 19 }, set(5, Buffer.alloc(8)));
+}
+
+/**
+ * A message whose first data set holds two good records and whose second runs a
+ * variable-length field past its set: malformed, and the two records already decoded are
+ * taken back.
+ */
+export function malformedAfterRecords(): Buffer {
+  const tpl = set(2, ipfixTemplateRecord(402, [[8, 4], [12, 4], [1, 4]]));
+  const good = set(402, Buffer.concat([ipv4('10.0.0.1'), ipv4('10.0.0.2'), uint(1, 4), ipv4('10.0.0.3'), ipv4('10.0.0.4'), uint(2, 4)]));
+  const vtpl = set(2, ipfixTemplateRecord(403, [[8, 4], [82, 65535]]));
+  const bad = set(403, Buffer.concat([ipv4('10.0.0.5'), uint(200, 1), Buffer.alloc(3)]), false);
+  return ipfixMessage({ exportSecs: EXPORT_S, domain: 20 }, tpl, vtpl, good, bad);
+}

@@ -156,12 +156,7 @@ describe('records without an address', () => {
 
 describe('records taken back are counted', () => {
   it('rows of a datagram that turns out malformed further on: recordsInMalformed', () => {
-    const tpl = set(2, ipfixTemplateRecord(402, [[8, 4], [12, 4], [1, 4]]));
-    const good = set(402, Buffer.concat([ipv4('10.0.0.1'), ipv4('10.0.0.2'), uint(1, 4), ipv4('10.0.0.3'), ipv4('10.0.0.4'), uint(2, 4)]));
-    // A data set of a variable-length template whose length byte runs past the set.
-    const vtpl = set(2, ipfixTemplateRecord(403, [[8, 4], [82, 65535]]));
-    const bad = set(403, Buffer.concat([ipv4('10.0.0.5'), uint(200, 1), Buffer.alloc(3)]), false);
-    const { rows: r, outcomes, counters } = decode(ipfixMessage({ exportSecs: F.EXPORT_S }, tpl, vtpl, good, bad));
+    const { rows: r, outcomes, counters } = decode(F.malformedAfterRecords());
     expect(outcomes[0]!.status).toBe('malformed');
     expect(r).toEqual([]);
     expect(counters).toMatchObject({ malformed: 1, recordsInMalformed: 2, flows: 0 });

@@ -50,6 +50,14 @@ async function importJson(datagrams: Buffer[]): Promise<ImportReport> {
   return JSON.parse(stdout.join('')) as ImportReport;
 }
 
+describe('netsvc import --json: nothing silently dropped', () => {
+  it('names every refused record under its reason beside the flows it kept', async () => {
+    const report = await importJson([F.wlcV9(), F.notAFlow(), F.reservedSet(), F.malformedAfterRecords()]);
+    expect({ flows: report.flows, bytes: report.bytes, packets: report.packets }).toEqual({ flows: 3, bytes: 143_000_000, packets: 133_708 });
+    expect(report.counters).toMatchObject({ recordsNotFlows: 2, setsReserved: 1, recordsInMalformed: 2, malformed: 1, recordsWithoutAddress: 0 });
+  });
+});
+
 describe.skipIf(!haveNfdump && !requireAll)('vendor fidelity: netsvc and nfcapd + nfdump on the same datagrams', () => {
   it('has nfcapd and nfdump', () => {
     expect(haveNfdump).toBe(true);
