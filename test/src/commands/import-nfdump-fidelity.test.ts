@@ -56,6 +56,13 @@ describe('netsvc import --json: nothing silently dropped', () => {
     expect({ flows: report.flows, bytes: report.bytes, packets: report.packets }).toEqual({ flows: 3, bytes: 143_000_000, packets: 133_708 });
     expect(report.counters).toMatchObject({ recordsNotFlows: 2, setsReserved: 1, recordsInMalformed: 2, malformed: 1, recordsWithoutAddress: 0 });
   });
+
+  it('data whose template never comes is counted as dropped (pendingExpired) when the capture ends', async () => {
+    const [early] = F.dataBeforeTemplate();
+    const report = await importJson([early!]);
+    expect(report.flows).toBe(0);
+    expect(report.counters).toMatchObject({ dataWithoutTemplate: 1, pendingBuffered: 1, pendingExpired: 1, pendingDecoded: 0 });
+  });
 });
 
 describe.skipIf(!haveNfdump && !requireAll)('vendor fidelity: netsvc and nfcapd + nfdump on the same datagrams', () => {
