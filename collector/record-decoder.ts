@@ -291,7 +291,7 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
   const counted = has('bytes') || has('packets');
   const kind = withAddress.length > 0 ? 'flows' : counted ? 'addressless' : 'none';
 
-  /** IP version of a copy: from which address fields it has (0: none). */
+  /** IP version of a copy: from which address fields it has (none: 4, or 6 when its ipVersion says so). */
   const versionOf = (c: RoleView): string => {
     const h4 = c.has('src4') || c.has('dst4');
     const h6 = c.has('src6') || c.has('dst6');

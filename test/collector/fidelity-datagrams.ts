@@ -50,7 +50,7 @@ export function srv6Ipv4InIpv6(): Buffer {
 }
 
 /**
- * MPLS/GRE-style IPv4-in-IPv4 template (Huawei NetStream lists both headers alike): outer
+ * GRE/MPLS-style IPv4-in-IPv4 template, each header with its protocol, ports and flags: outer
  * 198.51.100.1 → 198.51.100.2 protocol 47 with zero ports, then the inner TCP flow. The
  * second record is a plain packet: its inner header is all zero, so the outer one is the flow.
  */
@@ -163,7 +163,8 @@ function float64(v: number): Buffer {
  * NetFlow v9 samplers (Cisco): an options template scoped by interface with samplerId (48),
  * samplerMode (49), samplerRandomInterval (50), then data records naming sampler 2 (1 in 50);
  * a second template whose records carry samplingInterval (34) 10 and samplingAlgorithm (35)
- * beside samplerId 2: their own interval wins.
+ * beside samplerId 2, a third whose records carry samplerMode (49) and samplerRandomInterval
+ * (50) 20 beside it: their own interval wins.
  */
 export function v9Samplers(): Buffer {
   const opts = v9OptionsTemplate(270, [[2, 4]], [[48, 1], [49, 1], [50, 4]]);
@@ -174,9 +175,10 @@ export function v9Samplers(): Buffer {
     { uptimeMs: 100_000, unixSecs: EXPORT_S, count: 5, sourceId: 8 },
     opts,
     optData,
-    v9Templates({ id: 271, fields: [[48, 1], ...v9flow] }, { id: 272, fields: [[34, 4], [35, 1], [48, 1], ...v9flow] }),
+    v9Templates({ id: 271, fields: [[48, 1], ...v9flow] }, { id: 272, fields: [[34, 4], [35, 1], [48, 1], ...v9flow] }, { id: 277, fields: [[48, 1], [49, 1], [50, 4], ...v9flow] }),
     set(271, Buffer.concat([uint(2, 1), flow('10.8.0.1', 4001)])),
     set(272, Buffer.concat([uint(10, 4), uint(1, 1), uint(2, 1), flow('10.8.0.2', 4002)])),
+    set(277, Buffer.concat([uint(2, 1), uint(2, 1), uint(20, 4), flow('10.8.0.3', 4003)])),
   );
 }
 

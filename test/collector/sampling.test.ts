@@ -185,7 +185,7 @@ describe('every sampling method (RFC 5475/5477 PSAMP selectors, NetFlow v9 sampl
     expect(r).toEqual([...F.PSAMP_SELECTORS.map((s) => flow(`10.7.0.${s.id}`, 3000 + s.id, s.interval)), flow('10.7.0.9', 3009, 7)]);
   });
 
-  it('v9: samplerId → samplerRandomInterval from options data; a record with its own samplingInterval keeps it', () => {
+  it('v9: samplerId → samplerRandomInterval from options data; a record with its own samplingInterval or samplerRandomInterval keeps it', () => {
     const { rows: r } = decodeOne(F.v9Samplers());
     const v9 = (src: string, srcPort: number, iv: number) => ({
       ...flow(src, srcPort, iv),
@@ -197,7 +197,7 @@ describe('every sampling method (RFC 5475/5477 PSAMP selectors, NetFlow v9 sampl
       bytes: 800 * iv,
       packets: 4 * iv,
     });
-    expect(r).toEqual([v9('10.8.0.1', 4001, 50), v9('10.8.0.2', 4002, 10)]);
+    expect(r).toEqual([v9('10.8.0.1', 4001, 50), v9('10.8.0.2', 4002, 10), v9('10.8.0.3', 4003, 20)]);
   });
 
   it('an implied interval above maxSamplingInterval is refused and counted, not applied', () => {
