@@ -76,7 +76,9 @@ export function decodeWithTemplate(
   ctx.exportMs = header.exportMs;
   ctx.sysUptimeMs = header.sysUptimeMs;
   ctx.sysInitMs = domain.systemInitMs;
-  ctx.interval = domainInterval(domain);
+  // A record naming a sampler the options data did not announce takes the domain-wide interval
+  // only; the domain's lone sampler stands in for records that name none.
+  ctx.interval = compiled.namesSampler ? domain.defaultInterval || 1 : domainInterval(domain);
   ctx.override = env.overrideInterval;
   ctx.samplers = domain.samplers;
   ctx.maxInterval = env.limits.maxSamplingInterval;

@@ -54,6 +54,8 @@ export interface CompiledTemplate {
    * skipped and counted).
    */
   readonly kind: 'flows' | 'addressless' | 'none';
+  /** Its records name their sampler (samplerId or selectorId). */
+  readonly namesSampler: boolean;
 }
 
 /** Which time base flowStart/EndSysUpTime use: v9 header uptime or IPFIX systemInitTimeMilliseconds. */
@@ -235,7 +237,7 @@ interface RoleView {
 /** Builds the decoder of a data template. */
 export function compileTemplate(fields: readonly TemplateField[], base: UptimeBase): CompiledTemplate {
   const minLength = minRecordLength(fields);
-  if (minLength === 0) return { decode: () => 0, minLength, kind: 'none' };
+  if (minLength === 0) return { decode: () => 0, minLength, kind: 'none', namesSampler: false };
   const body: string[] = [];
   const fieldPos: string[] = []; // field index → position expression
   let baseVar = 'p';
@@ -520,7 +522,7 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
   ].join('\n');
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- see the module comment: integers only
   const decode = new Function('wide', 'W', 'sel', src)(scaleCount, WIDE_REST, selectorInterval) as SetDecoder;
-  return { decode, minLength, kind };
+  return { decode, minLength, kind, namesSampler: has('sampler') };
 }
 
 /** One options data record's fields that matter: unsigned values by element id (IANA only). */

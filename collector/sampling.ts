@@ -5,8 +5,8 @@
  * Sources, most specific first: the per-exporter configured override; a
  * data record's own interval field; its sampler id looked up in the
  * options data of the same exporter domain; an interval the options data
- * announced without a sampler id, or the domain's only sampler; the v5
- * header. None of them → 1. A record's own interval is samplingInterval (34)
+ * announced without a sampler id, or, for a record that names no sampler,
+ * the domain's only sampler; the v5 header. None of them → 1. A record's own interval is samplingInterval (34)
  * or samplerRandomInterval (50), else what its PSAMP selector fields imply
  * (`selectorInterval`); options data are read the same way.
  *
@@ -71,10 +71,7 @@ export function learnSampling(domain: DomainState, facts: SamplingFacts): void {
 
 /** The interval for a data record with sampler id `samplerId` (NaN = none in the record). */
 export function intervalForSampler(domain: DomainState, samplerId: number): number {
-  if (Number.isFinite(samplerId)) {
-    const n = domain.samplers.get(samplerId);
-    if (n !== undefined) return n;
-  }
+  if (Number.isFinite(samplerId)) return domain.samplers.get(samplerId) ?? (domain.defaultInterval || 1);
   return domainInterval(domain);
 }
 

@@ -174,6 +174,17 @@ describe('every sampling method (RFC 5475/5477 PSAMP selectors, NetFlow v9 sampl
     expect(r).toEqual([flow('10.5.0.1', 1001, 256), flow('10.5.0.2', 1002, 256)]);
   });
 
+  it('a record naming a selector the options data never announced is not given the lone selector of its domain', () => {
+    const opts = [set(3, ipfixTemplateRecord(300, [[302, 8], [304, 2], [309, 4], [310, 4]], 1)), set(300, Buffer.concat([uint(17, 8), uint(3, 2), uint(1, 4), uint(256, 4)]))];
+    const fields: [number, number][] = [[302, 8], [8, 4], [12, 4], [1, 4], [2, 4]];
+    const data = set(262, Buffer.concat([uint(99, 8), ipv4('10.5.1.1'), ipv4('10.5.1.2'), uint(100, 4), uint(1, 4), uint(17, 8), ipv4('10.5.1.3'), ipv4('10.5.1.4'), uint(100, 4), uint(1, 4)]));
+    const { rows: r } = decodeOne(ipfixMessage({ exportSecs: F.EXPORT_S, domain: 5 }, ...opts, set(2, ipfixTemplateRecord(262, fields)), data));
+    expect(r.map((x) => [x.src, x.samplingInterval, x.bytes])).toEqual([
+      ['10.5.1.1', 1, 100],
+      ['10.5.1.3', 256, 25_600],
+    ]);
+  });
+
   it('each PSAMP selector announced in options data scales the records naming it by selectorId', () => {
     const { rows: r, counters } = decodeOne(F.psampSelectorsOptions());
     expect(r).toEqual(F.PSAMP_SELECTORS.map((s) => flow(`10.6.0.${s.id}`, 2000 + s.id, s.interval)));
