@@ -8,7 +8,7 @@ import type { DecodeEnv } from './decoder.js';
 import type { FlowBatch } from './flow-batch.js';
 import { IE } from './ie-registry.js';
 import { clampTimes, compiledFor, walkOptionsRecords, type OptionsValues, type RecordContext, type UptimeBase } from './record-decoder.js';
-import { learnSampling, packetSpaceInterval, populationInterval } from './sampling.js';
+import { domainInterval, learnSampling, selectorInterval } from './sampling.js';
 import type { DomainState, PendingSet, Template } from './template-cache.js';
 
 /**
@@ -76,7 +76,9 @@ export function decodeWithTemplate(
   ctx.exportMs = header.exportMs;
   ctx.sysUptimeMs = header.sysUptimeMs;
   ctx.sysInitMs = domain.systemInitMs;
-  ctx.interval = domain.defaultInterval || 1;
+  // A record naming a sampler the options data did not announce takes the domain-wide interval
+  // only; the domain's lone sampler stands in for records that name none.
+  ctx.interval = compiled.namesSampler ? domain.defaultInterval || 1 : domainInterval(domain);
   ctx.override = env.overrideInterval;
   ctx.samplers = domain.samplers;
   ctx.maxInterval = env.limits.maxSamplingInterval;
@@ -84,8 +86,8 @@ export function decodeWithTemplate(
   const before = out.length;
   const n = compiled.decode(b, p, end, out, ctx);
   if (n > 0) {
-    const skipped = n - (out.length - before);
-    if (skipped > 0) env.counters.add(env.exporterCounters, 'recordsWithoutAddress', skipped);
+    if (compiled.kind === 'none') env.counters.add(env.exporterCounters, 'recordsNotFlows', n);
+    else if (compiled.kind === 'addressless') env.counters.add(env.exporterCounters, 'recordsWithoutAddress', n);
     // The plausible window is anchored on the received time (the decoders read no clock).
     const clamped = clampTimes(out.cols.start, out.cols.end, before, out.length, header.exportMs, header.receivedMs, env.limits);
     if (clamped > 0) env.counters.add(env.exporterCounters, 'timestampsClamped', clamped);
@@ -104,10 +106,16 @@ export function applyOptions(domain: DomainState, v: OptionsValues, maxInterval:
   if (init !== undefined) domain.systemInitMs = init;
   let interval = v.get(IE.samplingInterval) ?? v.get(IE.samplerRandomInterval) ?? Number.NaN;
   if (!(interval >= 1)) {
-    const pi = v.get(IE.samplingPacketInterval);
-    const size = v.get(IE.samplingSize);
-    if (pi !== undefined) interval = packetSpaceInterval(pi, v.get(IE.samplingPacketSpace) ?? 0);
-    else if (size !== undefined) interval = populationInterval(size, v.get(IE.samplingPopulation) ?? 0);
+    const nan = Number.NaN;
+    interval = selectorInterval(
+      v.get(IE.samplingPacketInterval) ?? nan,
+      v.get(IE.samplingPacketSpace) ?? nan,
+      v.get(IE.samplingSize) ?? nan,
+      v.get(IE.samplingPopulation) ?? nan,
+      v.get(IE.samplingProbability) ?? nan,
+      v.get(IE.samplingTimeInterval) ?? nan,
+      v.get(IE.samplingTimeSpace) ?? nan,
+    );
   }
   if (!(interval >= 1)) return undefined;
   if (interval > maxInterval) return 'refused';
@@ -160,6 +168,7 @@ export function releasePending(t: Template, domain: DomainState, env: DecodeEnv,
     const before = out.length;
     const n = decodeWithTemplate(t, domain, held.body, 0, held.body.length, held, env, out);
     if (n < 0) {
+      if (out.length > before) env.counters.add(ec, 'recordsInMalformed', out.length - before);
       out.length = before;
       env.counters.add(ec, 'malformed');
     } else {

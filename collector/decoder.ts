@@ -111,6 +111,8 @@ export interface FlowDecoder {
   decode(datagram: Buffer, exporter: ExporterRef, receivedMs: number, out: FlowBatch): DecodeOutcome;
   /** Drops expired templates and held data as of `nowMs`, counting them. */
   expire(nowMs: number): void;
+  /** Drops every held data set, counted as `pendingExpired`: for the end of an import, when no template is coming. */
+  dropHeld(): void;
   readonly counters: CollectorCounters;
   readonly templates: TemplateCache;
   readonly config: Readonly<FlowDecoderConfig>;
@@ -237,8 +239,10 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
     }
     if (!ok) {
       // Only this datagram's own rows go: held data its templates released came from earlier, valid datagrams.
+      const decoded = out.length;
       out.length = keepReleased(out, startRow, env.released);
       counters.add(ec, 'malformed');
+      if (decoded > out.length) counters.add(ec, 'recordsInMalformed', decoded - out.length);
       countFlows(ec, startRow, out);
       const outcome = { status: 'malformed', version, flows: out.length - startRow } as const;
       return readPastEnd ? { ...outcome, readPastEnd } : outcome;
@@ -279,6 +283,9 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
     expire(nowMs: number): void {
       expirePending(nowMs);
       for (const [addr, n] of store.expire(nowMs)) counters.add(counters.exporter(addr), 'templatesExpired', n);
+    },
+    dropHeld(): void {
+      expirePending(Number.POSITIVE_INFINITY);
     },
     counters,
     templates: store,

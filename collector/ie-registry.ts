@@ -10,6 +10,7 @@
 /** Abstract data types (RFC 7012 §3.1) the decoders care about. */
 export type IeType =
   | 'unsigned'
+  | 'float'
   | 'ipv4'
   | 'ipv6'
   | 'mac'
@@ -83,18 +84,26 @@ export const IE = {
   udpDestinationPort: 181,
   tcpSourcePort: 182,
   tcpDestinationPort: 183,
+  postNATSourceIPv4Address: 225,
+  postNATDestinationIPv4Address: 226,
   initiatorOctets: 231,
   responderOctets: 232,
   ingressPhysicalInterface: 252,
   egressPhysicalInterface: 253,
+  postNATSourceIPv6Address: 281,
+  postNATDestinationIPv6Address: 282,
   initiatorPackets: 298,
   responderPackets: 299,
   selectorId: 302,
   selectorAlgorithm: 304,
   samplingPacketInterval: 305,
   samplingPacketSpace: 306,
+  samplingTimeInterval: 307,
+  samplingTimeSpace: 308,
   samplingSize: 309,
   samplingPopulation: 310,
+  samplingProbability: 311,
+  staIPv4Address: 366,
 } as const;
 
 const ENTRIES: readonly [number, string, IeType][] = [
@@ -209,6 +218,8 @@ const ENTRIES: readonly [number, string, IeType][] = [
   [235, 'egressVRFID', 'unsigned'],
   [252, 'ingressPhysicalInterface', 'unsigned'],
   [253, 'egressPhysicalInterface', 'unsigned'],
+  [281, 'postNATSourceIPv6Address', 'ipv6'],
+  [282, 'postNATDestinationIPv6Address', 'ipv6'],
   [298, 'initiatorPackets', 'unsigned'],
   [299, 'responderPackets', 'unsigned'],
   [302, 'selectorId', 'unsigned'],
@@ -219,10 +230,14 @@ const ENTRIES: readonly [number, string, IeType][] = [
   [308, 'samplingTimeSpace', 'unsigned'],
   [309, 'samplingSize', 'unsigned'],
   [310, 'samplingPopulation', 'unsigned'],
+  [311, 'samplingProbability', 'float'],
   [322, 'observationTimeSeconds', 'dateTimeSeconds'],
   [323, 'observationTimeMilliseconds', 'dateTimeMilliseconds'],
   [324, 'observationTimeMicroseconds', 'dateTimeMicroseconds'],
   [325, 'observationTimeNanoseconds', 'dateTimeNanoseconds'],
+  [365, 'staMacAddress', 'mac'],
+  [366, 'staIPv4Address', 'ipv4'],
+  [367, 'wtpMacAddress', 'mac'],
 ];
 
 /** IANA elements by id. */
