@@ -1,8 +1,5 @@
 /** The HTTP listener of `serve`, and the error it gives when the port cannot be had. */
-import { createServer as createHttpServer } from 'node:http';
-import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
-import { getRequestListener } from '@hono/node-server';
-import { ConnectionGate, DEFAULT_GATE_OPTIONS, type ConnectionGateOptions, type ConnectionGateStats } from './connection-gate.js';
+import { createAdaptorServer, type ServerType } from '@hono/node-server';
 
 /** A listening socket that could not be opened (port in use, no permission); the user's to fix. */
 export class ListenError extends Error {
@@ -17,55 +14,14 @@ export class ListenError extends Error {
  */
 const HTTP_BACKLOG = 4096;
 
-/** A running HTTP listener. */
-export interface HttpListener {
-  address(): AddressInfo;
-  /** Counters of the connection gate (connection-gate.ts). */
-  gateStats(): ConnectionGateStats;
-  /** Stops accepting, ends every connection (kept-alive ones too) and resolves when done. */
-  close(): Promise<void>;
-}
-
-/**
- * Serves `fetch` on hostname:port; resolves once listening. Connections are
- * accepted unread by a plain TCP server and handed to the HTTP server through
- * the connection gate, fairly per client address.
- */
-export function listenHttp(
-  fetch: (req: Request) => Response | Promise<Response>,
-  hostname: string,
-  port: number,
-  gateOptions: ConnectionGateOptions = DEFAULT_GATE_OPTIONS,
-): Promise<HttpListener> {
-  const http = createHttpServer(getRequestListener(fetch, { hostname }));
-  // The HTTP server never listens itself; 'listening' starts its tracking of connections, which
-  // enforces headersTimeout and requestTimeout and lets closeAllConnections() find them.
-  http.emit('listening');
-  const gate = new ConnectionGate<Socket>((socket) => {
-    http.emit('connection', socket);
-    socket.resume();
-  }, gateOptions);
-  const tcp = createNetServer({ pauseOnConnect: true }, (socket) => gate.offer(socket, socket.remoteAddress ?? ''));
+/** Serves `fetch` on hostname:port; resolves once listening. */
+export function listenHttp(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
   return new Promise((resolve, reject) => {
-    tcp.once('error', (err: NodeJS.ErrnoException) => {
-      gate.close();
+    const s = createAdaptorServer({ fetch, hostname });
+    s.listen({ port, host: hostname, backlog: HTTP_BACKLOG }, () => resolve(s));
+    s.once('error', (err: NodeJS.ErrnoException) => {
       const why = err.code === 'EADDRINUSE' ? 'address already in use' : err.code === 'EACCES' ? 'permission denied' : (err.code ?? err.message);
       reject(new ListenError(`cannot listen for HTTP on ${hostname}:${port}: ${why} (set http.port or --port)`, { cause: err }));
     });
-    tcp.listen({ port, host: hostname, backlog: HTTP_BACKLOG }, () =>
-      resolve({
-        address: () => tcp.address() as AddressInfo,
-        gateStats: () => gate.stats(),
-        close: () =>
-          new Promise<void>((done) => {
-            gate.close();
-            tcp.close(() => done());
-            // Kept-alive connections would hold the close open; end them. The HTTP server's
-            // close() stops its connection tracking (it reports that it was not listening).
-            http.close(() => undefined);
-            http.closeAllConnections();
-          }),
-      }),
-    );
   });
 }

@@ -7,6 +7,8 @@
  * warm up and bind, so that a restart listens for flows as early as it can.
  */
 import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { ServerType } from '@hono/node-server';
 import type { AppDeps } from '../api/app.js';
 import type { LoginRefusal } from '../api/auth.js';
 import { LogThrottle } from '../collector/log-throttle.js';
@@ -14,7 +16,7 @@ import { FailureSignal } from '../collector/failure-signal.js';
 import { loadTokenKey, openAdminStore } from './admin-store.js';
 import { DatabaseHealth } from './database-health.js';
 import type { Config } from './config.js';
-import { listenHttp, type HttpListener } from './http-listen.js';
+import { listenHttp } from './http-listen.js';
 import type { Logger } from './log.js';
 
 /**
@@ -71,7 +73,7 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     admin.close();
   };
   const toFlush: Array<() => Promise<void>> = [];
-  let server: HttpListener;
+  let server: ServerType;
   // A failure before serve subscribes (during the rest of the start) is kept for it.
   const fatal = new FailureSignal();
   const flowsStarting = import('./flow-path.js').then((m) => m.startFlowPath(config, runtime));
@@ -117,15 +119,13 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     if (logviewer.receiver) metrics.addSyslogReceiver(logviewer.receiver);
     metrics.addAuthStats(auth);
     const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas, metrics: () => metrics.text(), health: () => health.states() });
-    const listening = await listenHttp(app.fetch, config.http.host, config.http.port);
-    server = listening;
-    metrics.addHttpStats(() => listening.gateStats());
+    server = await listenHttp(app.fetch, config.http.host, config.http.port);
   } catch (err) {
     // Nothing may keep running when the service does not start (listeners may already be bound).
     await closeStarted();
     throw err;
   }
-  const address = server.address();
+  const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   logger.info({ url, dataDir: config.dataDir }, 'netsvc listening');
@@ -139,7 +139,11 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     },
     close() {
       closing ??= (async () => {
-        await server.close();
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          // Keep-alive connections would hold close() open; end them.
+          (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+        });
         await closeStarted();
         logger.info('netsvc stopped');
       })();

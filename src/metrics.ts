@@ -49,9 +49,6 @@ export interface AuthStatsProvider {
   readonly verifyQueueDepth: number;
 }
 
-/** What the HTTP listener's connection gate reports at scrape time (src/connection-gate.ts). */
-export type HttpStatsProvider = () => Readonly<{ waiting: number; admittedTotal: number; refusedTotal: number }>;
-
 /** The metrics registry of one service instance. */
 export interface Metrics {
   readonly registry: Registry;
@@ -65,8 +62,6 @@ export interface Metrics {
   addStorageStats(provider: StorageStatsProvider): void;
   /** Adds the auth endpoints' counters (`netsvc_auth_*`). */
   addAuthStats(provider: AuthStatsProvider): void;
-  /** Adds the HTTP connection gate's counters (`netsvc_http_connections_*`). */
-  addHttpStats(provider: HttpStatsProvider): void;
   /** The exposition text, for `GET /metrics`. */
   text(): Promise<string>;
 }
@@ -376,41 +371,9 @@ export function createMetrics(): Metrics {
     });
   };
 
-  const registerHttp = (stats: HttpStatsProvider): void => {
-    new Counter({
-      name: 'netsvc_http_connections_admitted_total',
-      help: 'New HTTP connections handed to the HTTP server by the per-address connection gate',
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(stats().admittedTotal);
-      },
-    });
-    new Counter({
-      name: 'netsvc_http_connections_refused_total',
-      help: 'New HTTP connections closed unread because too many were waiting for the gate',
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(stats().refusedTotal);
-      },
-    });
-    new Gauge({
-      name: 'netsvc_http_connections_waiting',
-      help: 'New HTTP connections accepted and waiting for their turn at the gate',
-      registers: [registry],
-      collect() {
-        this.set(stats().waiting);
-      },
-    });
-  };
-
   return {
     registry,
     contentType: registry.contentType,
-    addHttpStats(provider) {
-      registerHttp(provider);
-    },
     addAuthStats(provider) {
       if (!auths.length) registerAuth();
       auths.push(provider);
