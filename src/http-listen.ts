@@ -1,5 +1,6 @@
 /** The HTTP listener of `serve`, and the error it gives when the port cannot be had. */
-import { createAdaptorServer, type ServerType } from '@hono/node-server';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { getRequestListener, type ServerType } from '@hono/node-server';
 
 /** A listening socket that could not be opened (port in use, no permission); the user's to fix. */
 export class ListenError extends Error {
@@ -14,10 +15,21 @@ export class ListenError extends Error {
  */
 const HTTP_BACKLOG = 4096;
 
-/** Serves `fetch` on hostname:port; resolves once listening. */
-export function listenHttp(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
+/**
+ * Serves `fetch` on hostname:port; resolves once listening. `early` sees each
+ * request first, on Node's objects, and may answer it itself (returns true).
+ */
+export function listenHttp(
+  fetch: (req: Request) => Response | Promise<Response>,
+  hostname: string,
+  port: number,
+  early?: (req: IncomingMessage, res: ServerResponse) => boolean,
+): Promise<ServerType> {
   return new Promise((resolve, reject) => {
-    const s = createAdaptorServer({ fetch, hostname });
+    const listener = getRequestListener(fetch, { hostname });
+    const s = createServer((req, res) => {
+      if (!early?.(req, res)) void listener(req, res);
+    });
     s.listen({ port, host: hostname, backlog: HTTP_BACKLOG }, () => resolve(s));
     s.once('error', (err: NodeJS.ErrnoException) => {
       const why = err.code === 'EADDRINUSE' ? 'address already in use' : err.code === 'EACCES' ? 'permission denied' : (err.code ?? err.message);

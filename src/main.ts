@@ -89,7 +89,7 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     if (flowsStarted.status === 'rejected') throw flowsStarted.reason;
     if (modulesLoaded.status === 'rejected') throw modulesLoaded.reason;
     const flows = flowsStarted.value;
-    const [{ createApp }, { AuthService }, { createMetrics }, { startHotspot }, { startLogviewer }] = modulesLoaded.value;
+    const [{ createApp }, { AuthService, refuseAuthEarly }, { createMetrics }, { startHotspot }, { startLogviewer }] = modulesLoaded.value;
     const auth = new AuthService(admin, {
       key: loadTokenKey(config),
       tokenTtlSec: config.auth.tokenTtlSec,
@@ -119,7 +119,7 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     if (logviewer.receiver) metrics.addSyslogReceiver(logviewer.receiver);
     metrics.addAuthStats(auth);
     const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas, metrics: () => metrics.text(), health: () => health.states() });
-    server = await listenHttp(app.fetch, config.http.host, config.http.port);
+    server = await listenHttp(app.fetch, config.http.host, config.http.port, (req, res) => refuseAuthEarly(auth, req, res));
   } catch (err) {
     // Nothing may keep running when the service does not start (listeners may already be bound).
     await closeStarted();
