@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { AdminStore } from '../storage/admin/admin-store.js';
 import { SqliteAdminStore } from '../storage/admin/sqlite-admin-store.js';
-import { resolveSqlitePath, type Config } from './config.js';
+import type { Config } from './config.js';
+import { resolveSqlitePath } from './config-paths.js';
 
 /** Opens the admin store named by the configuration. */
 export function openAdminStore(config: Config): AdminStore {

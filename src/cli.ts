@@ -23,7 +23,7 @@ import { registerKpiCommands } from './commands/kpi.js';
 import { registerReplayCommand } from './commands/replay.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand, StatusError } from './commands/status.js';
-import { ConfigError } from './config.js';
+import { ConfigError } from './config-error.js';
 import { DataDirLockedError } from './data-dir-lock.js';
 import { ListenError } from './http-listen.js';
 import { ListenerBindError, ListenerConfigError } from '../collector/listener-errors.js';

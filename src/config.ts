@@ -12,6 +12,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { ConfigError } from './config-error.js';
+
+export { ConfigError } from './config-error.js';
+export { resolveSqlitePath } from './config-paths.js';
 
 const hostPort = z
   .string()
@@ -344,16 +348,6 @@ export function sqlTimeouts(config: Config): { connectMs: number; statementMs: n
   return { connectMs: d.connectTimeoutMs, statementMs: d.statementTimeoutMs, operationMs: d.operationTimeoutMs };
 }
 
-/** A configuration problem the user must fix; printed without a stack trace. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-  constructor(
-    message: string,
-    readonly key?: string,
-  ) {
-    super(message);
-  }
-}
 
 function isValidTimezone(tz: string): boolean {
   try {
@@ -479,9 +473,3 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Resolves a `sqlite:PATH` URL's path against the data directory; other URLs pass through. */
-export function resolveSqlitePath(url: string, dataDir: string): string {
-  if (!url.startsWith('sqlite:')) throw new ConfigError(`not an sqlite URL: ${url}`);
-  const path = url.slice('sqlite:'.length);
-  return path === ':memory:' ? path : resolve(dataDir, path);
-}

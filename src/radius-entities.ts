@@ -1,6 +1,7 @@
 /** Which entities have a RADIUS database, read from the configuration alone (no database is opened). */
 import { existsSync } from 'node:fs';
-import { resolveSqlitePath, type Config } from './config.js';
+import type { Config } from './config.js';
+import { resolveSqlitePath } from './config-paths.js';
 
 /** Entities that have a RADIUS database, by name. */
 export function radiusEntities(config: Config): Array<[string, string]> {

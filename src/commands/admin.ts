@@ -34,7 +34,7 @@ function userJson(u: UserRecord) {
 }
 
 async function withStore<T>(ctx: CliContext, cmd: Command, fn: (store: AdminStore, config: Config) => T | Promise<T>): Promise<T> {
-  const config = ctx.config(cmd);
+  const config = await ctx.config(cmd);
   const store = openAdminStore(config);
   try {
     return await fn(store, config);

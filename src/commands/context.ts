@@ -1,11 +1,11 @@
 /** What every CLI command gets: configuration from the global flags, and output. */
 import type { Command } from 'commander';
-import { loadConfig, processEnvironment, type Config } from '../config.js';
+import type { Config } from '../config.js';
 
 /** Output channels and configuration loading, injected so tests can drive commands. */
 export interface CliContext {
   /** Configuration from `--config`/`--data-dir` (accepted before or after the subcommand), file and environment. */
-  config(cmd: Command, overrides?: Record<string, unknown>): Config;
+  config(cmd: Command, overrides?: Record<string, unknown>): Promise<Config>;
   out(text: string): void;
   err(text: string): void;
   env: NodeJS.ProcessEnv;
@@ -19,13 +19,16 @@ export class UsageError extends Error {
 /** The default context: real process streams and environment. */
 export function processContext(): CliContext {
   return {
-    config(cmd, overrides) {
+    async config(cmd, overrides) {
       const opts = cmd.optsWithGlobals<{ config?: string; dataDir?: string }>();
+      // Loaded when a command runs: the schema library is a third of the CLI's start (--help needs none).
+      const { loadConfig } = await import('../config.js');
       return loadConfig({ file: opts.config, dataDir: opts.dataDir, overrides });
     },
     out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
     err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
-    env: processEnvironment(),
+    // The one read of process.env outside config.ts: a command's own variables (quota's --by default).
+    env: process.env,
   };
 }
 

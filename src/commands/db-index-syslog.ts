@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { redactUrl } from '../../storage/sql/sql-client.js';
 import { SyslogStoreError } from '../../storage/syslog/syslog-store.js';
-import { resolveSqlitePath } from '../config.js';
+import { resolveSqlitePath } from '../config-paths.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 import { dbIndexGroup } from './db-index-group.js';
 
@@ -17,7 +17,7 @@ export function registerDbIndexSyslogCommand(db: Command, ctx: CliContext): void
     .option('-e, --entity <name>', 'only this entity (default: every entity with a syslog database)')
     .option('--drop', "remove the indexes this command created")
     .action(async (opts: { entity?: string; drop?: boolean }, cmd: Command) => {
-      const config = ctx.config(cmd);
+      const config = await ctx.config(cmd);
       const entities = Object.entries(config.entities).filter(([name, e]) => e.syslog && (!opts.entity || name === opts.entity));
       if (opts.entity && entities.length === 0) throw new UsageError(`entity '${opts.entity}' has no syslog database in the configuration`);
       const { openSyslogStore } = await import('../../storage/syslog/open-syslog-store.js');

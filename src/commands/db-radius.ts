@@ -48,7 +48,7 @@ export function registerDbIndexRadiusCommand(db: Command, ctx: CliContext): void
     )
     .option('-e, --entity <name>', 'only this entity (default: every entity with a RADIUS database)')
     .action(async (opts: { entity?: string }, cmd: Command) => {
-      const config = ctx.config(cmd);
+      const config = await ctx.config(cmd);
       const entities = radiusEntities(config).filter(([name]) => !opts.entity || name === opts.entity);
       if (opts.entity && !entities.length) throw new UsageError(`entity '${opts.entity}' has no radius database in the configuration`);
       const { openEntityRadiusStore } = await import('../radius-stores.js');

@@ -55,7 +55,7 @@ export function registerDbCommands(program: Command, ctx: CliContext): Command {
         'from the schema files netsvc ships (FreeRADIUS 3.2, rsyslog 8.2302)',
     )
     .action(async (opts: { createPeerTables?: boolean }, cmd: Command) => {
-      const config = ctx.config(cmd);
+      const config = await ctx.config(cmd);
       // The admin store creates its tables when opened.
       openAdminStore(config).close();
       ctx.out(`admin store ready (${config.admin.database})`);

@@ -301,8 +301,8 @@ export function registerDumpCommand(program: Command, ctx: CliContext): Command 
     .option('--json', 'JSON array of records (or a JSON object with --stats)')
     .option('--limit <n>', 'print at most n flows')
     .option('--stats', 'totals like nfdump -I instead of records')
-    .action((target: string, opts: DumpOptions, cmd: Command) => {
-      const config = ctx.config(cmd);
+    .action(async (target: string, opts: DumpOptions, cmd: Command) => {
+      const config = await ctx.config(cmd);
       runDump(target, opts, config.dataDir, config.timezone, (s) => ctx.out(s), (s) => ctx.err(s));
     });
 }

@@ -198,7 +198,7 @@ export function registerImportCommand(program: Command, ctx: CliContext): void {
     .option('--no-store', 'only decode and summarise; write no capture files')
     .option('--json', 'print the summary as JSON')
     .action(async (files: string[], opts: { port?: string; source: string; store: boolean; json?: boolean }, cmd: Command) => {
-      const config = ctx.config(cmd);
+      const config = await ctx.config(cmd);
       if (!/^[A-Za-z0-9_-]+$/.test(opts.source)) throw new UsageError(`--source must be a flow source name, got '${opts.source}'`);
       for (const f of files) if (!existsSync(f)) throw new UsageError(`no such file: ${f}`);
       const port = parsePort(opts.port);

@@ -55,7 +55,7 @@ export function registerKpiCommands(program: Command, ctx: CliContext): void {
     .option('--to <time>', 'last hour to rebuild (inclusive), same forms')
     .option('--json', 'print the report as JSON')
     .action(async (opts: { source?: string; from?: string; to?: string; json?: boolean }, cmd: Command) => {
-      const config = ctx.config(cmd);
+      const config = await ctx.config(cmd);
       const all = Object.keys(config.flowSources);
       if (opts.source !== undefined && !all.includes(opts.source)) {
         throw new UsageError(`unknown flow source '${opts.source}' (configured: ${all.join(', ')})`);

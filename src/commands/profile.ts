@@ -59,7 +59,7 @@ function attributeLine(a: AttributeRow): string {
 
 /** Runs `fn` with the chosen entity's RadiusStore open, and closes it. */
 export async function withRadius<T>(ctx: CliContext, cmd: Command, entity: string | undefined, fn: (store: RadiusStore) => Promise<T>): Promise<T> {
-  const config = ctx.config(cmd);
+  const config = await ctx.config(cmd);
   const [, url] = pickEntity(config, entity);
   const { openEntityRadiusStore } = await import('../radius-stores.js');
   const store = openEntityRadiusStore(config, url);

@@ -58,8 +58,8 @@ function checked(purchase: NewQuotaPurchase, by: string, zone: string): NewQuota
 }
 
 /** Refuses an embedded database that does not exist yet, instead of creating an empty file and failing on its missing tables. */
-function requireDatabase(ctx: CliContext, cmd: Command, entity: string | undefined): void {
-  const config = ctx.config(cmd);
+async function requireDatabase(ctx: CliContext, cmd: Command, entity: string | undefined): Promise<void> {
+  const config = await ctx.config(cmd);
   const [name, url] = pickEntity(config, entity);
   if (radiusDatabaseMissing(config, url)) {
     throw new RadiusStoreError('schema_missing', `entity '${name}' has no RADIUS database yet (${url}): run netsvc db migrate, or start netsvc serve once`);
@@ -98,8 +98,8 @@ export function registerQuotaCommands(program: Command, ctx: CliContext): void {
     .option('--time <iso>', 'transaction time, ISO 8601; without an offset in the configured timezone (default: now)')
     .option('--by <name>', 'recorded as create_by (default: the operating-system user)')
     .option('--json', 'print the recorded purchase as JSON')
-    .action((username: string, opts: AddOptions, cmd: Command) => {
-      const config = ctx.config(cmd);
+    .action(async (username: string, opts: AddOptions, cmd: Command) => {
+      const config = await ctx.config(cmd);
       const time = opts.time === undefined ? DateTime.now().setZone(config.timezone).toFormat(WALL) : transactionTime(opts.time, config.timezone);
       const by = recorder(opts.by, ctx.env);
       const purchase = checked(
@@ -107,7 +107,7 @@ export function registerQuotaCommands(program: Command, ctx: CliContext): void {
         by,
         config.timezone,
       );
-      requireDatabase(ctx, cmd, opts.entity);
+      await requireDatabase(ctx, cmd, opts.entity);
       return withRadius(ctx, cmd, opts.entity, async (store) => {
         const rec = await store.recordQuotaPurchase(purchase, { name: by });
         if (opts.json) ctx.out(JSON.stringify(rec, null, 2));
@@ -120,9 +120,9 @@ export function registerQuotaCommands(program: Command, ctx: CliContext): void {
     .option('--username <name>', 'only this user (exact)')
     .option('--limit <n>', `at most this many (default ${DEFAULT_LIST_LIMIT})`)
     .option('--json', 'print JSON')
-    .action((opts: { username?: string; limit?: string; entity?: string; json?: boolean }, cmd: Command) => {
+    .action(async (opts: { username?: string; limit?: string; entity?: string; json?: boolean }, cmd: Command) => {
       const limit = opts.limit === undefined ? DEFAULT_LIST_LIMIT : positiveInt(opts.limit);
-      requireDatabase(ctx, cmd, opts.entity);
+      await requireDatabase(ctx, cmd, opts.entity);
       return withRadius(ctx, cmd, opts.entity, async (store) => {
         const filter = opts.username === undefined ? {} : { username: opts.username };
         const all: QuotaPurchase[] = [];

@@ -70,7 +70,7 @@ export function registerReplayCommand(program: Command, ctx: CliContext): void {
         opts: { to: string; port?: string; rate?: string; loop: string; timing?: string; speed: string; json?: boolean },
         cmd: Command,
       ) => {
-        ctx.config(cmd); // validates --config/--data-dir like every command
+        await ctx.config(cmd); // validates --config/--data-dir like every command
         for (const f of files) if (!existsSync(f)) throw new UsageError(`no such file: ${f}`);
         const rate = positive('--rate', opts.rate, false);
         const timing = (opts.timing ?? (rate !== undefined ? 'fixed' : 'original')) as ReplayTiming;

@@ -20,7 +20,7 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
     .option('--host <host>', 'HTTP listen address (default from config: 127.0.0.1)')
     .option('--port <port>', 'HTTP listen port (default from config: 8080)')
     .action(async (opts: { host?: string; port?: string }, cmd: Command) => {
-      const config = ctx.config(cmd, { 'http.host': opts.host, 'http.port': parsePort(opts.port) });
+      const config = await ctx.config(cmd, { 'http.host': opts.host, 'http.port': parsePort(opts.port) });
       const logger = createLogger(config.log.level);
       // Loaded here, not at the top: every other command starts without the service's modules.
       const { startService } = await import('../main.js');

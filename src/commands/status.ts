@@ -230,7 +230,7 @@ export function registerStatusCommand(program: Command, ctx: CliContext): void {
     .option('--url <url>', 'metrics URL (default: http://<http.host>:<http.port>/metrics from the configuration)')
     .option('--json', 'print the counters as JSON')
     .action(async (opts: { url?: string; json?: boolean }, cmd: Command) => {
-      const url = opts.url ?? metricsUrl(ctx.config(cmd));
+      const url = opts.url ?? metricsUrl(await ctx.config(cmd));
       const report = await fetchStatus(url);
       ctx.out(opts.json ? JSON.stringify(report, null, 2) : formatStatus(report));
     });
