@@ -9,6 +9,7 @@
  * the registry reads them when scraped, through the providers registered
  * here. One registry per service instance; no global state.
  */
+import { FLOW_METRIC_PREFIX, flowMetricName, SYSLOG_METRIC_PREFIX } from './metric-names.js';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { COUNTER_NAMES, type CounterName, type ExporterCounters } from '../collector/collector-counters.js';
 import type { SyslogReceiverCounters, SyslogUdpStats } from '../collector/syslog-receiver.js';
@@ -49,6 +50,8 @@ export interface AuthStatsProvider {
   readonly verifyQueueDepth: number;
 }
 
+export { FLOW_METRIC_PREFIX, flowMetricName, SYSLOG_METRIC_PREFIX } from './metric-names.js';
+
 /** The metrics registry of one service instance. */
 export interface Metrics {
   readonly registry: Registry;
@@ -66,8 +69,6 @@ export interface Metrics {
   text(): Promise<string>;
 }
 
-/** Metric name prefix of the flow counters. */
-export const FLOW_METRIC_PREFIX = 'netsvc_flow_';
 
 /** Help text per decoder counter. */
 const HELP: Record<CounterName, string> = {
@@ -100,8 +101,6 @@ const HELP: Record<CounterName, string> = {
   samplingRefused: 'Sampling intervals above the bound, not applied',
 };
 
-/** Metric name prefix of the syslog receiver's counters. */
-export const SYSLOG_METRIC_PREFIX = 'netsvc_syslog_';
 
 /** The receiver's counters other than the per-transport ones: metric name suffix and help text. */
 const SYSLOG_COUNTERS: ReadonlyArray<readonly [keyof SyslogReceiverCounters, string, string]> = [
@@ -148,12 +147,6 @@ const STORAGE_COUNTERS: ReadonlyArray<readonly [string, string, (p: StorageStats
   ['netsvc_kpi_build_corrupt_blocks_total', 'Damaged blocks skipped while building the KPI cache', (p) => p.kpiBuilder?.stats.corruptBlocks],
 ];
 
-/** `templatesAdded` → `netsvc_flow_templates_added_total`. */
-export function flowMetricName(counter: CounterName): string {
-  const snake = counter.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-  // `packets` would read as export packets next to `packets_in_flows`: name it for what it counts.
-  return `${FLOW_METRIC_PREFIX}${snake === 'packets' ? 'datagrams' : snake}_total`;
-}
 
 /** Builds a registry with the flow metrics and the default process metrics. */
 export function createMetrics(): Metrics {

@@ -6,7 +6,7 @@
  * points out rows of profiles made elsewhere that break that rule.
  */
 import type { Command } from 'commander';
-import { defaultCatalogue } from '../../storage/radius/attribute-catalogue.js';
+import type { AttributeCatalogue } from '../../storage/radius/attribute-catalogue.js';
 import { NAME_MAX, RadiusStoreError, type AttributeRow, type ProfileDescription, type RadiusStore } from '../../storage/radius/radius-store.js';
 import type { Config } from '../config.js';
 import { radiusEntities } from '../radius-entities.js';
@@ -51,9 +51,14 @@ export function profileWarnings(d: ProfileDescription): string[] {
   return out;
 }
 
-function attributeLine(a: AttributeRow): string {
-  const def = defaultCatalogue().get(a.attribute);
-  const shown = def && def.type === 'integer' ? ` (${defaultCatalogue().fromStored(def, a.value)} ${def.format})` : '';
+/** The attribute catalogue, loaded when a command needs it (its schema library is most of the CLI's start). */
+async function catalogue(): Promise<AttributeCatalogue> {
+  return (await import('../../storage/radius/attribute-catalogue.js')).defaultCatalogue();
+}
+
+function attributeLine(a: AttributeRow, cat: AttributeCatalogue): string {
+  const def = cat.get(a.attribute);
+  const shown = def && def.type === 'integer' ? ` (${cat.fromStored(def, a.value)} ${def.format})` : '';
   return `  ${a.table.padEnd(5)}  ${a.attribute.padEnd(28)} ${a.op.padEnd(2)} ${a.value}${shown}`;
 }
 
@@ -115,7 +120,8 @@ export function registerProfileCommands(program: Command, ctx: CliContext): void
           return;
         }
         ctx.out(`profile ${d.groupname}${d.description ? `: ${d.description}` : ''} (${d.members} member${d.members === 1 ? '' : 's'})`);
-        for (const a of d.attributes) ctx.out(attributeLine(a));
+        const cat = await catalogue();
+        for (const a of d.attributes) ctx.out(attributeLine(a, cat));
         for (const w of warnings) ctx.out(`warning: ${w}`);
       }),
     );
@@ -124,7 +130,7 @@ export function registerProfileCommands(program: Command, ctx: CliContext): void
     .description("set a catalogue attribute on a profile, in the catalogue's unit (see GET /hotspot/user-access)")
     .action((name: string, attribute: string, value: string, opts: { entity?: string }, cmd: Command) =>
       withRadius(ctx, cmd, opts.entity, async (store) => {
-        const cat = defaultCatalogue();
+        const cat = await catalogue();
         const def = cat.get(attribute);
         if (!def) throw new UsageError(`unknown attribute '${attribute}' (known: ${cat.all().map((d) => d.name).join(', ')})`);
         const stored = cat.toStored(def, value);
@@ -138,7 +144,7 @@ export function registerProfileCommands(program: Command, ctx: CliContext): void
     .description('remove an attribute from a profile')
     .action((name: string, attribute: string, opts: { entity?: string }, cmd: Command) =>
       withRadius(ctx, cmd, opts.entity, async (store) => {
-        const def = defaultCatalogue().get(attribute);
+        const def = (await catalogue()).get(attribute);
         if (!def) throw new UsageError(`unknown attribute '${attribute}'`);
         const n = await store.unsetProfileAttribute(checkName(name), def.name, def.table);
         ctx.out(`profile ${name}: ${n ? `removed ${def.name}` : `${def.name} was not set`}`);

@@ -1,6 +1,5 @@
 /** `netsvc serve`: the long-running service. */
 import type { Command } from 'commander';
-import { createLogger } from '../log.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 
 function parsePort(port: string | undefined): number | undefined {
@@ -21,6 +20,7 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
     .option('--port <port>', 'HTTP listen port (default from config: 8080)')
     .action(async (opts: { host?: string; port?: string }, cmd: Command) => {
       const config = await ctx.config(cmd, { 'http.host': opts.host, 'http.port': parsePort(opts.port) });
+      const { createLogger } = await import('../log.js');
       const logger = createLogger(config.log.level);
       // Loaded here, not at the top: every other command starts without the service's modules.
       const { startService } = await import('../main.js');

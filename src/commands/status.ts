@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { COUNTER_NAMES, zeroCounters, type CounterName, type ExporterCounters } from '../../collector/collector-counters.js';
 import type { Config } from '../config.js';
-import { FLOW_METRIC_PREFIX, flowMetricName, SYSLOG_METRIC_PREFIX } from '../metrics.js';
+import { FLOW_METRIC_PREFIX, flowMetricName, SYSLOG_METRIC_PREFIX } from '../metric-names.js';
 import { withGlobalOptions, type CliContext } from './context.js';
 
 /** One sample of the Prometheus text format. */
