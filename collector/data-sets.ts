@@ -39,6 +39,7 @@ const ctx: RecordContext = {
   samplers: new Map(),
   maxInterval: 0,
   refused: 0,
+  reverseRows: 0,
 };
 
 /**
@@ -81,11 +82,14 @@ export function decodeWithTemplate(
   ctx.samplers = domain.samplers;
   ctx.maxInterval = env.limits.maxSamplingInterval;
   ctx.refused = 0;
+  ctx.reverseRows = 0;
   const before = out.length;
   const n = compiled.decode(b, p, end, out, ctx);
   if (n > 0) {
-    const skipped = n - (out.length - before);
+    // Rows are the records kept plus the return directions of two-way records.
+    const skipped = n - (out.length - before - ctx.reverseRows);
     if (skipped > 0) env.counters.add(env.exporterCounters, 'recordsWithoutAddress', skipped);
+    if (ctx.reverseRows > 0) env.counters.add(env.exporterCounters, 'reverseFlows', ctx.reverseRows);
     // The plausible window is anchored on the received time (the decoders read no clock).
     const clamped = clampTimes(out.cols.start, out.cols.end, before, out.length, header.exportMs, header.receivedMs, env.limits);
     if (clamped > 0) env.counters.add(env.exporterCounters, 'timestampsClamped', clamped);

@@ -15,6 +15,7 @@
 import { LITTLE_ENDIAN, MAPPED_WORD, scaleCount, type FlowBatch } from './flow-batch.js';
 import { IE, NTP_UNIX_OFFSET_S, VARIABLE_LENGTH } from './ie-registry.js';
 import type { Template, TemplateField } from './template-cache.js';
+import { assignReverseRoles, reverseRowSource } from './two-way.js';
 
 /** Per-set inputs of a compiled decoder: header facts and domain state. */
 export interface RecordContext {
@@ -37,6 +38,8 @@ export interface RecordContext {
   maxInterval: number;
   /** Set by the decoder, for the caller to count: intervals it refused in this set. */
   refused: number;
+  /** Set by the decoder: rows it added for the return direction of two-way records (see two-way.ts). */
+  reverseRows: number;
 }
 
 /** Appends the records of one data set; returns records read, or -1 when the set is malformed. */
@@ -168,6 +171,9 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
   const minLength = minRecordLength(fields);
   if (minLength === 0) return { decode: () => 0, minLength };
   const roles = assignRoles(fields);
+  const reverseRoles = assignReverseRoles(fields);
+  for (const [role, idx] of reverseRoles) roles.set(role, idx);
+  const twoWay = reverseRoles.size > 0;
   const has = (r: string): boolean => roles.has(r);
   const body: string[] = [];
   const pos = new Map<string, string>(); // role → position expression
@@ -313,7 +319,8 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
   const src = [
     `"use strict";`,
     `return function decodeSet(b, p, end, out, x) {`,
-    `  out.reserve(Math.floor((end - p) / ${minLength}));`,
+    // A two-way record may add two rows.
+    `  out.reserve(Math.floor((end - p) / ${minLength})${twoWay ? ' * 2' : ''});`,
     `  const dv = new DataView(b.buffer, b.byteOffset, b.length);`,
     `  const c = out.cols;`,
     `  const cRecv = c.received, cStart = c.start, cEnd = c.end, cBytes = c.bytes, cPk = c.packets,`,
@@ -331,7 +338,7 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     `  const recv = x.receivedMs, exportMs = x.exportMs, up = x.sysUptimeMs, init = x.sysInitMs;`,
     `  const ovr = x.override, smp = x.samplers, defIv = ovr > 0 ? ovr : x.interval;`,
     `  const ivMax = x.maxInterval;`,
-    `  let r = out.length, n = 0, refused = 0;`,
+    `  let r = out.length, n = 0, refused = 0${twoWay ? ', rev = 0' : ''};`,
     `  while (end - p >= ${minLength}) {`,
     ...body,
     `    const nx = ${recordEnd};`,
@@ -356,10 +363,21 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     `    cIn[r] = ${num('inIf', '0')}; cOut[r] = ${num('outIf', '0')};`,
     `    cSas[r] = ${num('srcAs', '0')}; cDas[r] = ${num('dstAs', '0')};`,
     `    r++;`,
+    ...(twoWay
+      ? reverseRowSource({
+          has,
+          val,
+          count,
+          words: LITTLE_ENDIAN,
+          unspecified: (col) =>
+            ver === '4' ? write4(col, undefined) : ver === '6' ? write16(col, undefined) : [`if (ver === 4) {`, ...write4(col, undefined), `} else {`, ...write16(col, undefined), `}`],
+        })
+      : []),
     `    p = nx;`,
     `  }`,
     `  out.length = r;`,
     `  x.refused += refused;`,
+    twoWay ? `  x.reverseRows += rev;` : '',
     `  return n;`,
     `};`,
   ].join('\n');
