@@ -40,6 +40,7 @@ const ctx: RecordContext = {
   maxInterval: 0,
   refused: 0,
   reverseRows: 0,
+  sectionsUnreadable: 0,
 };
 
 /**
@@ -83,12 +84,15 @@ export function decodeWithTemplate(
   ctx.maxInterval = env.limits.maxSamplingInterval;
   ctx.refused = 0;
   ctx.reverseRows = 0;
+  ctx.sectionsUnreadable = 0;
   const before = out.length;
   const n = compiled.decode(b, p, end, out, ctx);
   if (n > 0) {
     // Rows are the records kept plus the return directions of two-way records.
-    const skipped = n - (out.length - before - ctx.reverseRows);
+    // Records dropped for an unreadable packet section are counted under their own reason.
+    const skipped = n - (out.length - before - ctx.reverseRows) - ctx.sectionsUnreadable;
     if (skipped > 0) env.counters.add(env.exporterCounters, 'recordsWithoutAddress', skipped);
+    if (ctx.sectionsUnreadable > 0) env.counters.add(env.exporterCounters, 'sectionsUnreadable', ctx.sectionsUnreadable);
     if (ctx.reverseRows > 0) env.counters.add(env.exporterCounters, 'reverseFlows', ctx.reverseRows);
     // The plausible window is anchored on the received time (the decoders read no clock).
     const clamped = clampTimes(out.cols.start, out.cols.end, before, out.length, header.exportMs, header.receivedMs, env.limits);

@@ -83,6 +83,7 @@ export const IE = {
   udpDestinationPort: 181,
   tcpSourcePort: 182,
   tcpDestinationPort: 183,
+  ipTotalLength: 224,
   initiatorOctets: 231,
   responderOctets: 232,
   ingressPhysicalInterface: 252,
@@ -95,6 +96,13 @@ export const IE = {
   samplingPacketSpace: 306,
   samplingSize: 309,
   samplingPopulation: 310,
+  dataLinkFrameSize: 312,
+  ipHeaderPacketSection: 313,
+  ipPayloadPacketSection: 314,
+  dataLinkFrameSection: 315,
+  mplsLabelStackSection: 316,
+  sectionOffset: 409,
+  sectionExportedOctets: 410,
 } as const;
 
 const ENTRIES: readonly [number, string, IeType][] = [
@@ -198,6 +206,7 @@ const ENTRIES: readonly [number, string, IeType][] = [
   [181, 'udpDestinationPort', 'unsigned'],
   [182, 'tcpSourcePort', 'unsigned'],
   [183, 'tcpDestinationPort', 'unsigned'],
+  [224, 'ipTotalLength', 'unsigned'],
   [225, 'postNATSourceIPv4Address', 'ipv4'],
   [226, 'postNATDestinationIPv4Address', 'ipv4'],
   [227, 'postNAPTSourceTransportPort', 'unsigned'],
@@ -219,10 +228,17 @@ const ENTRIES: readonly [number, string, IeType][] = [
   [308, 'samplingTimeSpace', 'unsigned'],
   [309, 'samplingSize', 'unsigned'],
   [310, 'samplingPopulation', 'unsigned'],
+  [312, 'dataLinkFrameSize', 'unsigned'],
+  [313, 'ipHeaderPacketSection', 'octets'],
+  [314, 'ipPayloadPacketSection', 'octets'],
+  [315, 'dataLinkFrameSection', 'octets'],
+  [316, 'mplsLabelStackSection', 'octets'],
   [322, 'observationTimeSeconds', 'dateTimeSeconds'],
   [323, 'observationTimeMilliseconds', 'dateTimeMilliseconds'],
   [324, 'observationTimeMicroseconds', 'dateTimeMicroseconds'],
   [325, 'observationTimeNanoseconds', 'dateTimeNanoseconds'],
+  [409, 'sectionOffset', 'unsigned'],
+  [410, 'sectionExportedOctets', 'unsigned'],
 ];
 
 /** IANA elements by id. */

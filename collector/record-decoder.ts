@@ -15,6 +15,8 @@
 import { LITTLE_ENDIAN, MAPPED_WORD, scaleCount, type FlowBatch } from './flow-batch.js';
 import { IE, NTP_UNIX_OFFSET_S, VARIABLE_LENGTH } from './ie-registry.js';
 import type { Template, TemplateField } from './template-cache.js';
+import { newPacketHeaders, readDataLinkFrame, readIpPacket } from './packet-section.js';
+import { sectionLayout } from './section-fields.js';
 import { assignReverseRoles, reverseRowSource } from './two-way.js';
 
 /** Per-set inputs of a compiled decoder: header facts and domain state. */
@@ -40,6 +42,8 @@ export interface RecordContext {
   refused: number;
   /** Set by the decoder: rows it added for the return direction of two-way records (see two-way.ts). */
   reverseRows: number;
+  /** Set by the decoder: records dropped because their packet section held no readable IP header. */
+  sectionsUnreadable: number;
 }
 
 /** Appends the records of one data set; returns records read, or -1 when the set is malformed. */
@@ -165,6 +169,8 @@ function readUint(pos: string, len: number): string {
 
 // Where scaleCount leaves the rest of a wide counter (decoders are synchronous, so one is enough).
 const WIDE_REST = new Float64Array(1);
+// What the packet section of the record being decoded said (same reason for one).
+const SECTION = newPacketHeaders();
 
 /** Builds the decoder of a data template. */
 export function compileTemplate(fields: readonly TemplateField[], base: UptimeBase): CompiledTemplate {
@@ -174,6 +180,10 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
   const reverseRoles = assignReverseRoles(fields);
   for (const [role, idx] of reverseRoles) roles.set(role, idx);
   const twoWay = reverseRoles.size > 0;
+  const section = sectionLayout(fields);
+  if (section) for (const [role, idx] of section.roles) roles.set(role, idx);
+  let sectionAt = '';
+  let sectionLength = '';
   const has = (r: string): boolean => roles.has(r);
   const body: string[] = [];
   const pos = new Map<string, string>(); // role → position expression
@@ -196,11 +206,19 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
         `const ${v} = q${varCount} + l${varCount};`,
         `if (${v} + ${segmentLength(i + 1)} > end) return -1;`,
       );
+      if (section?.index === i) {
+        sectionAt = `q${varCount}`;
+        sectionLength = `l${varCount}`;
+      }
       baseVar = v;
       delta = 0;
       return;
     }
     for (const [role, idx] of roles) if (idx === i) pos.set(role, `${baseVar}+${delta}`);
+    if (section?.index === i) {
+      sectionAt = `${baseVar}+${delta}`;
+      sectionLength = String(f.length);
+    }
     delta += f.length;
   });
   const recordEnd = `${baseVar}+${delta}`;
@@ -220,7 +238,19 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
       .join(' || ');
     const guess = `((${nz4}) ? 4 : 6)`;
     ver = has('ipv') ? `((${val('ipv')} === 4 || ${val('ipv')} === 6) ? ${val('ipv')} : ${guess})` : guess;
-  } else ver = '0';
+  } else ver = section ? 'sv' : '0';
+  // Key fields the template lacks come from its packet section, if it has one.
+  const fromSection = section !== undefined && ver === 'sv';
+  const orSection = (field: string): string => (section ? `S.${field}` : '0');
+  let sectionRead = '';
+  if (section) {
+    // sectionExportedOctets says how much of a fixed-length section is packet, not padding;
+    // a section that does not start at the packet's first byte (sectionOffset) is not read.
+    // (read as empty, which clears what the previous record left in S).
+    let length = has('sectionExported') ? `Math.min(${sectionLength}, ${val('sectionExported')})` : sectionLength;
+    if (has('sectionOffset')) length = `(${val('sectionOffset')} !== 0 ? 0 : ${length})`;
+    sectionRead = `    const sv = ${section.reader}(b, ${sectionAt}, ${sectionAt} + ${length}, S);`;
+  }
 
   // Addresses are stored as four 32-bit words per row (`<col>32` views, o4 = row × 4) on
   // little-endian platforms: a quarter of the stores of byte-wise writing. A word holds the
@@ -306,6 +336,17 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     return `{ const h = ${hi}, w = ${lo}, v = ${v}; if (v < 9007199254740992) { ${col}[r] = v; ${restCol}[r] = 0; } else { ${col}[r] = wide(h, w, iv, W); ${restCol}[r] = W[0]; } }`;
   };
 
+  // A sampled packet without counters of its own is one packet of its IP total length: the
+  // record's ipTotalLength, else the outermost IP header's, else the frame size (which also
+  // counts link-layer headers, unlike octetDeltaCount).
+  const sectionBytes = [has('ipLength') ? val('ipLength') : '', 'S.ipLength', has('frameSize') ? val('frameSize') : ''].filter(Boolean).join(' || ');
+  const bytesCount =
+    has('bytes') || !section ? count('bytes', 'cBytes', 'cBR') : `cBytes[r] = (${sectionBytes}) * iv; cBR[r] = 0;`;
+  const packetsCount = has('packets') || !section ? count('packets', 'cPk', 'cPR') : `cPk[r] = iv; cPR[r] = 0;`;
+  const sectionAddr = (col: string, from: string): string[] => [
+    `    { const o = r * 16; for (let k = 0; k < 16; k++) ${col}[o+k] = S.${from}[k]; }`,
+  ];
+
   // ICMP type/code goes in the destination port, as nfdump keeps it.
   let icmp: string | undefined;
   if (has('icmp4') || has('icmp6')) {
@@ -338,28 +379,29 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     `  const recv = x.receivedMs, exportMs = x.exportMs, up = x.sysUptimeMs, init = x.sysInitMs;`,
     `  const ovr = x.override, smp = x.samplers, defIv = ovr > 0 ? ovr : x.interval;`,
     `  const ivMax = x.maxInterval;`,
-    `  let r = out.length, n = 0, refused = 0${twoWay ? ', rev = 0' : ''};`,
+    `  let r = out.length, n = 0, refused = 0${twoWay ? ', rev = 0' : ''}${section ? ', unread = 0' : ''};`,
     `  while (end - p >= ${minLength}) {`,
     ...body,
     `    const nx = ${recordEnd};`,
     `    n++;`,
+    sectionRead,
     `    const ver = ${ver};`,
-    ver === '0' ? `    p = nx; continue;` : `    if (ver === 0) { p = nx; continue; }`,
+    ver === '0' ? `    p = nx; continue;` : `    if (ver === 0) { ${fromSection ? 'unread++; ' : ''}p = nx; continue; }`,
     LITTLE_ENDIAN ? `    const o4 = r * 4;` : `    const o = r * 16;`,
-    ...addr('aS', 'src4', 'src6'),
-    ...addr('aD', 'dst4', 'dst6'),
+    ...(fromSection ? sectionAddr('aS', 'src') : addr('aS', 'src4', 'src6')),
+    ...(fromSection ? sectionAddr('aD', 'dst') : addr('aD', 'dst4', 'dst6')),
     ...nextHop(),
     LITTLE_ENDIAN ? `    aE32[o4] = e0; aE32[o4+1] = e1; aE32[o4+2] = e2; aE32[o4+3] = e3;` : `    for (let k = 0; k < 16; k++) aE[o+k] = ex[k];`,
-    `    const proto = ${num('proto', '0')};`,
-    `    let dp = ${num('dport', '0')};`,
+    `    const proto = ${num('proto', orSection('proto'))};`,
+    `    let dp = ${num('dport', orSection('dstPort'))};`,
     icmp !== undefined ? `    if (proto === 1 || proto === 58) dp = ${icmp};` : '',
     `    ${times}`,
     `    ${iv}`,
     `    cRecv[r] = recv; cStart[r] = ts; cEnd[r] = te;`,
-    `    ${count('bytes', 'cBytes', 'cBR')}`,
-    `    ${count('packets', 'cPk', 'cPR')}`,
-    `    cSp[r] = ${num('sport', '0')}; cDp[r] = dp; cPr[r] = proto;`,
-    `    cFl[r] = ${num('flags', '0')}; cTos[r] = ${num('tos', '0')}; cVer[r] = ver; cIv[r] = iv;`,
+    `    ${bytesCount}`,
+    `    ${packetsCount}`,
+    `    cSp[r] = ${num('sport', orSection('srcPort'))}; cDp[r] = dp; cPr[r] = proto;`,
+    `    cFl[r] = ${num('flags', orSection('tcpFlags'))}; cTos[r] = ${num('tos', orSection('tos'))}; cVer[r] = ver; cIv[r] = iv;`,
     `    cIn[r] = ${num('inIf', '0')}; cOut[r] = ${num('outIf', '0')};`,
     `    cSas[r] = ${num('srcAs', '0')}; cDas[r] = ${num('dstAs', '0')};`,
     `    r++;`,
@@ -378,11 +420,18 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     `  out.length = r;`,
     `  x.refused += refused;`,
     twoWay ? `  x.reverseRows += rev;` : '',
+    section ? `  x.sectionsUnreadable += unread;` : '',
     `  return n;`,
     `};`,
   ].join('\n');
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- see the module comment: integers only
-  const decode = new Function('wide', 'W', src)(scaleCount, WIDE_REST) as SetDecoder;
+  const decode = new Function('wide', 'W', 'readIpPacket', 'readDataLinkFrame', 'S', src)(
+    scaleCount,
+    WIDE_REST,
+    readIpPacket,
+    readDataLinkFrame,
+    SECTION,
+  ) as SetDecoder;
   return { decode, minLength };
 }
 

@@ -8,6 +8,8 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createFlowDecoder, exporterRef, type FlowDecoder } from '../../collector/decoder.js';
 import { FlowBatch } from '../../collector/flow-batch.js';
+import { packetSectionMessages } from './packet-section-fixtures.js';
+import { asaNselPackets, yafBiflowMessages } from './two-way-fixtures.js';
 import { vendor, VENDOR_DIR } from './wire.js';
 
 const CASES = 100_000;
@@ -127,8 +129,11 @@ describe('decoder fuzz', () => {
     const names = readdirSync(VENDOR_DIR)
       .filter((f) => f.endsWith('.dat'))
       .sort();
-    const seeds = names.map((n) => vendor(n));
-    const templates = names.filter((n) => /tpl|opttpl/.test(n)).map((n) => vendor(n));
+    // The built two-way and packet-section exports join the vendor datagrams (their first
+    // message holds the templates), so their compiled code meets mutated data too.
+    const built = [yafBiflowMessages(), asaNselPackets(), packetSectionMessages()];
+    const seeds = [...names.map((n) => vendor(n)), ...built.flat()];
+    const templates = [...names.filter((n) => /tpl|opttpl/.test(n)).map((n) => vendor(n)), ...built.map((m) => m[0]!)];
     const r = rng(0x5eed);
     const exporters = [exporterRef('192.0.2.1'), exporterRef('192.0.2.2'), exporterRef('2001:db8::1')];
     const batch = new FlowBatch(1024);
