@@ -1,16 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createFlowDecoder, exporterRef } from '../../collector/decoder.js';
-import { FlowBatch, formatAddress } from '../../collector/flow-batch.js';
+import { formatAddress } from '../../collector/flow-batch.js';
 import { newPacketHeaders, readDataLinkFrame, readIpPacket, type PacketHeaders } from '../../collector/packet-section.js';
-import { rows, type Row } from './rows.js';
 import {
   ETH_IPV4_CUT_IN_TCP,
   ETH_VLAN_IPV4_TCP,
-  EXPORT_S,
   IPV6_CUT_IN_HEADER,
   IPV6_SRH_IPV4_UDP,
   MPLS_CW_ETH_IPV6_UDP,
-  packetSectionMessages,
 } from './packet-section-fixtures.js';
 
 /** The parser's answer as plain values (addresses as text). */
@@ -120,30 +116,5 @@ describe('packet sections', () => {
     }
     // Enough of the cases reached an IP header for the comparison to mean something.
     expect(found).toBeGreaterThan(5_000);
-  });
-});
-
-describe('sampled-packet records', () => {
-  it('fills addresses, ports, protocol, ToS, flags and bytes from the packet section of every record (Juniper, fixed-length, IP header sections)', () => {
-    const d = createFlowDecoder();
-    const b = new FlowBatch(2);
-    const from = exporterRef('192.0.2.20');
-    const received = 1_700_000_800_000;
-    const outcomes = packetSectionMessages().map((m) => d.decode(m, from, received, b));
-    expect(outcomes.map((o) => o.status)).toEqual(['ok', 'ok']);
-    const t = EXPORT_S * 1000;
-    const base = { received, start: t, end: t, bytesRest: 0, packetsRest: 0, srcAs: 0, dstAs: 0, exporter: '192.0.2.20' };
-    const expected: Row[] = [
-      // 1 in 1000 (domain options); no counters: one packet of the IP total length (52), not the frame size (74).
-      { ...base, src: '192.0.2.1', dst: '198.51.100.2', nextHop: '0.0.0.0', ipVersion: 4, proto: 6, srcPort: 443, dstPort: 51_000, tcpFlags: 0x18, tos: 0xb8, bytes: 52_000, packets: 1000, samplingInterval: 1000, inputIf: 517, outputIf: 0 },
-      { ...base, src: '192.0.2.3', dst: '198.51.100.4', nextHop: '0.0.0.0', ipVersion: 4, proto: 6, srcPort: 0, dstPort: 0, tcpFlags: 0, tos: 0, bytes: 1_500_000, packets: 1000, samplingInterval: 1000, inputIf: 518, outputIf: 0 },
-      // The record's own interval (100) beats the domain's.
-      { ...base, src: '2001:db8:1::1', dst: '2001:db8:2::2', nextHop: '::', ipVersion: 6, proto: 17, srcPort: 52_999, dstPort: 53, tcpFlags: 0, tos: 0x28, bytes: 5_600, packets: 100, samplingInterval: 100, inputIf: 20, outputIf: 21 },
-      { ...base, src: '10.1.1.1', dst: '10.2.2.2', nextHop: '0.0.0.0', ipVersion: 4, proto: 17, srcPort: 2222, dstPort: 1111, tcpFlags: 0, tos: 0x10, bytes: 108_000, packets: 1000, samplingInterval: 1000, inputIf: 30, outputIf: 0 },
-    ];
-    expect(rows(b)).toEqual(expected);
-    const c = d.counters.exporter(from.address);
-    // The section that starts mid-packet and the IPv6 header cut short.
-    expect({ sectionsUnreadable: c.sectionsUnreadable, recordsWithoutAddress: c.recordsWithoutAddress, flows: c.flows }).toEqual({ sectionsUnreadable: 2, recordsWithoutAddress: 0, flows: 4 });
   });
 });
