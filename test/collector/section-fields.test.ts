@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createFlowDecoder, exporterRef } from '../../collector/decoder.js';
 import { FlowBatch } from '../../collector/flow-batch.js';
+import { compileTemplate } from '../../collector/record-decoder.js';
 import { sectionLayout } from '../../collector/section-fields.js';
 import type { TemplateField } from '../../collector/template-cache.js';
 import { EXPORT_S, packetSectionMessages } from './packet-section-fixtures.js';
@@ -16,6 +17,13 @@ describe('section fields', () => {
     expect(sectionLayout([field(314, 65535), field(316, 65535)])).toBeUndefined();
     // An enterprise element with the same number is not a section.
     expect(sectionLayout([field(315, 65535, 9)])).toBeUndefined();
+  });
+
+  it('adds the section code only to templates with a section, so flow templates decode as before', () => {
+    const code = (fields: TemplateField[]): string => compileTemplate(fields, 'systemInit').decode.toString();
+    const flow = [field(8, 4), field(12, 4), field(1, 8), field(2, 8), field(312, 2)];
+    expect(code(flow)).not.toMatch(/readIpPacket|readDataLinkFrame|S\./);
+    expect(code([...flow, field(315, 65535)])).toContain('readDataLinkFrame(');
   });
 });
 

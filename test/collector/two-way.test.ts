@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createFlowDecoder, exporterRef } from '../../collector/decoder.js';
 import { FlowBatch } from '../../collector/flow-batch.js';
+import { compileTemplate } from '../../collector/record-decoder.js';
 import { rows, type Row } from './rows.js';
 import { asaNselPackets, yafBiflowMessages } from './two-way-fixtures.js';
 import { ipfixMessage, ipfixTemplateRecord, ipv4, set, uint, type Spec } from './wire.js';
@@ -136,5 +137,15 @@ describe('two-way records', () => {
     ]);
     const c = d.counters.exporter(from.address);
     expect({ reverseFlows: c.reverseFlows, recordsWithoutAddress: c.recordsWithoutAddress }).toEqual({ reverseFlows: 2, recordsWithoutAddress: 1 });
+  });
+
+  it('adds the reverse-row code only to templates with a reverse counter, so other templates decode as before', () => {
+    const plain = [8, 12, 1, 2, 7, 11, 4].map((id) => ({ id, length: id === 8 || id === 12 ? 4 : id === 4 ? 1 : id <= 2 ? 8 : 2, enterprise: 0 }));
+    const code = (fields: typeof plain): string => compileTemplate(fields, 'systemInit').decode.toString();
+    expect(code(plain)).not.toContain('rev++');
+    // A reverse element that is not a counter (reverseTcpControlBits alone) does not make a two-way template.
+    expect(code([...plain, { id: 6, length: 1, enterprise: 29305 }])).not.toContain('rev++');
+    expect(code([...plain, { id: 1, length: 8, enterprise: 29305 }])).toContain('rev++');
+    expect(code([...plain, { id: 232, length: 4, enterprise: 0 }])).toContain('rev++');
   });
 });
