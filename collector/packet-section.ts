@@ -162,9 +162,11 @@ function ipv4(b: Uint8Array, p: number, end: number, h: PacketHeaders): void {
   h.srcPort = 0;
   h.dstPort = 0;
   h.tcpFlags = 0;
-  if (outermost) h.ipLength = u16(b, p + 2);
+  const total = u16(b, p + 2);
+  if (outermost) h.ipLength = total;
   if ((u16(b, p + 6) & 0x1fff) !== 0) return; // not the first fragment: no transport header
-  above(b, p + ihl, end, h);
+  // Bytes after the packet's own length are link-layer padding, not a transport header.
+  above(b, p + ihl, total >= ihl ? Math.min(end, p + total) : end, h);
 }
 
 function ipv6(b: Uint8Array, p: number, end: number, h: PacketHeaders): void {
@@ -177,11 +179,11 @@ function ipv6(b: Uint8Array, p: number, end: number, h: PacketHeaders): void {
   h.srcPort = 0;
   h.dstPort = 0;
   h.tcpFlags = 0;
-  if (outermost) {
-    const payload = u16(b, p + 4);
-    // 0 is a jumbogram's (RFC 2675): its length is in an option; left unknown.
-    h.ipLength = payload === 0 ? 0 : payload + 40;
-  }
+  const payload = u16(b, p + 4);
+  // 0 is a jumbogram's (RFC 2675): its length is in an option; left unknown.
+  if (outermost) h.ipLength = payload === 0 ? 0 : payload + 40;
+  // Bytes after the packet's own length are link-layer padding, not headers.
+  if (payload !== 0) end = Math.min(end, p + 40 + payload);
   let next = b[p + 6]!;
   p += 40;
   for (;;) {

@@ -77,6 +77,13 @@ describe('packet sections', () => {
     expect(l2(icmp)).toMatchObject({ proto: 1, srcPort: 0, dstPort: 3 * 256 + 1 });
   });
 
+  it('reads no transport header from the link-layer padding after a short IP packet', () => {
+    // A bare 20-byte IPv4 header (total length 20) padded to Ethernet's 60-byte minimum with 0xff.
+    const bare = Buffer.concat([ETH_VLAN_IPV4_TCP.subarray(0, 38), Buffer.alloc(22, 0xff)]);
+    bare.writeUInt16BE(20, 18 + 2);
+    expect(l2(bare)).toEqual({ ipVersion: 4, src: '192.0.2.1', dst: '198.51.100.2', proto: 6, tos: 0xb8, srcPort: 0, dstPort: 0, tcpFlags: 0, ipLength: 20 });
+  });
+
   it('never throws nor reads past the section on random and truncated sections', () => {
     let s = 0x1234_5678;
     const r = (): number => {
