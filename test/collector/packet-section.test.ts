@@ -8,6 +8,7 @@ import {
   IPV6_SRH_IPV4_UDP,
   MPLS_CW_ETH_IPV6_UDP,
 } from './packet-section-fixtures.js';
+import { xorshift } from '../helpers/xorshift.js';
 
 /** The parser's answer as plain values (addresses as text). */
 function seen(h: PacketHeaders) {
@@ -85,15 +86,7 @@ describe('packet sections', () => {
   });
 
   it('never throws nor reads past the section on random and truncated sections', () => {
-    let s = 0x1234_5678;
-    const r = (): number => {
-      s ^= s << 13;
-      s >>>= 0;
-      s ^= s >>> 17;
-      s ^= s << 5;
-      s >>>= 0;
-      return s / 0x1_0000_0000;
-    };
+    const r = xorshift(0x1234_5678);
     const seeds = [ETH_VLAN_IPV4_TCP, MPLS_CW_ETH_IPV6_UDP, ETH_IPV4_CUT_IN_TCP, Buffer.concat([Buffer.alloc(14), IPV6_SRH_IPV4_UDP])];
     seeds[3]!.writeUInt16BE(0x86dd, 12);
     const inside = newPacketHeaders();

@@ -111,14 +111,14 @@ function ipv6(text: string): Buffer {
   return Buffer.concat(all.map((w) => uint(w, 2)));
 }
 
+/** Times and counters, both directions: the first fields of both YAF templates. */
+function yafCounters(r: YafRecord): Buffer {
+  return Buffer.concat([uint(r.startMs, 8), uint(r.endMs, 8), uint(r.bytes, 8), uint(r.revBytes, 8), uint(r.packets, 8), uint(r.revPackets, 8)]);
+}
+
 function yafV4Record(r: YafRecord): Buffer {
   return Buffer.concat([
-    uint(r.startMs, 8),
-    uint(r.endMs, 8),
-    uint(r.bytes, 8),
-    uint(r.revBytes, 8),
-    uint(r.packets, 8),
-    uint(r.revPackets, 8),
+    yafCounters(r),
     ipv4(r.src),
     ipv4(r.dst),
     uint(r.sport, 2),
@@ -146,12 +146,7 @@ function yafV4Record(r: YafRecord): Buffer {
 
 function yafV6Record(r: YafRecord): Buffer {
   return Buffer.concat([
-    uint(r.startMs, 8),
-    uint(r.endMs, 8),
-    uint(r.bytes, 8),
-    uint(r.revBytes, 8),
-    uint(r.packets, 8),
-    uint(r.revPackets, 8),
+    yafCounters(r),
     ipv6(r.src),
     ipv6(r.dst),
     uint(r.sport, 2),
