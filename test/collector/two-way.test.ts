@@ -139,6 +139,42 @@ describe('two-way records', () => {
     expect({ reverseFlows: c.reverseFlows, recordsWithoutAddress: c.recordsWithoutAddress }).toEqual({ reverseFlows: 2, recordsWithoutAddress: 1 });
   });
 
+  it('swaps the addresses of the family each record has in a template with IPv4 and IPv6 fields', () => {
+    const fields: Spec[] = [
+      [8, 4],
+      [12, 4],
+      [27, 16],
+      [28, 16],
+      [1, 4],
+      [1, 4, 29305],
+    ];
+    const v6 = (last: number): Buffer => Buffer.concat([Buffer.from('20010db8', 'hex'), Buffer.alloc(11), uint(last, 1)]);
+    const d = createFlowDecoder();
+    const b = new FlowBatch(1);
+    d.decode(
+      ipfixMessage(
+        { exportSecs: 1_700_000_500 },
+        set(2, ipfixTemplateRecord(302, fields)),
+        set(
+          302,
+          Buffer.concat([
+            Buffer.concat([ipv4('10.8.0.1'), ipv4('10.8.0.2'), Buffer.alloc(32), uint(10, 4), uint(20, 4)]),
+            Buffer.concat([Buffer.alloc(8), v6(1), v6(2), uint(30, 4), uint(40, 4)]),
+          ]),
+        ),
+      ),
+      from,
+      RECEIVED,
+      b,
+    );
+    expect(rows(b).map((r) => [r.ipVersion, r.src, r.dst, r.nextHop, r.bytes])).toEqual([
+      [4, '10.8.0.1', '10.8.0.2', '0.0.0.0', 10],
+      [4, '10.8.0.2', '10.8.0.1', '0.0.0.0', 20],
+      [6, '2001:db8::1', '2001:db8::2', '::', 30],
+      [6, '2001:db8::2', '2001:db8::1', '::', 40],
+    ]);
+  });
+
   it('adds the reverse-row code only to templates with a reverse counter, so other templates decode as before', () => {
     const plain = [8, 12, 1, 2, 7, 11, 4].map((id) => ({ id, length: id === 8 || id === 12 ? 4 : id === 4 ? 1 : id <= 2 ? 8 : 2, enterprise: 0 }));
     const code = (fields: typeof plain): string => compileTemplate(fields, 'systemInit').decode.toString();
