@@ -4,8 +4,9 @@ import { FlowBatch } from '../../collector/flow-batch.js';
 import { compileTemplate } from '../../collector/record-decoder.js';
 import { sectionLayout } from '../../collector/section-fields.js';
 import type { TemplateField } from '../../collector/template-cache.js';
-import { EXPORT_S, packetSectionMessages } from './packet-section-fixtures.js';
+import { ETH_VLAN_IPV4_TCP, EXPORT_S, packetSectionMessages } from './packet-section-fixtures.js';
 import { rows, type Row } from './rows.js';
+import { set, uint, v9Packet, v9Templates } from './wire.js';
 
 const field = (id: number, length: number, enterprise = 0): TemplateField => ({ id, length, enterprise });
 
@@ -49,5 +50,25 @@ describe('sampled-packet records', () => {
     const c = d.counters.exporter(from.address);
     // The section that starts mid-packet and the IPv6 header cut short.
     expect({ sectionsUnreadable: c.sectionsUnreadable, recordsWithoutAddress: c.recordsWithoutAddress, flows: c.flows }).toEqual({ sectionsUnreadable: 2, recordsWithoutAddress: 0, flows: 4 });
+  });
+
+  it('reads a fixed-length section in NetFlow v9 too, the zero padding after the frame unread', () => {
+    const d = createFlowDecoder();
+    const b = new FlowBatch(1);
+    const from = exporterRef('192.0.2.21');
+    const padded = Buffer.concat([ETH_VLAN_IPV4_TCP, Buffer.alloc(96 - ETH_VLAN_IPV4_TCP.length)]);
+    const pkt = v9Packet(
+      { uptimeMs: 1_000_000, unixSecs: 1_700_000_900, count: 2 },
+      v9Templates({ id: 260, fields: [[10, 4], [312, 2], [315, 96]] }),
+      set(260, Buffer.concat([uint(7, 4), uint(74, 2), padded])),
+    );
+    expect(d.decode(pkt, from, 1_700_000_900_500, b).status).toBe('ok');
+    expect(rows(b)).toEqual([
+      {
+        received: 1_700_000_900_500, start: 1_700_000_900_000, end: 1_700_000_900_000, exporter: '192.0.2.21',
+        src: '192.0.2.1', dst: '198.51.100.2', nextHop: '0.0.0.0', ipVersion: 4, proto: 6, srcPort: 443, dstPort: 51_000, tcpFlags: 0x18, tos: 0xb8,
+        bytes: 52, packets: 1, bytesRest: 0, packetsRest: 0, samplingInterval: 1, inputIf: 7, outputIf: 0, srcAs: 0, dstAs: 0,
+      },
+    ]);
   });
 });
