@@ -28,6 +28,8 @@ export interface AppDeps {
   areas: Partial<Record<Area, OpenAPIHono<AppEnv>>>;
   /** Prometheus exposition text for `/metrics`. */
   metrics?: () => Promise<string>;
+  /** Each entity's databases as last checked, for `/health` (src/database-health.ts). */
+  health?: () => Promise<ReadonlyArray<{ entity: string; area: string; state: string }>>;
   /** Client address of a request (the socket's remote address under @hono/node-server). */
   clientAddress?: (c: Context) => string;
 }
@@ -87,6 +89,15 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   });
   mountDocs(app as never, `${API_BASE}/docs`, `${API_BASE}/openapi.json`);
 
+  if (deps.health) {
+    const health = deps.health;
+    // Unauthenticated like /metrics: states only, no URL and no driver message (those go to the log
+    // and to `netsvc status` on the machine itself).
+    app.get('/health', async (c) => {
+      const databases = (await health()).map(({ entity, area, state }) => ({ entity, area, state }));
+      return c.json({ status: databases.every((d) => d.state === 'ok') ? 'ok' : 'degraded', databases });
+    });
+  }
   if (deps.metrics) {
     const metrics = deps.metrics;
     app.get('/metrics', async (c) => c.text(await metrics(), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }));
@@ -100,6 +111,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       return c.json(fail(err.message, err.extra), err.status);
     }
     if (err instanceof HTTPException) {
+      // zod-openapi's media-type gate says only 'Unsupported Media Type': say what is expected
+      // (every body this API takes is JSON).
+      if (err.status === 415) {
+        const sent = c.req.header('content-type');
+        return c.json(fail(`Unsupported Media Type: send the body as JSON with Content-Type: application/json${sent ? ` (got '${sent}')` : ' (none was sent)'}.`), 415);
+      }
       // Hono's own refusals (e.g. the JSON validator's 'Malformed JSON in request body').
       return c.json(fail(err.message || 'Bad request.'), err.status);
     }

@@ -7,7 +7,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { MiddlewareHandler } from 'hono';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
-import type { AdminStore, Area } from '../storage/admin/admin-store.js';
+import { AREAS, type AdminStore, type Area, type CredentialRecord } from '../storage/admin/admin-store.js';
 import { DUMMY_HASH, verifySecret } from '../storage/admin/secret-hash.js';
 import { AUTH_FAILED, ForbiddenError, RateLimitedError, TOKEN_FAILED, UnauthorizedError } from './errors.js';
 import type { AppEnv } from './context.js';
@@ -34,6 +34,37 @@ export interface AuthOptions {
   verify?: VerifyBudgetOptions;
   /** Verified secrets remembered in memory (0: none); config.ts's default when absent. */
   knownSecrets?: number;
+  /**
+   * Told why each login was refused, for the operator's log: the client gets
+   * the same 401 whatever the reason, so that it learns nothing from it.
+   */
+  onRefused?: (refusal: LoginRefusal) => void;
+}
+
+/** Why a login was refused. */
+export type LoginRefusalReason =
+  /** No credential has this api_id. */
+  | 'unknown_api_id'
+  /** The secret does not match the api_id's. */
+  | 'wrong_secret'
+  /** The entity or the user has the area switched off, or the user is gone. */
+  | 'area_disabled'
+  /** Credentials were issued again while the attempt was being checked. */
+  | 'credential_reissued'
+  /** Too many failures from the address in the window (429). */
+  | 'rate_limited'
+  /** The scrypt budget was full (429, the secret unchecked). */
+  | 'busy';
+
+/** One refused login, as `AuthOptions.onRefused` receives it (never the secret). */
+export interface LoginRefusal {
+  area: Area;
+  /** The api_id sent, when the body was read (not for refusals before it). */
+  apiId?: string;
+  client: string;
+  reason: LoginRefusalReason;
+  /** For `rate_limited`: seconds until the address may try again. */
+  retryAfterSec?: number;
 }
 
 /** The defaults of `auth.verify*` and `auth.knownSecrets` in config.ts, for services built without a configuration (tests). */
@@ -81,6 +112,8 @@ export class FailureLimiter {
     private readonly windowMs: number,
     private readonly now: () => number,
     private readonly maxKeys = 100_000,
+    /** When an operator last lifted this address's lockout (`netsvc admin unlock`), ms; 0: never. */
+    private readonly unlockedAt: (address: string) => number = () => 0,
   ) {}
 
   private entry(address: string) {
@@ -101,7 +134,16 @@ export class FailureLimiter {
   /** The seconds an attempt from `address` would have to wait now (0: none), reserving nothing. */
   wait(address: string): number {
     const entry = this.entry(address);
-    return entry.failures + entry.inFlight >= this.max ? Math.max(1, Math.ceil((entry.resetAt - this.now()) / 1000)) : 0;
+    if (entry.failures + entry.inFlight < this.max) return 0;
+    // Lifted by an operator since this window began: a fresh window, nothing counted.
+    const unlocked = entry.failures > 0 ? this.unlockedAt(address) : 0;
+    if (unlocked > 0 && unlocked >= entry.resetAt - this.windowMs) {
+      entry.failures = 0;
+      entry.refused = 0;
+      entry.resetAt = this.now() + this.windowMs;
+      if (entry.inFlight < this.max) return 0;
+    }
+    return Math.max(1, Math.ceil((entry.resetAt - this.now()) / 1000));
   }
 
   /**
@@ -165,7 +207,7 @@ export class AuthService {
     private readonly opts: AuthOptions,
   ) {
     if (opts.key.length < 32) throw new Error('auth key must be at least 32 bytes');
-    this.limiter = new FailureLimiter(opts.maxFailures, opts.failureWindowSec * 1000, opts.now);
+    this.limiter = new FailureLimiter(opts.maxFailures, opts.failureWindowSec * 1000, opts.now, undefined, (address) => store.unlockRequestedAt(address));
     this.budget = new VerifyBudget(opts.verify ?? DEFAULT_VERIFY);
     this.known = new KnownSecrets(opts.knownSecrets ?? DEFAULT_KNOWN_SECRETS);
   }
@@ -194,17 +236,27 @@ export class AuthService {
    * is read, so that in a storm a refusal costs as little as an HTTP answer
    * can. `login` checks both again.
    */
-  precheck(client: string): void {
+  precheck(area: Area, client: string): void {
     const wait = this.limiter.wait(client);
     if (wait > 0) {
       this.rateLimited++;
+      this.opts.onRefused?.({ area, client, reason: 'rate_limited', retryAfterSec: wait });
       throw new RateLimitedError(`Too many failed authentication attempts. Try again in ${wait} s.`, wait);
     }
     if (!this.budget.wouldAdmit(client, this.limiter.pressure(client))) {
       this.budget.countRefused();
       this.limiter.refusedEarly(client);
+      this.opts.onRefused?.({ area, client, reason: 'busy' });
       throw new VerifyBusyError();
     }
+  }
+
+  /** Why a login whose checks ran was refused. */
+  private refusalReason(cred: CredentialRecord | undefined, good: boolean, area: Area): LoginRefusalReason {
+    if (!cred) return 'unknown_api_id';
+    if (!good) return 'wrong_secret';
+    const state = this.store.principalState(cred.entity, cred.user);
+    return state && state.credentialVersion !== cred.credentialVersion ? 'credential_reissued' : 'area_disabled';
   }
 
   /**
@@ -216,14 +268,16 @@ export class AuthService {
     const wait = this.limiter.begin(client);
     if (wait > 0) {
       this.rateLimited++;
+      this.opts.onRefused?.({ area, apiId, client, reason: 'rate_limited', retryAfterSec: wait });
       throw new RateLimitedError(`Too many failed authentication attempts. Try again in ${wait} s.`, wait);
     }
     let outcome: 'ok' | 'failed' | 'busy' = 'failed';
-    let cred;
+    let cred: CredentialRecord | undefined;
+    let good = false;
     try {
       cred = this.store.findCredential(apiId);
       const stored = cred?.secretHash ?? DUMMY_HASH;
-      let good = cred !== undefined && this.known.has(apiId, stored, secret);
+      good = cred !== undefined && this.known.has(apiId, stored, secret);
       if (good) this.knownSecretHits++;
       else {
         // An unknown api_id costs the same scrypt, so its answer does not tell it apart from a wrong secret.
@@ -234,13 +288,19 @@ export class AuthService {
       // The version check catches credentials issued again while this attempt waited.
       outcome = cred && good && this.allowed(cred.entity, cred.user, area, cred.credentialVersion) ? 'ok' : 'failed';
     } catch (err) {
-      if (err instanceof VerifyBusyError) outcome = 'busy';
+      if (err instanceof VerifyBusyError) {
+        outcome = 'busy';
+        this.opts.onRefused?.({ area, apiId, client, reason: 'busy' });
+      }
       throw err;
     } finally {
       if (outcome === 'busy') this.limiter.refuse(client);
       else this.limiter.end(client, outcome === 'failed');
     }
-    if (outcome !== 'ok' || !cred) throw new UnauthorizedError(AUTH_FAILED);
+    if (outcome !== 'ok' || !cred) {
+      this.opts.onRefused?.({ area, apiId, client, reason: this.refusalReason(cred, good, area) });
+      throw new UnauthorizedError(AUTH_FAILED);
+    }
     const nowSec = Math.floor(this.opts.now() / 1000);
     const token = await new SignJWT({ ent: cred.entity, area, cv: cred.credentialVersion })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -304,7 +364,9 @@ export class AuthService {
  */
 export function authPrecheck(auth: AuthService, clientAddress: (c: Parameters<MiddlewareHandler<AppEnv>>[0]) => string): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    if (c.req.method === 'POST') auth.precheck(clientAddress(c));
+    const area = c.req.param('area');
+    // Another path under /:area/auth is not a login route: it gets its 404 without the check.
+    if (c.req.method === 'POST' && area !== undefined && (AREAS as readonly string[]).includes(area)) auth.precheck(area as Area, clientAddress(c));
     await next();
   };
 }

@@ -98,6 +98,25 @@ export function rss(pid: number): number {
   return m ? Number(m[1]) * 1024 : 0;
 }
 
+/**
+ * RSS once the process has been idle long enough for V8's memory reducer to
+ * run (it collects and gives pages back some 8 s after allocation slows): the
+ * memory the process keeps, without the garbage a burst of traffic leaves
+ * until then. Measured right after a burst, RSS moves by ±30–50 MB with when
+ * the last collection happened; idle it is steady to 1–2 MB (bench/README.md
+ * "Hostile input"). Waits `idleMs`, then takes the median of 7 samples 0.5 s
+ * apart.
+ */
+export async function idleRss(pid: number, idleMs = 12_000): Promise<number> {
+  await new Promise((r) => setTimeout(r, idleMs));
+  const samples: number[] = [];
+  for (let i = 0; i < 7; i++) {
+    samples.push(rss(pid));
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return samples.sort((a, b) => a - b)[3]!;
+}
+
 /** Bytes of every file under `dir`. */
 export function treeBytes(dir: string): number {
   let n = 0;

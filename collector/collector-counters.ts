@@ -20,7 +20,10 @@ export const COUNTER_NAMES = [
   'templatesWithdrawn',
   'templatesExpired',
   'optionsRecords', // options data records read (sampling, system init time)
-  'recordsWithoutAddress', // data records with no IPv4/IPv6 address: not a flow, skipped
+  'recordsWithoutAddress', // data records with counters but no IPv4/IPv6 address: kept, with the unspecified address
+  'recordsNotFlows', // data records with neither an address nor a byte/packet counter: skipped
+  'recordsInMalformed', // data records decoded from a datagram or held set found malformed further on: taken back
+  'setsReserved', // sets with a reserved id (v9 2–255; IPFIX 0, 1, 4–255): skipped unread
   'sequenceGaps', // times the sequence number jumped forward
   'sequenceMissing', // units the jumps skipped (v5: flows, v9: packets, IPFIX: records)
   'pendingBuffered', // data sets held for a template not seen yet

@@ -8,7 +8,7 @@ import type { DecodeEnv } from './decoder.js';
 import type { FlowBatch } from './flow-batch.js';
 import { IE } from './ie-registry.js';
 import { clampTimes, compiledFor, walkOptionsRecords, type OptionsValues, type RecordContext, type UptimeBase } from './record-decoder.js';
-import { learnSampling, packetSpaceInterval, populationInterval } from './sampling.js';
+import { domainInterval, learnSampling, selectorInterval } from './sampling.js';
 import type { DomainState, PendingSet, Template } from './template-cache.js';
 
 /**
@@ -78,7 +78,9 @@ export function decodeWithTemplate(
   ctx.exportMs = header.exportMs;
   ctx.sysUptimeMs = header.sysUptimeMs;
   ctx.sysInitMs = domain.systemInitMs;
-  ctx.interval = domain.defaultInterval || 1;
+  // A record naming a sampler the options data did not announce takes the domain-wide interval
+  // only; the domain's lone sampler stands in for records that name none.
+  ctx.interval = compiled.namesSampler ? domain.defaultInterval || 1 : domainInterval(domain);
   ctx.override = env.overrideInterval;
   ctx.samplers = domain.samplers;
   ctx.maxInterval = env.limits.maxSamplingInterval;
@@ -88,12 +90,14 @@ export function decodeWithTemplate(
   const before = out.length;
   const n = compiled.decode(b, p, end, out, ctx);
   if (n > 0) {
-    // Rows are the records kept plus the return directions of two-way records.
-    // Records dropped for an unreadable packet section are counted under their own reason.
-    const skipped = n - (out.length - before - ctx.reverseRows) - ctx.sectionsUnreadable;
-    if (skipped > 0) env.counters.add(env.exporterCounters, 'recordsWithoutAddress', skipped);
+    // A record counts under one of these at most: not a flow (the whole set), kept without an
+    // address (the whole set), dropped for an unreadable packet section; else it is a flow.
+    if (compiled.kind === 'none') env.counters.add(env.exporterCounters, 'recordsNotFlows', n);
+    else if (compiled.kind === 'addressless') env.counters.add(env.exporterCounters, 'recordsWithoutAddress', n);
     if (ctx.sectionsUnreadable > 0) env.counters.add(env.exporterCounters, 'sectionsUnreadable', ctx.sectionsUnreadable);
-    if (ctx.reverseRows > 0) env.counters.add(env.exporterCounters, 'reverseFlows', ctx.reverseRows);
+    // Reverse rows are rows, not records: tallied here and counted (reverseFlows) by the caller
+    // once the datagram is known whole, since a malformed one takes its rows back (decoder.ts).
+    env.reverseRows += ctx.reverseRows;
     // The plausible window is anchored on the received time (the decoders read no clock).
     const clamped = clampTimes(out.cols.start, out.cols.end, before, out.length, header.exportMs, header.receivedMs, env.limits);
     if (clamped > 0) env.counters.add(env.exporterCounters, 'timestampsClamped', clamped);
@@ -112,10 +116,16 @@ export function applyOptions(domain: DomainState, v: OptionsValues, maxInterval:
   if (init !== undefined) domain.systemInitMs = init;
   let interval = v.get(IE.samplingInterval) ?? v.get(IE.samplerRandomInterval) ?? Number.NaN;
   if (!(interval >= 1)) {
-    const pi = v.get(IE.samplingPacketInterval);
-    const size = v.get(IE.samplingSize);
-    if (pi !== undefined) interval = packetSpaceInterval(pi, v.get(IE.samplingPacketSpace) ?? 0);
-    else if (size !== undefined) interval = populationInterval(size, v.get(IE.samplingPopulation) ?? 0);
+    const nan = Number.NaN;
+    interval = selectorInterval(
+      v.get(IE.samplingPacketInterval) ?? nan,
+      v.get(IE.samplingPacketSpace) ?? nan,
+      v.get(IE.samplingSize) ?? nan,
+      v.get(IE.samplingPopulation) ?? nan,
+      v.get(IE.samplingProbability) ?? nan,
+      v.get(IE.samplingTimeInterval) ?? nan,
+      v.get(IE.samplingTimeSpace) ?? nan,
+    );
   }
   if (!(interval >= 1)) return undefined;
   if (interval > maxInterval) return 'refused';
@@ -166,11 +176,17 @@ export function releasePending(t: Template, domain: DomainState, env: DecodeEnv,
   for (const held of env.pending.take(domain, t.id)) {
     const ec = env.counters.exporter(domain.address);
     const before = out.length;
+    const ownReverse = env.reverseRows;
     const n = decodeWithTemplate(t, domain, held.body, 0, held.body.length, held, env, out);
+    // The held set's reverse rows are not the datagram's: whatever becomes of it, they are settled here.
+    const reverse = env.reverseRows - ownReverse;
+    env.reverseRows = ownReverse;
     if (n < 0) {
+      if (out.length - before > reverse) env.counters.add(ec, 'recordsInMalformed', out.length - before - reverse);
       out.length = before;
       env.counters.add(ec, 'malformed');
     } else {
+      if (reverse > 0) env.counters.add(ec, 'reverseFlows', reverse);
       env.counters.add(ec, 'pendingDecoded');
       // These rows belong to earlier datagrams: they stay even if this one turns out malformed.
       if (out.length > before) env.released.push(before, out.length);

@@ -111,6 +111,8 @@ export interface FlowDecoder {
   decode(datagram: Buffer, exporter: ExporterRef, receivedMs: number, out: FlowBatch): DecodeOutcome;
   /** Drops expired templates and held data as of `nowMs`, counting them. */
   expire(nowMs: number): void;
+  /** Drops every held data set, counted as `pendingExpired`: for the end of an import, when no template is coming. */
+  dropHeld(): void;
   readonly counters: CollectorCounters;
   readonly templates: TemplateCache;
   readonly config: Readonly<FlowDecoderConfig>;
@@ -128,6 +130,12 @@ export interface DecodeEnv {
   readonly overrideInterval: number;
   /** Row ranges [start, end, start, end, …] of held data released by this datagram's templates (kept if it is malformed). */
   readonly released: number[];
+  /**
+   * Reverse rows (two-way records) this datagram's own sets added so far: counted in
+   * reverseFlows when the datagram turns out whole, else taken back with it (they are not
+   * records, so not counted in recordsInMalformed either).
+   */
+  reverseRows: number;
   /** Bounds of plausible values from the wire. */
   readonly limits: ValueLimits;
 }
@@ -193,6 +201,7 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
     receivedMs: 0,
     overrideInterval: 0,
     released: [],
+    reverseRows: 0,
     limits: cfg.limits,
   };
 
@@ -218,6 +227,7 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
     env.receivedMs = receivedMs;
     env.overrideInterval = overrides.get(exporter.address) ?? 0;
     env.released.length = 0;
+    env.reverseRows = 0;
     let ok: boolean;
     let readPastEnd = false;
     try {
@@ -237,12 +247,16 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
     }
     if (!ok) {
       // Only this datagram's own rows go: held data its templates released came from earlier, valid datagrams.
+      const decoded = out.length;
       out.length = keepReleased(out, startRow, env.released);
       counters.add(ec, 'malformed');
+      // The rows taken back less the reverse rows among them: records, not rows.
+      if (decoded - out.length > env.reverseRows) counters.add(ec, 'recordsInMalformed', decoded - out.length - env.reverseRows);
       countFlows(ec, startRow, out);
       const outcome = { status: 'malformed', version, flows: out.length - startRow } as const;
       return readPastEnd ? { ...outcome, readPastEnd } : outcome;
     }
+    if (env.reverseRows > 0) counters.add(ec, 'reverseFlows', env.reverseRows);
     const flows = countFlows(ec, startRow, out);
     return { status: 'ok', version, flows };
   }
@@ -279,6 +293,9 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
     expire(nowMs: number): void {
       expirePending(nowMs);
       for (const [addr, n] of store.expire(nowMs)) counters.add(counters.exporter(addr), 'templatesExpired', n);
+    },
+    dropHeld(): void {
+      expirePending(Number.POSITIVE_INFINITY);
     },
     counters,
     templates: store,

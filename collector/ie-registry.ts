@@ -10,6 +10,7 @@
 /** Abstract data types (RFC 7012 §3.1) the decoders care about. */
 export type IeType =
   | 'unsigned'
+  | 'float'
   | 'ipv4'
   | 'ipv6'
   | 'mac'
@@ -84,23 +85,31 @@ export const IE = {
   tcpSourcePort: 182,
   tcpDestinationPort: 183,
   ipTotalLength: 224,
+  postNATSourceIPv4Address: 225,
+  postNATDestinationIPv4Address: 226,
   initiatorOctets: 231,
   responderOctets: 232,
   ingressPhysicalInterface: 252,
   egressPhysicalInterface: 253,
+  postNATSourceIPv6Address: 281,
+  postNATDestinationIPv6Address: 282,
   initiatorPackets: 298,
   responderPackets: 299,
   selectorId: 302,
   selectorAlgorithm: 304,
   samplingPacketInterval: 305,
   samplingPacketSpace: 306,
+  samplingTimeInterval: 307,
+  samplingTimeSpace: 308,
   samplingSize: 309,
   samplingPopulation: 310,
+  samplingProbability: 311,
   dataLinkFrameSize: 312,
   ipHeaderPacketSection: 313,
   ipPayloadPacketSection: 314,
   dataLinkFrameSection: 315,
   mplsLabelStackSection: 316,
+  staIPv4Address: 366,
   sectionOffset: 409,
   sectionExportedOctets: 410,
 } as const;
@@ -218,6 +227,8 @@ const ENTRIES: readonly [number, string, IeType][] = [
   [235, 'egressVRFID', 'unsigned'],
   [252, 'ingressPhysicalInterface', 'unsigned'],
   [253, 'egressPhysicalInterface', 'unsigned'],
+  [281, 'postNATSourceIPv6Address', 'ipv6'],
+  [282, 'postNATDestinationIPv6Address', 'ipv6'],
   [298, 'initiatorPackets', 'unsigned'],
   [299, 'responderPackets', 'unsigned'],
   [302, 'selectorId', 'unsigned'],
@@ -228,6 +239,7 @@ const ENTRIES: readonly [number, string, IeType][] = [
   [308, 'samplingTimeSpace', 'unsigned'],
   [309, 'samplingSize', 'unsigned'],
   [310, 'samplingPopulation', 'unsigned'],
+  [311, 'samplingProbability', 'float'],
   [312, 'dataLinkFrameSize', 'unsigned'],
   [313, 'ipHeaderPacketSection', 'octets'],
   [314, 'ipPayloadPacketSection', 'octets'],
@@ -237,6 +249,9 @@ const ENTRIES: readonly [number, string, IeType][] = [
   [323, 'observationTimeMilliseconds', 'dateTimeMilliseconds'],
   [324, 'observationTimeMicroseconds', 'dateTimeMicroseconds'],
   [325, 'observationTimeNanoseconds', 'dateTimeNanoseconds'],
+  [365, 'staMacAddress', 'mac'],
+  [366, 'staIPv4Address', 'ipv4'],
+  [367, 'wtpMacAddress', 'mac'],
   [409, 'sectionOffset', 'unsigned'],
   [410, 'sectionExportedOctets', 'unsigned'],
 ];

@@ -58,8 +58,10 @@ export function decodeIpfix(buf: Buffer, env: DecodeEnv, out: FlowBatch): boolea
       if (n === -1) return false;
       // A held set's record count is unknown, so the sequence cannot be followed past it.
       records = n === -2 || records < 0 ? -1 : records + n;
+    } else {
+      // Set ids 0, 1 (v9's) and 4–255 are not IPFIX data: skipped by their length, and counted.
+      env.counters.add(env.exporterCounters, 'setsReserved');
     }
-    // Set ids 0, 1 (v9's) and 4–255 are not IPFIX data: skipped by their length.
     p = setEnd;
   }
   trackSequence(domain, buf.readUInt32BE(8), records, env);

@@ -42,8 +42,10 @@ export function decodeV9(buf: Buffer, env: DecodeEnv, out: FlowBatch): boolean {
     } else if (id >= 256) {
       const t = env.templates.get(domain, id, env.receivedMs);
       if (handleDataSet(t, domain, id, buf, bodyStart, setEnd, header, env, out) === -1) return false;
+    } else {
+      // ids 2–255 are reserved: skipped by their length, and counted (whatever they hold is not read).
+      env.counters.add(env.exporterCounters, 'setsReserved');
     }
-    // ids 2–255 are reserved: skipped by their length.
     p = setEnd;
   }
   return true;

@@ -88,6 +88,8 @@ export async function importCaptures(files: readonly string[], opts: ImportOptio
     decodedAll += decoded;
     results.push({ file, format: reader.format ?? null, ...reader.counters, otherPort, decoded });
   }
+  // Data still waiting for its template will not get it: counted as dropped, not left unsaid.
+  ingest.decoder.dropHeld();
   await ingest.flush();
   return { source: opts.source, files: results, datagrams: decodedAll, decoder: snapshot(ingest.decoder.counters) };
 }

@@ -30,6 +30,7 @@ import {
   type SocketThreadSocket,
 } from './socket-thread-handle.js';
 import { sendSyntheticOverLoopback, WARM_UP_ROUNDS } from './loopback-warm-up.js';
+import { bindFailureMessage } from './listener-errors.js';
 import { LogThrottle } from './log-throttle.js';
 import { bindFlowSocket } from './udp-socket.js';
 import { currentThreadId } from './thread-id.js';
@@ -244,7 +245,8 @@ async function start(): Promise<void> {
       ({ socket, reader } = await bind(s, receiver));
     } catch (err) {
       for (const open of sockets) shut(open);
-      post({ t: 'failed', message: `cannot listen on ${s.listen}: ${(err as Error).message}`, listen: s.listen });
+      const names = [...new Set([s.defaultSource, ...s.claims.map(([, src]) => src)])].filter((n) => n >= 0).map((n) => input.sourceNames[n]!);
+      post({ t: 'failed', message: bindFailureMessage(s.listen, names, err as Error), listen: s.listen });
       port.close();
       return;
     }

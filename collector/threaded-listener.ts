@@ -21,9 +21,8 @@ import { FlowBatch } from './flow-batch.js';
 import type { FlowSink } from './flow-sink.js';
 import { workerScriptPath } from './thread-id.js';
 import type { WorkerSinkSpec } from './worker-sink.js';
+import { ListenerBindError, ListenerConfigError } from './listener-errors.js';
 import {
-  ListenerBindError,
-  ListenerConfigError,
   planSockets,
   type FlowListenerOptions,
   type FlowListeners,

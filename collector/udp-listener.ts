@@ -32,6 +32,7 @@ import type { ExporterCounters } from './collector-counters.js';
 import { TemplatePersistence } from './template-persistence.js';
 import { warmUpDecoding } from './warm-up.js';
 import { sendSyntheticOverLoopback, WARM_UP_BUDGET_MS, WARM_UP_ROUNDS } from './loopback-warm-up.js';
+import { bindFailureMessage, ListenerBindError, ListenerConfigError } from './listener-errors.js';
 import { LogThrottle } from './log-throttle.js';
 import { bindFlowSocket } from './udp-socket.js';
 import { createDatagramRing, DatagramRingReader } from './datagram-ring.js';
@@ -233,29 +234,6 @@ export interface SocketStats {
   reader: SocketReader | 'none';
   /** Times the socket thread died and was started again (its sockets unread in between). */
   readerRestarts: number;
-}
-
-/** A configuration the listeners cannot work with. */
-export class ListenerConfigError extends Error {
-  override readonly name = 'ListenerConfigError';
-  constructor(
-    message: string,
-    readonly listen: string,
-  ) {
-    super(message);
-  }
-}
-
-/** A socket that could not be bound. */
-export class ListenerBindError extends Error {
-  override readonly name = 'ListenerBindError';
-  constructor(
-    message: string,
-    readonly listen: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 /** The running (or ready) listeners of all flow sources. */
@@ -940,14 +918,17 @@ class Listeners implements FlowListeners {
 
   private async bindAll(): Promise<void> {
     try {
+      // The socket thread is started first: it loads its modules (a few hundred ms) on the other
+      // core while this thread warms its decoders up, and warms up the receive path itself
+      // through the rings, which this thread reads once its own warm-up is done.
+      const socketThread = this.opts.socketThread ? this.startSocketThread() : undefined;
       if (this.opts.warmUp) {
         const t0 = performance.now();
         warmUpDecoding(this.now());
-        // With a socket thread, that thread warms up the receive path itself (startSocketThread).
-        const w = this.opts.socketThread ? undefined : await warmUpOverLoopback(this.opts, this.now);
+        const w = socketThread ? undefined : await warmUpOverLoopback(this.opts, this.now);
         this.logger?.info({ ...w, ms: Math.round(performance.now() - t0) }, 'flow decode path warmed up');
       }
-      if (this.opts.socketThread) await this.startSocketThread();
+      if (socketThread) await socketThread;
       else for (const g of this.groups) await this.bind(g);
     } catch (err) {
       await this.closeSockets();
@@ -1124,7 +1105,8 @@ class Listeners implements FlowListeners {
         this.boundLog(g);
       },
       (err: Error) => {
-        throw new ListenerBindError(`cannot listen on ${g.listen}: ${err.message}`, g.listen, { cause: err });
+        const names = [...new Set([g.defaultSource, ...g.claims.values()])].filter((n) => n >= 0).map((n) => this.sources[n]!.name);
+        throw new ListenerBindError(bindFailureMessage(g.listen, names, err), g.listen, { cause: err });
       },
     );
   }

@@ -25,8 +25,8 @@ import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand, StatusError } from './commands/status.js';
 import { ConfigError } from './config.js';
 import { DataDirLockedError } from './data-dir-lock.js';
-import { ListenError } from './main.js';
-import { ListenerBindError, ListenerConfigError } from '../collector/udp-listener.js';
+import { ListenError } from './http-listen.js';
+import { ListenerBindError, ListenerConfigError } from '../collector/listener-errors.js';
 
 /** Builds the command tree; tests drive it with their own context. */
 export function buildProgram(ctx: CliContext): Command {

@@ -148,6 +148,11 @@ const syslogReceiverSchema = z
   .object({
     /** Runs the embedded syslog receiver when the entity below reads an `sqlite:` syslog database. */
     enabled: z.boolean().default(true),
+    /**
+     * Also when that entity's syslog database is MariaDB/PostgreSQL (usually fed by rsyslog):
+     * the receiver then inserts into its SystemEvents as rsyslog's ommysql/ompgsql would.
+     */
+    feedExternal: z.boolean().default(false),
     /** Address the UDP and TCP listeners bind. */
     host: z.string().min(1).default('0.0.0.0'),
     /** One port for UDP and TCP; 514 needs root or CAP_NET_BIND_SERVICE. */
@@ -280,6 +285,7 @@ export const configSchema = z
     dns: dnsSchema.default({ servers: [], timeoutMs: 1500, positiveTtlSec: 3600, negativeTtlSec: 300, maxEntries: 100_000 }),
     syslogReceiver: syslogReceiverSchema.default({
       enabled: true,
+      feedExternal: false,
       host: '0.0.0.0',
       port: 5514,
       udp: true,

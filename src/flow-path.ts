@@ -15,7 +15,6 @@ import { compiledModulePath } from '../collector/thread-id.js';
 import { batchRowsFor, createThreadedFlowListeners } from '../collector/threaded-listener.js';
 import type { FlowListeners } from '../collector/udp-listener.js';
 import type { AppEnv } from '../api/context.js';
-import { createNetflowRoutes } from '../api/routes/netflow.js';
 import { CaptureRetention } from '../storage/capture/retention.js';
 import { newWriterCounters, type CaptureWriterOptions, type WriterCounters } from '../storage/capture/writer.js';
 import type { CaptureSinkMessage, CaptureSinkStats, CaptureWorkerSinkOptions } from './capture-worker-sink.js';
@@ -27,6 +26,7 @@ import { SqliteKpiCache } from '../storage/kpi/sqlite-kpi-cache.js';
 import { startWorkerHourBuilder } from '../storage/kpi/worker-hour-builder.js';
 import type { Config } from './config.js';
 import { acquireDataDirLock } from './data-dir-lock.js';
+import { captureWriterOptions, kpiCachePath } from './flow-storage-config.js';
 import type { Logger } from './log.js';
 import { lowerOtherThreads } from './thread-priority.js';
 
@@ -55,27 +55,6 @@ export interface FlowPath {
   close(): Promise<void>;
   /** Calls `fn` (once) if flow ingest dies while running (its worker thread failed): flows are no longer received. */
   onFatal(fn: (err: Error) => void): void;
-}
-
-/** Path of the KPI cache. */
-export function kpiCachePath(config: Config): string {
-  return join(config.dataDir, 'kpi.sqlite');
-}
-
-/** The CaptureWriter options the configuration sets (files, zone, `capture.*`); the caller adds clock, timer and log. */
-export function captureWriterOptions(
-  config: Config,
-): Pick<CaptureWriterOptions, 'dataDir' | 'timezone' | 'flushIntervalMs' | 'blockRows' | 'codec' | 'level' | 'fsyncOnFlush'> {
-  const c = config.capture;
-  return {
-    dataDir: config.dataDir,
-    timezone: config.timezone,
-    flushIntervalMs: c.flushIntervalMs,
-    blockRows: c.blockRows,
-    codec: c.codec,
-    level: c.level,
-    fsyncOnFlush: c.fsyncOnFlush,
-  };
 }
 
 /** Builds and starts the flow path; rejects (with everything it opened closed) when a listener cannot bind. */
@@ -143,9 +122,11 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
   };
   const dns = new CachedReverseDns({ ...config.dns, now });
 
-  try {
-    await listeners.start();
-  } catch (err) {
+  // The routes' modules (their OpenAPI schemas) load on this thread while the decode thread
+  // warms up and binds, instead of before it: a restart listens for flows sooner.
+  const [started, loaded] = await Promise.allSettled([listeners.start(), import('../api/routes/netflow.js')]);
+  if (started.status === 'rejected' || loaded.status === 'rejected') {
+    const err: unknown = started.status === 'rejected' ? started.reason : loaded.status === 'rejected' ? loaded.reason : undefined;
     await listeners.close().catch(() => undefined);
     await worker?.close();
     dns.close();
@@ -190,7 +171,7 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     now,
     log,
   });
-  const routes = createNetflowRoutes({
+  const routes = loaded.value.createNetflowRoutes({
     query,
     dns,
     timezone: config.timezone,

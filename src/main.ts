@@ -1,23 +1,45 @@
 /**
  * Wiring: builds every component from the configuration by hand and serves
  * them. `startService` is what `netsvc serve` runs and what tests start.
+ *
+ * Only types are imported statically: the flow path is loaded and started
+ * first, and the API, hotspot and logviewer modules load while its threads
+ * warm up and bind, so that a restart listens for flows as early as it can.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import type { AppDeps } from '../api/app.js';
+import type { LoginRefusal } from '../api/auth.js';
+import { LogThrottle } from '../collector/log-throttle.js';
 import { FailureSignal } from '../collector/failure-signal.js';
-import { createAdaptorServer, type ServerType } from '@hono/node-server';
-import { createApp, type AppDeps } from '../api/app.js';
-import { AuthService } from '../api/auth.js';
-import type { AdminStore } from '../storage/admin/admin-store.js';
-import { SqliteAdminStore } from '../storage/admin/sqlite-admin-store.js';
-import { resolveSqlitePath, type Config } from './config.js';
-import { startFlowPath } from './flow-path.js';
-import { createMetrics } from './metrics.js';
+import { loadTokenKey, openAdminStore } from './admin-store.js';
+import { DatabaseHealth } from './database-health.js';
+import type { Config } from './config.js';
+import { listenHttp, type HttpListener } from './http-listen.js';
 import type { Logger } from './log.js';
-import { startHotspot } from './radius-stores.js';
-import { startLogviewer } from './syslog-path.js';
+
+/**
+ * The log line of a refused login, with its reason (the client only ever sees
+ * the same 401 or 429): at most one per address and reason every 10 s, so a
+ * storm writes a line per attacker, not per attempt; `suppressed` says how many
+ * were left out since the last.
+ */
+function refusalLog(logger: Logger, now: () => number): (r: LoginRefusal) => void {
+  const throttle = new LogThrottle(10_000);
+  const suppressed = new Map<string, number>();
+  return (r) => {
+    const key = `${r.client} ${r.reason}`;
+    if (!throttle.allow(key, now())) {
+      if (suppressed.size < 10_000 || suppressed.has(key)) suppressed.set(key, (suppressed.get(key) ?? 0) + 1);
+      return;
+    }
+    const left = suppressed.get(key) ?? 0;
+    suppressed.delete(key);
+    logger.warn(
+      { area: r.area, client: r.client, reason: r.reason, api_id: r.apiId, retryAfterSec: r.retryAfterSec, ...(left ? { suppressed: left } : {}) },
+      'login refused',
+    );
+  };
+}
 
 /** Injected process-wide dependencies. */
 export interface Runtime {
@@ -36,61 +58,11 @@ export interface ServiceHandle {
   onFatal(fn: (err: Error) => void): void;
 }
 
-/** Opens the admin store named by the configuration. */
-export function openAdminStore(config: Config): AdminStore {
-  return new SqliteAdminStore(resolveSqlitePath(config.admin.database, config.dataDir));
-}
-
-/** The token signing key: from the config, else generated once and kept in the data dir. */
-export function loadTokenKey(config: Config): Uint8Array {
-  if (config.auth.jwtSecret) return new TextEncoder().encode(config.auth.jwtSecret);
-  const file = join(config.dataDir, 'jwt.key');
-  if (!existsSync(file)) {
-    mkdirSync(config.dataDir, { recursive: true });
-    writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
-    chmodSync(file, 0o600);
-  }
-  return new TextEncoder().encode(readFileSync(file, 'utf8').trim());
-}
-
-/** A listening socket that could not be opened (port in use, no permission); the user's to fix. */
-export class ListenError extends Error {
-  override readonly name = 'ListenError';
-}
-
-/**
- * Connections the kernel holds for HTTP until accepted. Node's default, 511,
- * overflows when a thousand clients connect at once (a login storm): the
- * handshakes dropped come back after 1 s, 3 s, … and delay honest requests as
- * long. The kernel caps it at net.core.somaxconn (4096 on current Linux).
- */
-const HTTP_BACKLOG = 4096;
-
-function listenHttp(fetch: (req: Request) => Response | Promise<Response>, hostname: string, port: number): Promise<ServerType> {
-  return new Promise((resolve, reject) => {
-    const s = createAdaptorServer({ fetch, hostname });
-    s.listen({ port, host: hostname, backlog: HTTP_BACKLOG }, () => resolve(s));
-    s.once('error', (err: NodeJS.ErrnoException) => {
-      const why = err.code === 'EADDRINUSE' ? 'address already in use' : err.code === 'EACCES' ? 'permission denied' : (err.code ?? err.message);
-      reject(new ListenError(`cannot listen for HTTP on ${hostname}:${port}: ${why} (set http.port or --port)`, { cause: err }));
-    });
-  });
-}
-
 /** Starts HTTP (and, as they are wired, the collectors and receivers); resolves once listening. */
 export async function startService(config: Config, runtime: Runtime): Promise<ServiceHandle> {
   const { logger } = runtime;
   mkdirSync(config.dataDir, { recursive: true });
   const admin = openAdminStore(config);
-  const auth = new AuthService(admin, {
-    key: loadTokenKey(config),
-    tokenTtlSec: config.auth.tokenTtlSec,
-    maxFailures: config.auth.maxFailures,
-    failureWindowSec: config.auth.failureWindowSec,
-    now: runtime.now,
-    verify: { concurrency: config.auth.verifyConcurrency, queue: config.auth.verifyQueue, queuePerAddress: config.auth.verifyQueuePerAddress },
-    knownSecrets: config.auth.knownSecrets,
-  });
   // Each area's routes: a router from api/routes/<area>.ts, built from the stores of its entities.
   // Add one entry per area, e.g. `netflow: createNetflowRoutes({...})`; closers go into `toClose`.
   const toClose: Array<() => Promise<void> | void> = [];
@@ -99,15 +71,34 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     admin.close();
   };
   const toFlush: Array<() => Promise<void>> = [];
-  let server: ServerType;
+  let server: HttpListener;
   // A failure before serve subscribes (during the rest of the start) is kept for it.
   const fatal = new FailureSignal();
-  try {
-    const areas: AppDeps['areas'] = {};
-    const flows = await startFlowPath(config, runtime);
+  const flowsStarting = import('./flow-path.js').then((m) => m.startFlowPath(config, runtime));
+  const modulesLoading = Promise.all([import('../api/app.js'), import('../api/auth.js'), import('./metrics.js'), import('./radius-stores.js'), import('./syslog-path.js')]);
+  const [flowsStarted, modulesLoaded] = await Promise.allSettled([flowsStarting, modulesLoading]);
+  if (flowsStarted.status === 'fulfilled') {
+    const flows = flowsStarted.value;
     toClose.push(() => flows.close());
     toFlush.push(() => flows.flush());
     flows.onFatal((err) => fatal.fail(err));
+  }
+  try {
+    if (flowsStarted.status === 'rejected') throw flowsStarted.reason;
+    if (modulesLoaded.status === 'rejected') throw modulesLoaded.reason;
+    const flows = flowsStarted.value;
+    const [{ createApp }, { AuthService }, { createMetrics }, { startHotspot }, { startLogviewer }] = modulesLoaded.value;
+    const auth = new AuthService(admin, {
+      key: loadTokenKey(config),
+      tokenTtlSec: config.auth.tokenTtlSec,
+      maxFailures: config.auth.maxFailures,
+      failureWindowSec: config.auth.failureWindowSec,
+      now: runtime.now,
+      verify: { concurrency: config.auth.verifyConcurrency, queue: config.auth.verifyQueue, queuePerAddress: config.auth.verifyQueuePerAddress },
+      knownSecrets: config.auth.knownSecrets,
+      onRefused: refusalLog(logger, runtime.now),
+    });
+    const areas: AppDeps['areas'] = {};
     areas.netflow = flows.routes;
     const hotspot = await startHotspot(config, runtime);
     toClose.push(() => hotspot.close());
@@ -117,19 +108,24 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     const receiver = logviewer.receiver;
     if (receiver) toFlush.push(() => receiver.flush());
     areas.logviewer = logviewer.routes;
+    const health = new DatabaseHealth([...hotspot.databases, ...logviewer.databases], { now: runtime.now, timeoutMs: config.database.operationTimeoutMs });
+    // Not awaited: a database that does not answer must not hold the start (it may come back).
+    void health.logAtStart(logger);
     const metrics = createMetrics();
     metrics.addFlowStats(flows.listeners);
     metrics.addStorageStats({ writer: flows.writer, query: flows.query, retention: flows.retention, kpiBuilder: flows.builder });
     if (logviewer.receiver) metrics.addSyslogReceiver(logviewer.receiver);
     metrics.addAuthStats(auth);
-    const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas, metrics: () => metrics.text() });
-    server = await listenHttp(app.fetch, config.http.host, config.http.port);
+    const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas, metrics: () => metrics.text(), health: () => health.states() });
+    const listening = await listenHttp(app.fetch, config.http.host, config.http.port);
+    server = listening;
+    metrics.addHttpStats(() => listening.gateStats());
   } catch (err) {
     // Nothing may keep running when the service does not start (listeners may already be bound).
     await closeStarted();
     throw err;
   }
-  const address = server.address() as AddressInfo;
+  const address = server.address();
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   logger.info({ url, dataDir: config.dataDir }, 'netsvc listening');
@@ -143,11 +139,7 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     },
     close() {
       closing ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          // Keep-alive connections would hold close() open; end them.
-          (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
-        });
+        await server.close();
         await closeStarted();
         logger.info('netsvc stopped');
       })();

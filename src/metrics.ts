@@ -49,6 +49,9 @@ export interface AuthStatsProvider {
   readonly verifyQueueDepth: number;
 }
 
+/** What the HTTP listener's connection gate reports at scrape time (src/connection-gate.ts). */
+export type HttpStatsProvider = () => Readonly<{ waiting: number; admittedTotal: number; refusedTotal: number }>;
+
 /** The metrics registry of one service instance. */
 export interface Metrics {
   readonly registry: Registry;
@@ -62,6 +65,8 @@ export interface Metrics {
   addStorageStats(provider: StorageStatsProvider): void;
   /** Adds the auth endpoints' counters (`netsvc_auth_*`). */
   addAuthStats(provider: AuthStatsProvider): void;
+  /** Adds the HTTP connection gate's counters (`netsvc_http_connections_*`). */
+  addHttpStats(provider: HttpStatsProvider): void;
   /** The exposition text, for `GET /metrics`. */
   text(): Promise<string>;
 }
@@ -83,7 +88,10 @@ const HELP: Record<CounterName, string> = {
   templatesWithdrawn: 'Templates withdrawn by the exporter (IPFIX)',
   templatesExpired: 'Templates forgotten after their time to live',
   optionsRecords: 'Options data records read (sampling, system init time)',
-  recordsWithoutAddress: 'Data records without an IP address, skipped',
+  recordsWithoutAddress: 'Data records with counters but no IP address, kept with the unspecified address',
+  recordsNotFlows: 'Data records with neither an IP address nor a byte or packet counter, skipped',
+  recordsInMalformed: 'Data records taken back because the rest of their datagram or held set was malformed',
+  setsReserved: 'Sets with a reserved set id, skipped unread',
   sequenceGaps: 'Forward jumps of the export sequence number',
   sequenceMissing: 'Units skipped by sequence jumps (v5 flows, v9 packets, IPFIX records)',
   pendingBuffered: 'Data sets held until their template arrives',
@@ -370,9 +378,41 @@ export function createMetrics(): Metrics {
     });
   };
 
+  const registerHttp = (stats: HttpStatsProvider): void => {
+    new Counter({
+      name: 'netsvc_http_connections_admitted_total',
+      help: 'New HTTP connections handed to the HTTP server by the per-address connection gate',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(stats().admittedTotal);
+      },
+    });
+    new Counter({
+      name: 'netsvc_http_connections_refused_total',
+      help: 'New HTTP connections closed unread because too many were waiting for the gate',
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(stats().refusedTotal);
+      },
+    });
+    new Gauge({
+      name: 'netsvc_http_connections_waiting',
+      help: 'New HTTP connections accepted and waiting for their turn at the gate',
+      registers: [registry],
+      collect() {
+        this.set(stats().waiting);
+      },
+    });
+  };
+
   return {
     registry,
     contentType: registry.contentType,
+    addHttpStats(provider) {
+      registerHttp(provider);
+    },
     addAuthStats(provider) {
       if (!auths.length) registerAuth();
       auths.push(provider);

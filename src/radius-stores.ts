@@ -1,5 +1,4 @@
 /** Opening each entity's RadiusStore from the configuration, and the hotspot area built on them (CLI and serve share it). */
-import { existsSync } from 'node:fs';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../api/context.js';
 import { createHotspotRoutes } from '../api/routes/hotspot.js';
@@ -7,23 +6,16 @@ import { defaultCatalogue } from '../storage/radius/attribute-catalogue.js';
 import { openRadiusStore } from '../storage/radius/open-radius-store.js';
 import type { RadiusStore } from '../storage/radius/radius-store.js';
 import type { RadiusStoreOptions } from '../storage/radius/sql-radius-store.js';
-import { resolveSqlitePath, sqlTimeouts, type Config } from './config.js';
+import { sqlTimeouts, type Config } from './config.js';
+import { radiusEntities } from './radius-entities.js';
+import type { DatabaseCheck } from './database-health.js';
+import { redactUrl } from '../storage/sql/sql-client.js';
 import type { Logger } from './log.js';
 import { OutageLog } from './outage-log.js';
 
 /** Store options the configuration implies: its time zone and the reject group. */
 export function radiusStoreOptions(config: Config, now: () => number = Date.now): RadiusStoreOptions {
   return { timeZone: config.timezone, disabledGroup: config.hotspot.disabledGroup, now };
-}
-
-/** Entities that have a RADIUS database, by name. */
-export function radiusEntities(config: Config): Array<[string, string]> {
-  return Object.entries(config.entities).flatMap(([name, e]) => (e.radius ? [[name, e.radius] as [string, string]] : []));
-}
-
-/** True when the URL is an `sqlite:` file that does not exist yet. */
-export function radiusDatabaseMissing(config: Config, url: string): boolean {
-  return url.startsWith('sqlite:') && !url.endsWith(':memory:') && !existsSync(resolveSqlitePath(url, config.dataDir));
 }
 
 /**
@@ -37,6 +29,8 @@ export function openEntityRadiusStore(config: Config, url: string, now?: () => n
 /** The hotspot area as `serve` runs it: one store per entity with a RADIUS database, and its routes. */
 export interface HotspotService {
   routes: OpenAPIHono<AppEnv>;
+  /** Each entity's RADIUS database, for the health checks. */
+  databases: DatabaseCheck[];
   close(): Promise<void>;
 }
 
@@ -67,8 +61,10 @@ export async function startHotspot(config: Config, runtime: { logger: Logger; no
     onStoreError: (entity, err) => outages.report(entity, { entity, code: err.code }, err, 'RADIUS database unusable'),
   });
   runtime.logger.info({ entities: [...stores.keys()] }, 'hotspot stores open');
+  const urls = new Map(radiusEntities(config));
   return {
     routes,
+    databases: [...stores].map(([entity, store]) => ({ entity, area: 'hotspot', database: redactUrl(urls.get(entity)!), check: () => store.health() })),
     async close() {
       for (const s of stores.values()) await s.close();
     },

@@ -10,6 +10,7 @@
  */
 import { isAbsolute, resolve } from 'node:path';
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { DatabaseCheck } from './database-health.js';
 import type { AppEnv } from '../api/context.js';
 import { createLogviewerRoutes } from '../api/routes/logviewer.js';
 import { SyslogReceiver } from '../collector/syslog-receiver.js';
@@ -24,6 +25,8 @@ import { OutageLog } from './outage-log.js';
 /** The running logviewer area. */
 export interface LogviewerService {
   routes: OpenAPIHono<AppEnv>;
+  /** Each entity's syslog database, for the health checks. */
+  databases: DatabaseCheck[];
   /** The embedded receiver, when it runs. */
   receiver?: SyslogReceiver;
   /** Ports the receiver bound (differ from the config only with port 0). */
@@ -47,7 +50,7 @@ export async function startLogviewer(config: Config, runtime: { logger: Logger; 
   const log = runtime.logger.child({ component: 'logviewer' });
   const stores = new Map<string, SqlSyslogStore>();
   let receiver: SyslogReceiver | undefined;
-  let sink: SqliteSyslogStore | undefined;
+  let sink: SqlSyslogStore | undefined;
   const closeAll = async (): Promise<void> => {
     await receiver?.close();
     if (sink !== stores.get(config.syslogReceiver.entity)) await sink?.close();
@@ -65,8 +68,10 @@ export async function startLogviewer(config: Config, runtime: { logger: Logger; 
 
     const r = config.syslogReceiver;
     const target = stores.get(r.entity);
-    if (r.enabled && target instanceof SqliteSyslogStore) {
-      sink = receiverSink(config.entities[r.entity]!.syslog!, config.dataDir) ?? target;
+    if (r.enabled && target && (target instanceof SqliteSyslogStore || r.feedExternal)) {
+      // An external database takes the rows through the store that reads it (its pool); an
+      // `sqlite:` file through a connection of the receiver's own that never waits for a lock.
+      sink = target instanceof SqliteSyslogStore ? (receiverSink(config.entities[r.entity]!.syslog!, config.dataDir) ?? target) : target;
       receiver = new SyslogReceiver(
         {
           host: r.host,
@@ -90,7 +95,10 @@ export async function startLogviewer(config: Config, runtime: { logger: Logger; 
       const url = config.entities[r.entity]?.syslog;
       log.info(
         { entity: r.entity, database: url ? redactUrl(url) : undefined },
-        url ? 'syslog receiver off: this entity reads an external database, fed by rsyslog' : 'syslog receiver off: entity has no syslog database',
+        url
+          ? `syslog receiver off: entity '${r.entity}' reads ${redactUrl(url)}, which rsyslog (or another writer) must feed; ` +
+              `set syslogReceiver.feedExternal (NETSVC_SYSLOG_RECEIVER__FEED_EXTERNAL=true) for netsvc's receiver on port ${r.port} to write into it`
+          : `syslog receiver off: entity '${r.entity}' has no syslog database (syslogReceiver.entity names the entity it writes for)`,
       );
     }
   } catch (err) {
@@ -109,6 +117,12 @@ export async function startLogviewer(config: Config, runtime: { logger: Logger; 
   let closing: Promise<void> | undefined;
   return {
     routes,
+    databases: [...stores].map(([entity, store]) => ({
+      entity,
+      area: 'logviewer',
+      database: redactUrl(config.entities[entity]!.syslog!),
+      check: () => store.health(),
+    })),
     receiver,
     receiverPorts,
     close() {

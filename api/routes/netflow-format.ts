@@ -6,13 +6,27 @@
 import { DateTime } from 'luxon';
 import { protocolName } from '../../storage/kpi/iana-names.js';
 
-const QUERY_TIME = /^(\d{4})\/(\d{2})\/(\d{2}) (\d{2}):(\d{2})$/;
+/** The forms a netflow query time may take, for messages. */
+export const QUERY_TIME_FORMS = 'YYYY/MM/DD HH:mm, YYYY-MM-DD HH:mm or ISO 8601 (e.g. 2026-03-25T09:00Z)';
 
-/** Milliseconds of a `YYYY/MM/DD HH:mm` in `zone`, or undefined when it is not such a time. */
+// The 3.1.0 form, and the same with dashes, as logviewer and hotspot take it: read in the zone.
+const LOCAL_TIME = /^(\d{4})[/-](\d{2})[/-](\d{2})[ T](\d{2}):(\d{2})(?::(\d{2}))?$/;
+// ISO 8601 with an offset: converted to the zone.
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?)$/;
+
+/**
+ * Milliseconds of the minute a query time names, in `zone`: `YYYY/MM/DD HH:mm` (api.md),
+ * `YYYY-MM-DD HH:mm` and ISO 8601 (as logviewer and hotspot take times); seconds are
+ * dropped, since windows are whole minutes. Undefined when it is none of these.
+ */
 export function parseQueryMinute(text: string, zone: string): number | undefined {
-  if (!QUERY_TIME.test(text)) return undefined;
-  const t = DateTime.fromFormat(text, 'yyyy/MM/dd HH:mm', { zone });
-  return t.isValid ? t.toMillis() : undefined;
+  const local = LOCAL_TIME.exec(text);
+  let t: DateTime | undefined;
+  if (local) {
+    t = DateTime.fromObject({ year: +local[1]!, month: +local[2]!, day: +local[3]!, hour: +local[4]!, minute: +local[5]!, second: +(local[6] ?? 0) }, { zone });
+  } else if (ISO_TIME.test(text)) t = DateTime.fromISO(text).setZone(zone);
+  if (!t?.isValid) return undefined;
+  return t.startOf('minute').toMillis();
 }
 
 // Zone offsets (minutes) per zone and hour: luxon is asked once per hour, not once per flow.

@@ -24,6 +24,7 @@ import {
   formatTraffic,
   isRepresentableTime,
   parseQueryMinute,
+  QUERY_TIME_FORMS,
   percent,
   protocolName,
   throughputMbps,
@@ -54,8 +55,12 @@ const MINUTE_MS = 60_000;
 const minute = (name: string) =>
   z
     .string()
-    .regex(/^\d{4}\/\d{2}\/\d{2} \d{2}:\d{2}$/, 'must be a time YYYY/MM/DD HH:mm')
-    .openapi({ param: { name, in: 'query' }, example: name === 'start' ? '2026/03/25 09:00' : '2026/03/25 09:59' });
+    .max(40, `must be a time: ${QUERY_TIME_FORMS}`)
+    .openapi({
+      param: { name, in: 'query' },
+      description: `A minute, inclusive, in the configured time zone: ${QUERY_TIME_FORMS} (seconds are dropped; an ISO time with an offset is converted)`,
+      example: name === 'start' ? '2026/03/25 09:00' : '2026/03/25 09:59',
+    });
 
 const entityParam = z
   .string()
@@ -131,7 +136,13 @@ const flowRecord = z
   .openapi('FlowRecord');
 
 const flowsSchema = z
-  .object({ status: z.literal(true), result: z.object({ flows: z.array(flowRecord), total: z.number().int() }) })
+  .object({
+    status: z.literal(true),
+    result: z.object({
+      flows: z.array(flowRecord),
+      total: z.number().int().openapi({ description: 'Records returned (api.md 3.1.0), at most `limit`; not the number of flows in the window, which kpi.active_flows gives' }),
+    }),
+  })
   .openapi('NetflowFlows');
 
 const resolveSchema = z
@@ -197,9 +208,9 @@ const resolveRoute = createRoute({
 /** The time window `[from, to)` of two inclusive minutes; 400 naming the parameter when one is not a valid time. */
 export function parseWindow(start: string, end: string, zone: string): { from: number; to: number } {
   const from = parseQueryMinute(start, zone);
-  if (from === undefined) throw new BadRequestError('start', `Invalid parameter 'start': '${start}' is not a valid time YYYY/MM/DD HH:mm.`);
+  if (from === undefined) throw new BadRequestError('start', `Invalid parameter 'start': '${start}' is not a valid time (${QUERY_TIME_FORMS}).`);
   const last = parseQueryMinute(end, zone);
-  if (last === undefined) throw new BadRequestError('end', `Invalid parameter 'end': '${end}' is not a valid time YYYY/MM/DD HH:mm.`);
+  if (last === undefined) throw new BadRequestError('end', `Invalid parameter 'end': '${end}' is not a valid time (${QUERY_TIME_FORMS}).`);
   if (last < from) throw new BadRequestError('end', `Invalid parameter 'end': it must not be before 'start'.`);
   const to = last + MINUTE_MS;
   if (to - from > WINDOW_CAP_HOURS * 3_600_000) {

@@ -1,9 +1,10 @@
 /** `netsvc admin …`: entities, users, per-area switches and API credentials. */
+import { isIP } from 'node:net';
 import type { Command } from 'commander';
 import { AREAS, type AdminStore, type Area, type AreaSwitches, type EntityRecord, type UserRecord } from '../../storage/admin/admin-store.js';
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
 import type { Config } from '../config.js';
-import { openAdminStore } from '../main.js';
+import { openAdminStore } from '../admin-store.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 
 function parseAreas(list: string | undefined): Partial<AreaSwitches> {
@@ -55,7 +56,12 @@ export function registerAdminCommands(program: Command, ctx: CliContext): void {
     .action((name: string, opts: { areas?: string; json?: boolean }, cmd: Command) =>
       withStore(ctx, cmd, (store, config) => {
         const e = store.addEntity(name, parseAreas(opts.areas));
-        if (!(name in config.entities)) ctx.err(`note: entity '${name}' has no flow sources or databases in the configuration yet`);
+        if (!(name in config.entities)) {
+          ctx.err(
+            `note: entity '${name}' has no flow sources or databases in the configuration yet: add "entities": { "${name}": { "flowSources": [...], ` +
+              '"radius": "mysql://…", "syslog": "mysql://…" } } to the config file (README, "Configuration"), then restart serve',
+          );
+        }
         print(opts.json, entityJson(e), `entity ${e.name}: ${areaText(e.areas)}`);
       }),
     );
@@ -124,6 +130,21 @@ export function registerAdminCommands(program: Command, ctx: CliContext): void {
         const { apiId, secret } = generateCredential();
         store.replaceCredential(entityName, userName, apiId, await hashSecret(secret));
         print(opts.json, { api_id: apiId, secret }, `api_id: ${apiId}\nsecret: ${secret}\n(the secret is shown only now; store it safely)`);
+      }),
+    );
+
+  withGlobalOptions(admin.command('unlock [address]'))
+    .description(
+      'lift the failed-login lockout (429) of a client address, or of every address with --all; the running serve lets it try again at ' +
+        "its next attempt (serve logs each refused login as 'login refused' with the address and the reason)",
+    )
+    .option('--all', 'every address')
+    .action((address: string | undefined, opts: { all?: boolean }, cmd: Command) =>
+      withStore(ctx, cmd, (store) => {
+        if ((opts.all ?? false) === (address !== undefined)) throw new UsageError('give one client address, or --all');
+        if (address !== undefined && !isIP(address)) throw new UsageError(`'${address}' is not an IP address (the client address serve logs with 'login refused')`);
+        store.requestUnlock(address ?? '*');
+        ctx.out(`unlock of ${address ?? 'every address'} requested: serve lets ${address ? 'it' : 'them'} try again at the next attempt`);
       }),
     );
 }

@@ -2,7 +2,6 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { redactUrl } from '../../storage/sql/sql-client.js';
-import { openSyslogStore } from '../../storage/syslog/open-syslog-store.js';
 import { SyslogStoreError } from '../../storage/syslog/syslog-store.js';
 import { resolveSqlitePath } from '../config.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
@@ -21,6 +20,7 @@ export function registerDbIndexSyslogCommand(db: Command, ctx: CliContext): void
       const config = ctx.config(cmd);
       const entities = Object.entries(config.entities).filter(([name, e]) => e.syslog && (!opts.entity || name === opts.entity));
       if (opts.entity && entities.length === 0) throw new UsageError(`entity '${opts.entity}' has no syslog database in the configuration`);
+      const { openSyslogStore } = await import('../../storage/syslog/open-syslog-store.js');
       for (const [name, entity] of entities) {
         const url = entity.syslog!;
         const label = `${name} (${redactUrl(url)})`;

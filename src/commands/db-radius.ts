@@ -3,29 +3,36 @@ import type { Command } from 'commander';
 import { RadiusStoreError } from '../../storage/radius/radius-store.js';
 import { redactUrl } from '../../storage/sql/sql-client.js';
 import type { Config } from '../config.js';
-import { openEntityRadiusStore, radiusDatabaseMissing, radiusEntities } from '../radius-stores.js';
+import { radiusDatabaseMissing, radiusEntities } from '../radius-entities.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 import { dbIndexGroup } from './db-index-group.js';
 
 /**
  * Creates netsvc's hotspot tables in every entity's RADIUS database. An
  * `sqlite:` database that has no FreeRADIUS tables yet (the embedded default)
- * gets them from FreeRADIUS's own schema.sql; on MariaDB and PostgreSQL they
- * must exist already (FreeRADIUS's schema is the operator's to load).
+ * gets them from FreeRADIUS's own schema.sql, which netsvc ships; on MariaDB
+ * and PostgreSQL only with `createPeerTables` (`--create-peer-tables`), since
+ * there FreeRADIUS's schema is usually the operator's to load.
  */
-export async function migrateRadiusDatabases(config: Config, out: (line: string) => void): Promise<void> {
+export async function migrateRadiusDatabases(config: Config, out: (line: string) => void, createPeerTables = false): Promise<void> {
+  const { openEntityRadiusStore } = await import('../radius-stores.js');
   for (const [name, url] of radiusEntities(config)) {
     const store = openEntityRadiusStore(config, url);
     const label = `${name} (${redactUrl(url)})`;
     try {
-      const report = await store.migrate({ createFreeradiusTables: url.startsWith('sqlite:') });
+      const report = await store.migrate({ createFreeradiusTables: createPeerTables || url.startsWith('sqlite:') });
       const parts = [
         report.createdFreeradiusTables ? "FreeRADIUS tables created from FreeRADIUS's schema.sql" : '',
         report.createdTables.length ? `created ${report.createdTables.join(', ')}` : 'netsvc tables already there',
       ].filter(Boolean);
       out(`radius ${label}: ${parts.join('; ')}`);
     } catch (err) {
-      throw new RadiusStoreError('schema_missing', `radius ${label}: ${(err as Error).message}`);
+      const missing = err instanceof RadiusStoreError && err.code === 'schema_missing';
+      const fix = missing
+        ? ": run netsvc db migrate --create-peer-tables to create them from FreeRADIUS 3.2's schema, which netsvc ships " +
+          `(storage/radius/schema/), or load FreeRADIUS's own (Debian: /etc/freeradius/3.0/mods-config/sql/main/${url.startsWith('mysql') ? 'mysql' : 'postgresql'}/schema.sql) and run netsvc db migrate again`
+        : '';
+      throw new RadiusStoreError(err instanceof RadiusStoreError ? err.code : 'unavailable', `radius ${label}: ${(err as Error).message}${fix}`, { cause: err });
     } finally {
       await store.close();
     }
@@ -44,6 +51,7 @@ export function registerDbIndexRadiusCommand(db: Command, ctx: CliContext): void
       const config = ctx.config(cmd);
       const entities = radiusEntities(config).filter(([name]) => !opts.entity || name === opts.entity);
       if (opts.entity && !entities.length) throw new UsageError(`entity '${opts.entity}' has no radius database in the configuration`);
+      const { openEntityRadiusStore } = await import('../radius-stores.js');
       for (const [name, url] of entities) {
         const label = `${name} (${redactUrl(url)})`;
         if (radiusDatabaseMissing(config, url)) {

@@ -44,13 +44,13 @@ export function parseWhen(text: string, zone: string, end: boolean): number {
       { year: +m[1]!, month: +m[2]!, day: +m[3]!, hour: +(m[4] ?? 0), minute: +(m[5] ?? 0), second: +(m[6] ?? 0) },
       { zone },
     );
-    if (!dt.isValid) throw new UsageError(`invalid time '${text}'`);
+    if (!dt.isValid) throw new UsageError(`invalid time '${text}' (${dt.invalidExplanation ?? dt.invalidReason}): use YYYY/MM/DD HH:mm, YYYY-MM-DD or ISO 8601`);
     // An end given to the minute covers that minute (as the netflow API's windows do); a date covers the day.
     const extra = !end ? 0 : m[6] !== undefined ? 1000 : m[4] !== undefined ? 60_000 : 86_400_000;
     return dt.toMillis() + extra;
   }
   const iso = DateTime.fromISO(t, { zone });
-  if (!iso.isValid) throw new UsageError(`invalid time '${text}': use YYYY/MM/DD HH:mm or ISO 8601`);
+  if (!iso.isValid) throw new UsageError(`invalid time '${text}': use YYYY/MM/DD HH:mm, YYYY-MM-DD or ISO 8601`);
   return iso.toMillis();
 }
 

@@ -11,7 +11,7 @@ import { sourceDir } from '../../storage/capture/format.js';
 import { KpiBuilder } from '../../storage/kpi/kpi-builder.js';
 import { SqliteKpiCache } from '../../storage/kpi/sqlite-kpi-cache.js';
 import { acquireDataDirLock } from '../data-dir-lock.js';
-import { captureWriterOptions, kpiCachePath } from '../flow-path.js';
+import { captureWriterOptions, kpiCachePath } from '../flow-storage-config.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 
 /** The `--json` document of an import: what was read, what was decoded, the totals. */

@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { defaultCatalogue } from '../../storage/radius/attribute-catalogue.js';
 import { NAME_MAX, RadiusStoreError, type AttributeRow, type ProfileDescription, type RadiusStore } from '../../storage/radius/radius-store.js';
 import type { Config } from '../config.js';
-import { openEntityRadiusStore, radiusEntities } from '../radius-stores.js';
+import { radiusEntities } from '../radius-entities.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 
 const PROFILE_NAME = /^[A-Za-z0-9_-]+$/;
@@ -61,6 +61,7 @@ function attributeLine(a: AttributeRow): string {
 export async function withRadius<T>(ctx: CliContext, cmd: Command, entity: string | undefined, fn: (store: RadiusStore) => Promise<T>): Promise<T> {
   const config = ctx.config(cmd);
   const [, url] = pickEntity(config, entity);
+  const { openEntityRadiusStore } = await import('../radius-stores.js');
   const store = openEntityRadiusStore(config, url);
   try {
     return await fn(store);

@@ -1,7 +1,6 @@
 /** `netsvc serve`: the long-running service. */
 import type { Command } from 'commander';
 import { createLogger } from '../log.js';
-import { startService } from '../main.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 
 function parsePort(port: string | undefined): number | undefined {
@@ -23,6 +22,8 @@ export function registerServeCommand(program: Command, ctx: CliContext): void {
     .action(async (opts: { host?: string; port?: string }, cmd: Command) => {
       const config = ctx.config(cmd, { 'http.host': opts.host, 'http.port': parsePort(opts.port) });
       const logger = createLogger(config.log.level);
+      // Loaded here, not at the top: every other command starts without the service's modules.
+      const { startService } = await import('../main.js');
       const service = await startService(config, { logger, now: Date.now });
       await new Promise<void>((resolve) => {
         let stopping = false;

@@ -46,6 +46,8 @@ export interface StatusReport {
   sockets: Record<string, { unclaimed: number; queueDepth: number; queueHighWater: number; receiveBuffer: number; kernelDrops?: number }>;
   /** Present when the syslog receiver runs. */
   syslog?: SyslogStatus;
+  /** Each entity's hotspot and logviewer database, from the instance's /health (absent when it has none). */
+  databases?: Array<{ entity: string; area: string; state: string }>;
 }
 
 /** The instance cannot be reached or did not answer with metrics. */
@@ -164,7 +166,11 @@ export async function fetchStatus(url: string, timeoutMs = 5000): Promise<Status
     throw new StatusError(`cannot reach netsvc at ${url} (is \`netsvc serve\` running?): ${(err as Error).cause ?? (err as Error).message}`);
   }
   if (!res.ok) throw new StatusError(`${url} answered HTTP ${res.status}`);
-  return statusFromSamples(url, parseMetrics(await res.text()));
+  const report = statusFromSamples(url, parseMetrics(await res.text()));
+  // The databases' states, from /health beside /metrics (an instance without it just has none).
+  const health = await fetch(new URL('/health', url), { signal: AbortSignal.timeout(timeoutMs) }).catch(() => undefined);
+  if (health?.ok) report.databases = ((await health.json()) as { databases: StatusReport['databases'] }).databases;
+  return report;
 }
 
 const COLUMNS: [string, CounterName][] = [
@@ -209,6 +215,10 @@ export function formatStatus(r: StatusReport): string {
       .join(', ');
     lines.push(`syslog: received udp ${y.receivedUdp}${buffer}${drops}, tcp ${y.receivedTcp}; stored ${y.stored}, queued ${y.queueDepth}, dropped ${y.dropped}, write errors ${y.writeErrors}`);
     lines.push(`syslog tcp: ${y.tcpOpen} open, ${refused} refused${why ? ` (${why})` : ''}, ${y.tcpIdleClosed} closed idle`);
+  }
+  for (const d of r.databases ?? []) {
+    const advice = d.state === 'ok' ? '' : ' (the cause is in serve\'s log: "database of entity")';
+    lines.push(`database ${d.area} ${d.entity}: ${d.state}${advice}`);
   }
   return lines.join('\n');
 }

@@ -66,5 +66,13 @@ export interface AdminStore {
   replaceCredential(entity: string, user: string, apiId: string, secretHash: string): UserRecord;
   findCredential(apiId: string): CredentialRecord | undefined;
   principalState(entity: string, user: string): PrincipalState | undefined;
+  /**
+   * Asks the running service to lift the failed-login lockout of a client
+   * address ('*': of every address): `netsvc admin unlock`. The service keeps
+   * its counts in memory and reads this when an address is locked out.
+   */
+  requestUnlock(address: string): void;
+  /** When an unlock of `address` (or of every address) was last asked, ms since epoch; 0 if never. */
+  unlockRequestedAt(address: string): number;
   close(): void;
 }

@@ -24,6 +24,10 @@ CREATE TABLE IF NOT EXISTS users (
   created_at TEXT NOT NULL,
   PRIMARY KEY (entity, name)
 );
+CREATE TABLE IF NOT EXISTS auth_unlocks (
+  address TEXT PRIMARY KEY,
+  requested_at INTEGER NOT NULL
+);
 `;
 
 interface AreaRow {
@@ -65,6 +69,8 @@ export class SqliteAdminStore implements AdminStore {
   // cost more than the query (a tenth of a millisecond each in a storm of logins).
   private readonly credentialByApiId: Database.Statement<[string], UserRow>;
   private readonly principalByName: Database.Statement<[string, string], Record<string, number>>;
+  // Runs for every attempt from a locked-out address (a storm's refusals among them).
+  private readonly unlockByAddress: Database.Statement<[string], { at: number | null }>;
 
   constructor(
     path: string,
@@ -83,6 +89,15 @@ export class SqliteAdminStore implements AdminStore {
          FROM users u JOIN entities e ON e.name = u.entity
         WHERE u.entity = ? AND u.name = ?`,
     );
+    this.unlockByAddress = this.db.prepare("SELECT MAX(requested_at) AS at FROM auth_unlocks WHERE address IN (?, '*')");
+  }
+
+  requestUnlock(address: string): void {
+    this.db.prepare('INSERT INTO auth_unlocks (address, requested_at) VALUES (?, ?) ON CONFLICT (address) DO UPDATE SET requested_at = excluded.requested_at').run(address, this.now().getTime());
+  }
+
+  unlockRequestedAt(address: string): number {
+    return this.unlockByAddress.get(address)?.at ?? 0;
   }
 
   private entityRow(name: string): EntityRow {

@@ -15,6 +15,7 @@
  *    check `+=` (FreeRADIUS reads the first instance, the user's), plus
  *    `Fall-Through = Yes` so every attached profile applies, in priority order.
  */
+import type { StoreHealth } from '../store-health.js';
 
 /** How a user is created: with a password, by MAC address, or by PIN. */
 export type UserType = 'user' | 'mac' | 'pin';
@@ -411,5 +412,7 @@ export interface RadiusStore extends RadiusUsers, RadiusProfiles, RadiusUserAcce
   migrate(options?: { createFreeradiusTables?: boolean }): Promise<MigrateReport>;
   /** Creates the extra report indexes of `netsvc db index radius`. */
   createIndexes(): Promise<IndexReport[]>;
+  /** Whether the database answers and has every table netsvc reads and writes. */
+  health(): Promise<StoreHealth>;
   close(): Promise<void>;
 }

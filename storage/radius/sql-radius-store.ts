@@ -11,6 +11,7 @@
  * is the database default, so MariaDB's case-insensitive names stay unique
  * the way FreeRADIUS matches them.
  */
+import type { StoreHealth } from '../store-health.js';
 import { DateTime } from 'luxon';
 import { SqlInputError, SqlUnavailableError, type SqlClient } from '../sql/sql-client.js';
 import { displayMac, macSpellings, normaliseMac } from './mac.js';
@@ -254,9 +255,19 @@ export abstract class SqlRadiusStore implements RadiusStore {
     if (!missing.length) return err;
     return new RadiusStoreError(
       'schema_missing',
-      `the RADIUS database lacks table(s) ${missing.join(', ')}: load FreeRADIUS's schema.sql (MariaDB/PostgreSQL), then run netsvc db migrate`,
+      `the RADIUS database lacks table(s) ${missing.join(', ')}: run netsvc db migrate --create-peer-tables (FreeRADIUS's tables from the schema netsvc ships, then netsvc's)`,
       { cause: err },
     );
+  }
+
+  async health(): Promise<StoreHealth> {
+    let missing: string[];
+    try {
+      missing = await this.missingTables();
+    } catch (err) {
+      return { state: 'unreachable', detail: (err as Error).message };
+    }
+    return missing.length ? { state: 'schema_missing', detail: `missing table(s) ${missing.join(', ')}` } : { state: 'ok' };
   }
 
   /** FreeRADIUS's and netsvc's tables that the database does not have. */
@@ -453,7 +464,7 @@ export abstract class SqlRadiusStore implements RadiusStore {
       if (!options.createFreeradiusTables) {
         throw new RadiusStoreError(
           'schema_missing',
-          "FreeRADIUS's tables are missing (no radcheck): load FreeRADIUS's schema.sql first, or migrate with createFreeradiusTables",
+          "FreeRADIUS's tables are missing (no radcheck)",
         );
       }
       for (const stmt of freeradiusSchemaStatements(this.db.dialect)) await this.db.execute(stmt);

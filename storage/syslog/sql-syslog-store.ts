@@ -23,7 +23,7 @@
  *    plain `ORDER BY … LIMIT … OFFSET …` again, the database sorting (slow
  *    without indexes, but in the database's bounded sort memory, not ours).
  */
-import { SqlInputError, type Dialect, type SqlClient } from '../sql/sql-client.js';
+import { SqlInputError, SqlUnavailableError, type Dialect, type SqlClient } from '../sql/sql-client.js';
 import {
   SyslogInputError,
   SyslogStoreError,
@@ -36,6 +36,8 @@ import {
   type SyslogRecord,
   type SyslogStore,
 } from './syslog-store.js';
+import type { StoreHealth } from '../store-health.js';
+import { schemaStatements } from './schema-files.js';
 import { pidOf, programOf } from './syslog-tag.js';
 
 /** Tuning of the query plan; the defaults suit rsyslog tables of 10 M rows. */
@@ -157,6 +159,32 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
 
   async close(): Promise<void> {
     await this.client.close();
+  }
+
+  async hasSystemEvents(): Promise<boolean> {
+    try {
+      await this.introspect();
+      return true;
+    } catch (err) {
+      // No database to ask is not a missing table: say why it cannot be asked.
+      if (err instanceof SqlUnavailableError) throw err;
+      return false;
+    }
+  }
+
+  async health(): Promise<StoreHealth> {
+    try {
+      return (await this.hasSystemEvents()) ? { state: 'ok' } : { state: 'schema_missing', detail: 'no SystemEvents table' };
+    } catch (err) {
+      return { state: 'unreachable', detail: (err as Error).message };
+    }
+  }
+
+  async createPeerTables(): Promise<boolean> {
+    if (await this.hasSystemEvents()) return false;
+    for (const stmt of schemaStatements(this.client.dialect)) await this.client.execute(stmt);
+    this.forgetTableInfo();
+    return true;
   }
 
   /** Table facts, re-read after `introspectTtlMs` so a `db index` run is picked up while serving. */

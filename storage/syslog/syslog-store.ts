@@ -3,6 +3,7 @@
  * schema, or its SQLite equivalent fed by the embedded receiver). One
  * interface, one implementation per database; the API sees only this file.
  */
+import type { StoreHealth } from '../store-health.js';
 
 /** One row as the API returns it (api.md 2.3); datetimes `YYYY-MM-DD HH:MM:SS` as stored. */
 export interface SyslogRecord {
@@ -78,8 +79,18 @@ export interface SyslogEventSink {
   insertEvents(events: readonly SyslogEvent[]): Promise<void>;
 }
 
-/** Index management behind `netsvc db index syslog`. */
+/** Schema and index management behind `netsvc db migrate` and `netsvc db index syslog`. */
 export interface SyslogIndexer {
+  /**
+   * Creates rsyslog's tables (SystemEvents, SystemEventsProperties) from the schema file netsvc
+   * ships for the database's dialect (storage/syslog/schema), when SystemEvents is missing;
+   * resolves true when it created them.
+   */
+  createPeerTables(): Promise<boolean>;
+  /** Whether SystemEvents exists; rejects (SqlUnavailableError) when the database cannot be reached. */
+  hasSystemEvents(): Promise<boolean>;
+  /** Whether the database answers and has SystemEvents. */
+  health(): Promise<StoreHealth>;
   /** Creates the helpful indexes that are missing; leaves existing ones alone. */
   createIndexes(): Promise<IndexReport>;
   /** Drops the indexes `createIndexes` made (benchmarks compare with and without). */

@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../api/app.js';
-import { AuthService, type AuthOptions } from '../../api/auth.js';
+import { AuthService, type AuthOptions, type LoginRefusal } from '../../api/auth.js';
 import { VerifyBusyError } from '../../api/verify-budget.js';
+import { RateLimitedError } from '../../api/errors.js';
 import { createRouter } from '../../api/router.js';
 import type { AdminStore } from '../../storage/admin/admin-store.js';
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
@@ -204,6 +205,13 @@ describe('per-area auth', () => {
     });
     expect(big.status).toBe(413);
     expect(await big.json()).toMatchObject({ status: false });
+    // A form-encoded or text body: 415, saying what to send instead.
+    const form = await fetch(`${server.url}/svc/api/netflow/auth`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'api_id=x&secret=y' });
+    expect(form.status).toBe(415);
+    expect(await form.json()).toEqual({
+      status: false,
+      errorMessage: "Unsupported Media Type: send the body as JSON with Content-Type: application/json (got 'application/x-www-form-urlencoded').",
+    });
   });
 });
 
@@ -286,6 +294,37 @@ describe('auth CPU budget', () => {
     expect(await auth.login('netflow', old.apiId, old.secret, '192.0.2.4').then(() => 'ok', () => 'denied')).toBe('denied');
     expect(await attempt(auth, cred.secret, '192.0.2.4')).toBe('ok');
     expect(auth.counters.verifications).toBe(before + 2);
+  });
+
+  it('tells the operator why each login was refused, never with the secret, while the client sees one answer', async () => {
+    const refusals: LoginRefusal[] = [];
+    const auth = service({ maxFailures: 3, verify: { concurrency: 1, queue: 0, queuePerAddress: 1 }, onRefused: (r) => refusals.push(r) });
+    expect(await attempt(auth, cred.secret, '192.0.2.1')).toBe('ok');
+    expect(await auth.login('netflow', 'nsv_nobody', 'whatever', '192.0.2.2').then(() => 'ok', () => 'denied')).toBe('denied');
+    expect(await attempt(auth, 'wrong', '192.0.2.3')).toBe('denied');
+    store.setUserArea('acme', 'alice', 'netflow', false);
+    expect(await attempt(auth, cred.secret, '192.0.2.4')).toBe('denied');
+    store.setUserArea('acme', 'alice', 'netflow', true);
+    expect(await attempt(auth, 'wrong', '192.0.2.3')).toBe('denied');
+    expect(await attempt(auth, 'wrong', '192.0.2.3')).toBe('denied');
+    expect(await attempt(auth, cred.secret, '192.0.2.3')).toBe('limited');
+    expect(() => auth.precheck('logviewer', '192.0.2.3')).toThrow(RateLimitedError);
+    const holder = attempt(auth, 'wrong', '198.51.100.1');
+    expect(await attempt(auth, 'wrong-too', '198.51.100.2')).toBe('busy');
+    await holder;
+    expect(refusals.map(({ area, client, reason, apiId }) => [area, client, reason, apiId])).toEqual([
+      ['netflow', '192.0.2.2', 'unknown_api_id', 'nsv_nobody'],
+      ['netflow', '192.0.2.3', 'wrong_secret', cred.apiId],
+      ['netflow', '192.0.2.4', 'area_disabled', cred.apiId],
+      ['netflow', '192.0.2.3', 'wrong_secret', cred.apiId],
+      ['netflow', '192.0.2.3', 'wrong_secret', cred.apiId],
+      ['netflow', '192.0.2.3', 'rate_limited', cred.apiId],
+      ['logviewer', '192.0.2.3', 'rate_limited', undefined],
+      ['netflow', '198.51.100.2', 'busy', cred.apiId],
+      ['netflow', '198.51.100.1', 'wrong_secret', cred.apiId],
+    ]);
+    expect(refusals.filter((r) => r.reason === 'rate_limited').every((r) => r.retryAfterSec! > 0)).toBe(true);
+    expect(JSON.stringify(refusals)).not.toContain(cred.secret);
   });
 
   it('refuses over HTTP before reading the body when the budget is full', async () => {

@@ -276,4 +276,13 @@ describe('IPFIX', () => {
     const c = d.counters.exporter(from.address);
     expect([c.packets, c.unknownVersion, c.malformed]).toEqual([2, 1, 1]);
   });
+
+  it("skips sets with a reserved id (v9's 0 and 1, 4–255) by their length, and counts them", () => {
+    const d = createFlowDecoder();
+    const b = new FlowBatch();
+    const m = msg(set(2, ipfixTemplateRecord(256, BASIC)), set(0, Buffer.alloc(8)), set(4, Buffer.alloc(4)), set(256, basicRecord('10.9.0.1', 10)));
+    expect(d.decode(m, from, RECEIVED, b)).toEqual({ status: 'ok', version: 10, flows: 1 });
+    expect(rows(b).map((r) => r.src)).toEqual(['10.9.0.1']);
+    expect(d.counters.exporter(from.address).setsReserved).toBe(2);
+  });
 });

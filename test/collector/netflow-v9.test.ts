@@ -67,7 +67,7 @@ describe('NetFlow v9', () => {
     expect(f!.end).toBe(unixSecs * 1000 - 1000);
   });
 
-  it('reads several flowsets per packet, with padding, and skips reserved flowset ids', () => {
+  it('reads several flowsets per packet, with padding, and skips (and counts) reserved flowset ids', () => {
     const recs1 = Buffer.concat([record('10.0.0.1', '10.0.0.2', 1, 2, 6, 0, 0), record('10.0.0.3', '10.0.0.4', 3, 4, 6, 0, 0)]);
     const recs2 = record('10.0.0.5', '10.0.0.6', 5, 6, 17, 0, 0);
     const pkt = v9Packet(
@@ -78,9 +78,12 @@ describe('NetFlow v9', () => {
       set(300, recs2),
     );
     const b = new FlowBatch();
-    const out = createFlowDecoder().decode(pkt, from, RECEIVED, b);
+    const d = createFlowDecoder();
+    const out = d.decode(pkt, from, RECEIVED, b);
     expect(out).toEqual({ status: 'ok', version: 9, flows: 3 });
     expect(rows(b).map((r) => `${r.src}:${r.srcPort}`)).toEqual(['10.0.0.1:1', '10.0.0.3:3', '10.0.0.5:5']);
+    // nothing silently dropped: the reserved flowset is counted
+    expect(d.counters.exporter(from.address).setsReserved).toBe(1);
   });
 
   it('drops a datagram whose flowset length overruns it, with no partial flows', () => {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createFlowDecoder, exporterRef } from '../../collector/decoder.js';
 import { FlowBatch } from '../../collector/flow-batch.js';
+import { selectorInterval } from '../../collector/sampling.js';
+import * as F from './fidelity-datagrams.js';
 import { decodeFiles, rows } from './rows.js';
 import { ipfixMessage, ipfixTemplateRecord, ipv4, set, uint, v9OptionsTemplate, v9Packet, v9Templates, vendor } from './wire.js';
 
@@ -119,5 +121,102 @@ describe('sampling', () => {
       config: { samplingOverride: { '203.0.113.8': 10 } },
     });
     expect(other.rows[28]!.samplingInterval).toBe(1000);
+  });
+});
+
+describe('every sampling method (RFC 5475/5477 PSAMP selectors, NetFlow v9 samplers)', () => {
+  const decodeOne = (g: Buffer) => {
+    const d = createFlowDecoder();
+    const b = new FlowBatch();
+    const from = exporterRef('192.0.2.201');
+    d.decode(g, from, RECEIVED, b);
+    return { rows: rows(b), counters: d.counters.exporter(from.address) };
+  };
+  const flow = (src: string, srcPort: number, interval: number) => ({
+    src,
+    dst: '198.18.0.1',
+    nextHop: '0.0.0.0',
+    exporter: '192.0.2.201',
+    received: RECEIVED,
+    start: F.START_MS,
+    end: F.END_MS,
+    bytes: 1_000 * interval,
+    packets: 2 * interval,
+    srcPort,
+    dstPort: 443,
+    proto: 6,
+    tcpFlags: 0,
+    tos: 0,
+    ipVersion: 4,
+    samplingInterval: interval,
+    inputIf: 0,
+    outputIf: 0,
+    srcAs: 0,
+    dstAs: 0,
+    bytesRest: 0,
+    packetsRest: 0,
+  });
+
+  it('selectorInterval: count-based (1 of 100), random n-out-of-N, probabilistic 1/p, time-based share of time', () => {
+    const n = Number.NaN;
+    expect(selectorInterval(1, 99, n, n, n, n, n)).toBe(100);
+    expect(selectorInterval(n, n, 1, 256, n, n, n)).toBe(256);
+    expect(selectorInterval(n, n, n, n, 0.001, n, n)).toBe(1000);
+    expect(selectorInterval(n, n, n, n, n, 1_000, 9_000)).toBe(10);
+    // 2 of every 3 packets: 1.5 rounds to 2; nothing said: 0 (not an interval)
+    expect(selectorInterval(2, 1, n, n, n, n, n)).toBe(2);
+    expect(selectorInterval(n, n, n, n, n, n, n)).toBe(0);
+    expect(selectorInterval(n, n, n, n, 0, n, n)).toBe(0);
+  });
+
+  it('random n-out-of-N (304 = 3, 309 = 1, 310 = 256) in options data keyed by selectorId: the records that name no selector take 256', () => {
+    const { rows: r } = decodeOne(F.psampRandomOptions());
+    expect(r).toEqual([flow('10.5.0.1', 1001, 256), flow('10.5.0.2', 1002, 256)]);
+  });
+
+  it('a record naming a selector the options data never announced is not given the lone selector of its domain', () => {
+    const opts = [set(3, ipfixTemplateRecord(300, [[302, 8], [304, 2], [309, 4], [310, 4]], 1)), set(300, Buffer.concat([uint(17, 8), uint(3, 2), uint(1, 4), uint(256, 4)]))];
+    const fields: [number, number][] = [[302, 8], [8, 4], [12, 4], [1, 4], [2, 4]];
+    const data = set(262, Buffer.concat([uint(99, 8), ipv4('10.5.1.1'), ipv4('10.5.1.2'), uint(100, 4), uint(1, 4), uint(17, 8), ipv4('10.5.1.3'), ipv4('10.5.1.4'), uint(100, 4), uint(1, 4)]));
+    const { rows: r } = decodeOne(ipfixMessage({ exportSecs: F.EXPORT_S, domain: 5 }, ...opts, set(2, ipfixTemplateRecord(262, fields)), data));
+    expect(r.map((x) => [x.src, x.samplingInterval, x.bytes])).toEqual([
+      ['10.5.1.1', 1, 100],
+      ['10.5.1.3', 256, 25_600],
+    ]);
+  });
+
+  it('each PSAMP selector announced in options data scales the records naming it by selectorId', () => {
+    const { rows: r, counters } = decodeOne(F.psampSelectorsOptions());
+    expect(r).toEqual(F.PSAMP_SELECTORS.map((s) => flow(`10.6.0.${s.id}`, 2000 + s.id, s.interval)));
+    expect(counters.optionsRecords).toBe(4);
+  });
+
+  it("a record's own selector fields win over its selector's options data (1 in 7), which applies to a record without them", () => {
+    const { rows: r } = decodeOne(F.psampSelectorsInRecord());
+    expect(r).toEqual([...F.PSAMP_SELECTORS.map((s) => flow(`10.7.0.${s.id}`, 3000 + s.id, s.interval)), flow('10.7.0.9', 3009, 7)]);
+  });
+
+  it('v9: samplerId → samplerRandomInterval from options data; a record with its own samplingInterval or samplerRandomInterval keeps it', () => {
+    const { rows: r } = decodeOne(F.v9Samplers());
+    const v9 = (src: string, srcPort: number, iv: number) => ({
+      ...flow(src, srcPort, iv),
+      dst: '198.18.0.2',
+      dstPort: 123,
+      proto: 17,
+      start: F.EXPORT_S * 1000 - 60_000,
+      end: F.EXPORT_S * 1000 - 30_000,
+      bytes: 800 * iv,
+      packets: 4 * iv,
+    });
+    expect(r).toEqual([v9('10.8.0.1', 4001, 50), v9('10.8.0.2', 4002, 10), v9('10.8.0.3', 4003, 20)]);
+  });
+
+  it('an implied interval above maxSamplingInterval is refused and counted, not applied', () => {
+    const d = createFlowDecoder({ limits: { minTimeMs: 0, maxFutureMs: 86_400_000, maxSamplingInterval: 100 } });
+    const b = new FlowBatch();
+    const from = exporterRef('192.0.2.202');
+    d.decode(F.psampRandomOptions(), from, RECEIVED, b);
+    expect(rows(b).map((x) => x.samplingInterval)).toEqual([1, 1]);
+    expect(d.counters.exporter(from.address).samplingRefused).toBe(1);
   });
 });

@@ -6,7 +6,7 @@ import { sectionLayout } from '../../collector/section-fields.js';
 import type { TemplateField } from '../../collector/template-cache.js';
 import { ETH_VLAN_IPV4_TCP, EXPORT_S, packetSectionMessages } from './packet-section-fixtures.js';
 import { rows, type Row } from './rows.js';
-import { set, uint, v9Packet, v9Templates } from './wire.js';
+import { ipfixMessage, ipfixTemplateRecord, ipv4, set, uint, v9Packet, v9Templates, varField } from './wire.js';
 
 const field = (id: number, length: number, enterprise = 0): TemplateField => ({ id, length, enterprise });
 
@@ -24,7 +24,8 @@ describe('section fields', () => {
     const code = (fields: TemplateField[]): string => compileTemplate(fields, 'systemInit').decode.toString();
     const flow = [field(8, 4), field(12, 4), field(1, 8), field(2, 8), field(312, 2)];
     expect(code(flow)).not.toMatch(/readIpPacket|readDataLinkFrame|S\./);
-    expect(code([...flow, field(315, 65535)])).toContain('readDataLinkFrame(');
+    // The section gives the key to a template without addresses of its own.
+    expect(code([field(10, 4), field(312, 2), field(315, 65535)])).toContain('readDataLinkFrame(');
   });
 });
 
@@ -70,5 +71,30 @@ describe('sampled-packet records', () => {
         bytes: 52, packets: 1, bytesRest: 0, packetsRest: 0, samplingInterval: 1, inputIf: 7, outputIf: 0, srcAs: 0, dstAs: 0,
       },
     ]);
+  });
+
+  it('takes every key field from the packet when the template has no address, and none when it has addresses', () => {
+    const d = createFlowDecoder();
+    const b = new FlowBatch(2);
+    const from = exporterRef('192.0.2.22');
+    const received = 1_700_000_950_500;
+    // A protocol and ToS of the template's own, beside the packet that has the rest of the key:
+    // one header gives the whole key, as in tunnel templates, so the packet's.
+    const sampled = ipfixTemplateRecord(330, [[10, 4], [4, 1], [5, 1], [315, 65535]]);
+    // Addresses of its own: a flow template, whose key and counters the section does not touch.
+    const flow = ipfixTemplateRecord(331, [[8, 4], [12, 4], [1, 4], [2, 4], [315, 65535]]);
+    const msg = ipfixMessage(
+      { exportSecs: 1_700_000_950 },
+      set(2, Buffer.concat([sampled, flow])),
+      set(330, Buffer.concat([uint(9, 4), uint(17, 1), uint(0, 1), varField(ETH_VLAN_IPV4_TCP)])),
+      set(331, Buffer.concat([ipv4('10.3.3.3'), ipv4('10.4.4.4'), uint(4_000, 4), uint(3, 4), varField(ETH_VLAN_IPV4_TCP)])),
+    );
+    expect(d.decode(msg, from, received, b).status).toBe('ok');
+    const base = { received, start: 1_700_000_950_000, end: 1_700_000_950_000, exporter: '192.0.2.22', nextHop: '0.0.0.0', ipVersion: 4, bytesRest: 0, packetsRest: 0, samplingInterval: 1, outputIf: 0, srcAs: 0, dstAs: 0 };
+    expect(rows(b)).toEqual([
+      { ...base, src: '192.0.2.1', dst: '198.51.100.2', proto: 6, srcPort: 443, dstPort: 51_000, tcpFlags: 0x18, tos: 0xb8, bytes: 52, packets: 1, inputIf: 9 },
+      { ...base, src: '10.3.3.3', dst: '10.4.4.4', proto: 0, srcPort: 0, dstPort: 0, tcpFlags: 0, tos: 0, bytes: 4_000, packets: 3, inputIf: 0 },
+    ]);
+    expect(d.counters.exporter(from.address)).toMatchObject({ flows: 2, recordsWithoutAddress: 0, sectionsUnreadable: 0 });
   });
 });

@@ -99,7 +99,7 @@ describe('two-way records', () => {
     });
   });
 
-  it('scales reverse counters by the sampling interval of the record, and drops address-less records without a reverse row', () => {
+  it('scales reverse counters by the sampling interval of the record, and keeps an address-less two-way record with its reverse row', () => {
     const fields: Spec[] = [
       [8, 4],
       [12, 4],
@@ -134,9 +134,18 @@ describe('two-way records', () => {
       ['10.9.0.2', '10.9.0.1', 3_000, 20, 10],
       ['10.9.0.3', '10.9.0.4', 1_000, 10, 10],
       ['10.9.0.4', '10.9.0.3', 3_000, 20, 10],
+      // No address: kept with the unspecified one (as any record with counters), both ways.
+      ['0.0.0.0', '0.0.0.0', 5, 0, 1],
+      ['0.0.0.0', '0.0.0.0', 6, 0, 1],
     ]);
     const c = d.counters.exporter(from.address);
-    expect({ reverseFlows: c.reverseFlows, recordsWithoutAddress: c.recordsWithoutAddress }).toEqual({ reverseFlows: 2, recordsWithoutAddress: 1 });
+    // The address-less record counts once as a record; its reverse row is a row, not a record.
+    expect({ flows: c.flows, reverseFlows: c.reverseFlows, recordsWithoutAddress: c.recordsWithoutAddress, bytes: c.bytes }).toEqual({
+      flows: 6,
+      reverseFlows: 3,
+      recordsWithoutAddress: 1,
+      bytes: 1_000 + 3_000 + 1_000 + 3_000 + 5 + 6,
+    });
   });
 
   it('swaps the addresses of the family each record has in a template with IPv4 and IPv6 fields', () => {
@@ -173,6 +182,42 @@ describe('two-way records', () => {
       [6, '2001:db8::1', '2001:db8::2', '::', 30],
       [6, '2001:db8::2', '2001:db8::1', '::', 40],
     ]);
+  });
+
+  it('in a tunnel template, the reverse row is the return direction of the inner flow', () => {
+    // GRE-style: outer IPv4 header, then the inner one with its ports; both directions counted.
+    const fields: Spec[] = [[8, 4], [12, 4], [4, 1], [8, 4], [12, 4], [4, 1], [7, 2], [11, 2], [1, 4], [2, 4], [1, 4, 29305], [2, 4, 29305]];
+    const rec = Buffer.concat([
+      ipv4('198.51.100.1'), ipv4('198.51.100.2'), uint(47, 1),
+      ipv4('10.1.1.1'), ipv4('10.2.2.2'), uint(6, 1), uint(40_000, 2), uint(443, 2),
+      uint(900, 4), uint(6, 4), uint(9_000, 4), uint(8, 4),
+    ]);
+    const { rows: got, counters } = decodeAll([
+      ipfixMessage({ exportSecs: 1_700_000_550 }, set(2, ipfixTemplateRecord(310, fields)), set(310, rec)),
+    ]);
+    const t = { start: 1_700_000_550_000, end: 1_700_000_550_000, proto: 6 };
+    expect(got).toEqual([
+      // The tunnel endpoint (outer destination) is the forward row's next hop.
+      row({ ...t, src: '10.1.1.1', dst: '10.2.2.2', nextHop: '198.51.100.2', srcPort: 40_000, dstPort: 443, bytes: 900, packets: 6 }),
+      row({ ...t, src: '10.2.2.2', dst: '10.1.1.1', nextHop: '0.0.0.0', srcPort: 443, dstPort: 40_000, bytes: 9_000, packets: 8 }),
+    ]);
+    expect({ flows: counters.flows, reverseFlows: counters.reverseFlows }).toEqual({ flows: 2, reverseFlows: 1 });
+  });
+
+  it('a datagram found malformed after two-way records takes back their reverse rows, counting records, not rows', () => {
+    const tpl = set(2, ipfixTemplateRecord(320, [[8, 4], [12, 4], [1, 4], [1, 4, 29305]]));
+    const good = set(320, Buffer.concat([ipv4('10.0.0.1'), ipv4('10.0.0.2'), uint(100, 4), uint(700, 4), ipv4('10.0.0.3'), ipv4('10.0.0.4'), uint(200, 4), uint(800, 4)]));
+    // A variable-length field running past its set.
+    const vtpl = set(2, ipfixTemplateRecord(321, [[8, 4], [82, 65535]]));
+    const bad = set(321, Buffer.concat([ipv4('10.0.0.5'), uint(200, 1), Buffer.alloc(3)]), false);
+    const { rows: got, outcomes, counters } = decodeAll([ipfixMessage({ exportSecs: 1_700_000_560 }, tpl, vtpl, good, bad)]);
+    expect(outcomes.map((o) => o.status)).toEqual(['malformed']);
+    expect(got).toEqual([]);
+    expect({ recordsInMalformed: counters.recordsInMalformed, reverseFlows: counters.reverseFlows, flows: counters.flows }).toEqual({
+      recordsInMalformed: 2,
+      reverseFlows: 0,
+      flows: 0,
+    });
   });
 
   it('adds the reverse-row code only to templates with a reverse counter, so other templates decode as before', () => {

@@ -9,11 +9,10 @@ import type { FlowBatch } from '../../collector/flow-batch.js';
 import { formatAddress } from '../../collector/flow-batch.js';
 import { SummarySink, type FlowSink } from '../../collector/flow-sink.js';
 import { createThreadedFlowListeners } from '../../collector/threaded-listener.js';
+import { ListenerBindError, ListenerConfigError } from '../../collector/listener-errors.js';
 import {
   createFlowListeners,
   DEFAULT_LISTENER_OPTIONS,
-  ListenerBindError,
-  ListenerConfigError,
   type FlowListenerDeps,
   type FlowListeners,
   type FlowSourceConfig,
@@ -406,7 +405,13 @@ describe.each(VARIANTS)('flow listener, %s', (_name, make) => {
     const port = taken.address().port;
     const free = await freeUdpPort();
     const l = make({ first: { listen: `127.0.0.1:${free}` }, second: { listen: `127.0.0.1:${port}` } }, { sink: new SummarySink() }, {});
-    await expect(l.start()).rejects.toBeInstanceOf(ListenerBindError);
+    const err = await l.start().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ListenerBindError);
+    // It says what holds the port and which setting moves the source.
+    expect((err as Error).message).toBe(
+      `cannot listen on 127.0.0.1:${port}: the port is in use (another collector, nfcapd or a second netsvc, holds it); ` +
+        'stop that one, or set flowSources.second.listen (NETSVC_FLOW_SOURCES__SECOND__LISTEN) to another port',
+    );
     // The first socket was closed again: its port can be bound.
     const probe = createSocket('udp4');
     await new Promise<void>((resolve, reject) => {
@@ -721,7 +726,9 @@ describe('flow listener with a socket thread, warm-up', () => {
     // Source a binds and is warmed up (its ring polled) before b fails: the retry must watch its ring again.
     const l = createFlowListeners({ a: { listen: '127.0.0.1:0' }, b: { listen: `127.0.0.1:${port}` } }, { sink: summary }, { socketThread: true, warmUp: true, flushDelayMs: 1 });
     open.push(l);
-    await expect(l.start()).rejects.toBeInstanceOf(ListenerBindError);
+    const err = await l.start().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ListenerBindError);
+    expect((err as Error).message).toMatch(/^cannot listen on 127\.0\.0\.1:\d+: the port is in use .* set flowSources\.b\.listen \(NETSVC_FLOW_SOURCES__B__LISTEN\) to another port$/);
     expect(l.threadId()).toBeUndefined();
     await new Promise<void>((r) => taken.close(() => r()));
     sockets.splice(sockets.indexOf(taken), 1);

@@ -22,7 +22,8 @@ import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.
 import type { SqlClient } from '../../storage/sql/sql-client.js';
 import type { SyslogRecord } from '../../storage/syslog/syslog-store.js';
 import { createLogger } from '../../src/log.js';
-import { openAdminStore, startService, type ServiceHandle } from '../../src/main.js';
+import { openAdminStore } from '../../src/admin-store.js';
+import { startService, type ServiceHandle } from '../../src/main.js';
 import { availableDialects, createTestDatabase, requireAll, type TestDatabase } from '../helpers/databases.js';
 import { getJson, postJson } from '../helpers/http.js';
 import { clientFor, createSystemEvents } from '../storage/syslog/system-events.js';

@@ -50,6 +50,11 @@ describe('netsvc CLI', () => {
     const dir = tmp();
     const a = capture();
     expect(await runCli(['--data-dir', dir, 'admin', 'entity', 'add', 'acme', '--areas', 'netflow,hotspot'], a)).toBe(0);
+    // An entity the configuration does not know yet: what to add, and where.
+    expect(a.stderr.join('')).toBe(
+      `note: entity 'acme' has no flow sources or databases in the configuration yet: add "entities": { "acme": { "flowSources": [...], ` +
+        '"radius": "mysql://…", "syslog": "mysql://…" } } to the config file (README, "Configuration"), then restart serve',
+    );
     const b = capture();
     expect(await runCli(['admin', 'user', 'add', 'acme', 'alice', '--areas', 'netflow', '--data-dir', dir], b)).toBe(0);
     const c = capture();

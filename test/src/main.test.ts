@@ -1,10 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { mkdtempSync, rmSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { loadTokenKey, openAdminStore, startService } from '../../src/main.js';
+import { openAdminStore } from '../../src/admin-store.js';
+import { startService } from '../../src/main.js';
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
 import { listCaptureFiles } from '../../storage/capture/reader.js';
 import { CaptureWriter } from '../../storage/capture/writer.js';
@@ -17,24 +18,6 @@ function config(dataDir: string, env: Record<string, string> = {}) {
 }
 
 describe('token key', () => {
-  it('is generated once, kept 0600 in the data dir, and read back the same', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'netsvc-key-'));
-    const cfg = config(dir);
-    const first = loadTokenKey(cfg);
-    expect(first.length).toBeGreaterThanOrEqual(32);
-    expect(statSync(join(dir, 'jwt.key')).mode & 0o777).toBe(0o600);
-    expect(Buffer.from(loadTokenKey(cfg)).equals(Buffer.from(first))).toBe(true);
-    expect(readFileSync(join(dir, 'jwt.key'), 'utf8').trim()).toMatch(/^[0-9a-f]{64}$/);
-  });
-
-  it('comes from auth.jwtSecret when set, and then no key file is written', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'netsvc-key-'));
-    const secret = 'x'.repeat(40);
-    const key = loadTokenKey(config(dir, { NETSVC_AUTH__JWT_SECRET: JSON.stringify(secret) }));
-    expect(Buffer.from(key).toString()).toBe(secret);
-    expect(() => statSync(join(dir, 'jwt.key'))).toThrow();
-  });
-
   it('keeps tokens valid across a restart of the service', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'netsvc-restart-'));
     const cfg = config(dir);
@@ -84,6 +67,11 @@ describe('GET /metrics of a running service', () => {
       for (const name of ['capture_write_errors', 'capture_rows_lost', 'capture_seal_errors', 'capture_recovered_files', 'query_corrupt_files', 'query_corrupt_blocks', 'retention_files_removed']) {
         expect(text).toMatch(new RegExp(`^netsvc_${name}_total \\d+$`, 'm'));
       }
+      // Every scrape above came on a new connection, through the HTTP connection gate.
+      const admitted = Number(/^netsvc_http_connections_admitted_total (\d+)$/m.exec(text)?.[1]);
+      expect(admitted).toBeGreaterThanOrEqual(1);
+      expect(text).toMatch(/^netsvc_http_connections_waiting 0$/m);
+      expect(text).toMatch(/^netsvc_http_connections_refused_total 0$/m);
     } finally {
       await service.close();
       rmSync(dir, { recursive: true, force: true });

@@ -12,6 +12,7 @@ import { CaptureWriter } from '../../storage/capture/writer.js';
 import { CaptureNetflowQuery } from '../../storage/kpi/capture-netflow-query.js';
 import { KpiBuilder } from '../../storage/kpi/kpi-builder.js';
 import { SqliteKpiCache } from '../../storage/kpi/sqlite-kpi-cache.js';
+import * as F from '../collector/fidelity-datagrams.js';
 import { flowFixtures } from '../helpers/flow-fixtures.js';
 import { FakeClock, randomFlows, tempDataDir } from '../storage/capture/flows.js';
 
@@ -23,11 +24,13 @@ beforeAll(async () => {
   await listeners.start();
   const s = createSocket('udp4');
   const payloads = fixture.datagrams().map((d) => d.payload);
-  for (const p of [...payloads, Buffer.from('garbage!')]) {
+  // and one datagram per reason a record is refused (docs/netflow.md, "Records netsvc does not store")
+  const refusals = [F.notAFlow(), F.reservedSet(), F.malformedAfterRecords()];
+  for (const p of [...payloads, Buffer.from('garbage!'), ...refusals]) {
     await new Promise<void>((r) => s.send(p, listeners.addresses().netflow!.port, '127.0.0.1', () => r()));
   }
   s.close();
-  while (listeners.sourceStats()[0]!.received < payloads.length + 1) await new Promise((r) => setTimeout(r, 5));
+  while (listeners.sourceStats()[0]!.received < payloads.length + 4) await new Promise((r) => setTimeout(r, 5));
   await listeners.idle();
 });
 afterAll(async () => {
@@ -44,8 +47,13 @@ describe('Prometheus metrics', () => {
     expect(text).toContain(`netsvc_flow_flows_total{source="netflow",exporter="127.0.0.1"} ${ref.totals.flows}`);
     expect(text).toContain(`netsvc_flow_bytes_total{source="netflow",exporter="127.0.0.1"} ${ref.totals.bytes}`);
     expect(text).toContain(`netsvc_flow_packets_in_flows_total{source="netflow",exporter="127.0.0.1"} ${ref.totals.packets}`);
-    expect(text).toContain(`netsvc_flow_datagrams_total{source="netflow",exporter="127.0.0.1"} ${ref.datagrams_replayed + 1}`);
+    expect(text).toContain(`netsvc_flow_datagrams_total{source="netflow",exporter="127.0.0.1"} ${ref.datagrams_replayed + 4}`);
     expect(text).toContain('netsvc_flow_unknown_version_total{source="netflow",exporter="127.0.0.1"} 1');
+    // every refused record under its reason
+    expect(text).toContain('netsvc_flow_records_not_flows_total{source="netflow",exporter="127.0.0.1"} 2');
+    expect(text).toContain('netsvc_flow_sets_reserved_total{source="netflow",exporter="127.0.0.1"} 1');
+    expect(text).toContain('netsvc_flow_records_in_malformed_total{source="netflow",exporter="127.0.0.1"} 2');
+    expect(text).toContain('netsvc_flow_malformed_total{source="netflow",exporter="127.0.0.1"} 1');
     expect(text).toContain('netsvc_flow_queue_drops_total{source="lentor"} 0');
     expect(text).toContain('netsvc_flow_decoder_errors_total{source="netflow"} 0');
     expect(text).toMatch(/netsvc_flow_templates_added_total\{source="netflow",exporter="127.0.0.1"\} [1-9]/);

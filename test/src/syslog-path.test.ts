@@ -8,15 +8,20 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { holdSqliteLock, openIdleConnections, syslogCounters, syslogLine, type HeldLock } from '../../bench/hostile-syslog-lib.js';
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
 import { openSqlClient } from '../../storage/sql/open-sql-client.js';
 import { createLogger } from '../../src/log.js';
-import { openAdminStore, startService, type ServiceHandle } from '../../src/main.js';
+import { openAdminStore } from '../../src/admin-store.js';
+import { startService, type ServiceHandle } from '../../src/main.js';
 import { postJson } from '../helpers/http.js';
 import { freePort, sendUdp } from '../helpers/net.js';
 import { loopbackConfig } from '../helpers/service.js';
+import { availableDialects } from '../helpers/databases.js';
+import { redactUrl } from '../../storage/sql/sql-client.js';
+import { createSystemEventsDatabase, type SystemEventsDatabase } from '../storage/syslog/system-events.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -146,6 +151,65 @@ describe('netsvc serve: the receiver limits come from syslogReceiver', () => {
     } finally {
       a.destroy();
       b.destroy();
+    }
+  });
+});
+
+const servers = (await availableDialects()).filter((d) => d !== 'sqlite');
+
+describe.each(servers)('netsvc serve: a syslog database on %s', (dialect) => {
+  let dir: string;
+  let events: SystemEventsDatabase;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'netsvc-syslog-external-'));
+    events = await createSystemEventsDatabase(dialect, 'netsvc_feed');
+  });
+  afterAll(async () => {
+    await events?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const start = async (receiver: Record<string, unknown>, lines: string[]) => {
+    const port = await freePort();
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
+    const config = loopbackConfig(dir, {
+      entities: { default: { syslog: events.db.url } },
+      syslogReceiver: { host: '127.0.0.1', port, tcp: false, flushIntervalMs: 50, ...receiver },
+    });
+    return { port, service: await startService(config, { logger: createLogger('info', sink), now: Date.now }) };
+  };
+
+  it('says at start-up what feeds it and how to have the embedded receiver feed it', async () => {
+    const lines: string[] = [];
+    const { service, port } = await start({}, lines);
+    await service.close();
+    const off = lines.map((l) => JSON.parse(l) as { msg: string }).find((l) => l.msg.startsWith('syslog receiver off'));
+    expect(off?.msg).toBe(
+      `syslog receiver off: entity 'default' reads ${redactUrl(events.db.url)}, which rsyslog (or another writer) must feed; ` +
+        `set syslogReceiver.feedExternal (NETSVC_SYSLOG_RECEIVER__FEED_EXTERNAL=true) for netsvc's receiver on port ${port} to write into it`,
+    );
+  });
+
+  it('with syslogReceiver.feedExternal, the embedded receiver writes what it receives into SystemEvents', async () => {
+    const { service, port } = await start({ feedExternal: true }, []);
+    try {
+      const marker = `fed-${dialect}-${Date.now()}`;
+      await sendUdp(port, syslogLine(marker));
+      let rows: Array<{ message: string; fromhost: string; priority: number | string }> = [];
+      for (let i = 0; i < 100 && rows.length === 0; i++) {
+        await sleep(50);
+        rows = await events.client.query('SELECT Message AS message, FromHost AS fromhost, Priority AS priority FROM SystemEvents WHERE Message = ?', [marker]);
+      }
+      expect(rows).toHaveLength(1);
+      expect(rows[0]!.fromhost).toBe('bench-host');
+      expect(Number(rows[0]!.priority)).toBe(6);
+    } finally {
+      await service.close();
     }
   });
 });

@@ -62,8 +62,16 @@ describe('netflow value formats (decisions.md)', () => {
     expect(parseQueryMinute('2026/03/25 09:00', 'UTC')).toBe(Date.parse('2026-03-25T09:00:00Z'));
     expect(parseQueryMinute('2026/03/25 09:00', 'Asia/Kolkata')).toBe(Date.parse('2026-03-25T03:30:00Z'));
     expect(parseQueryMinute('2026/02/30 09:00', 'UTC')).toBeUndefined();
-    expect(parseQueryMinute('2026-03-25 09:00', 'UTC')).toBeUndefined();
     expect(parseQueryMinute('2026/3/25 9:00', 'UTC')).toBeUndefined();
+    // The forms logviewer and hotspot take too: dashes in the zone, ISO 8601 with an offset converted;
+    // seconds are dropped (windows are whole minutes).
+    expect(parseQueryMinute('2026-03-25 09:00', 'Asia/Kolkata')).toBe(Date.parse('2026-03-25T03:30:00Z'));
+    expect(parseQueryMinute('2026-03-25T09:00:59', 'UTC')).toBe(Date.parse('2026-03-25T09:00:00Z'));
+    expect(parseQueryMinute('2026-03-25T09:00Z', 'Asia/Kolkata')).toBe(Date.parse('2026-03-25T09:00:00Z'));
+    expect(parseQueryMinute('2026-03-25T14:30:15.5+05:30', 'UTC')).toBe(Date.parse('2026-03-25T09:00:00Z'));
+    expect(parseQueryMinute('2026-03-25T09:00', 'UTC')).toBe(Date.parse('2026-03-25T09:00:00Z'));
+    expect(parseQueryMinute('2026-13-01T09:00Z', 'UTC')).toBeUndefined();
+    expect(parseQueryMinute('yesterday', 'UTC')).toBeUndefined();
     expect(formatQueryMinute(Date.parse('2026-03-25T03:30:00Z'), 'Asia/Kolkata')).toBe('2026/03/25 09:00');
     expect(formatFlowTime(Date.parse('2023-11-14T22:13:41.235Z'), 'UTC')).toBe('2023-11-14 22:13:41');
     expect(formatIsoUtc(Date.parse('2026-03-25T09:00:00Z'))).toBe('2026-03-25T09:00:00Z');

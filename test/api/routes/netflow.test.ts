@@ -241,6 +241,17 @@ describe('netflow routes over a loopback server', () => {
     }
   });
 
+  it("takes ISO 8601 and dashed times as logviewer and hotspot do, with the same answer as api.md's form", async () => {
+    const slash = await get(`/kpi${q({ start: '2026/03/25 08:00', end: '2026/03/25 08:59' })}`);
+    const iso = await get(`/kpi${q({ start: '2026-03-25T08:00:00Z', end: '2026-03-25 08:59' })}`);
+    expect(slash.status).toBe(200);
+    expect(iso.status).toBe(200);
+    expect(iso.body.result.kpi).toEqual(slash.body.result.kpi);
+    expect(iso.body.result.meta.start).toBe('2026-03-25T08:00:00Z');
+    const bad = await get(`/kpi${q({ start: '2026-03-25T08:00:00', end: '25/03/2026 08:59' })}`);
+    expect(bad.body.errorMessage).toBe("Invalid parameter 'end': '25/03/2026 08:59' is not a valid time (YYYY/MM/DD HH:mm, YYYY-MM-DD HH:mm or ISO 8601 (e.g. 2026-03-25T09:00Z)).");
+  });
+
   it('answers the longest window (744 hours) and refuses one minute more, naming end', async () => {
     const longest = await get(`/kpi${q({ start: '2026/03/01 00:00', end: '2026/03/31 23:59' })}`);
     expect(longest.status).toBe(200);

@@ -71,5 +71,11 @@ describe('netsvc kpi rebuild', () => {
     expect(ctx.stderr.join('')).toMatch(/unknown flow source 'nope'/);
     const ctx2 = captureCli();
     expect(await runCli(['kpi', 'rebuild', '--config', config, '--from', '2026/03/25 09:00', '--to', '2026/03/25 08:00'], ctx2)).toBe(2);
+    // A time that is no time: why, and the forms that are.
+    const ctx3 = captureCli();
+    expect(await runCli(['kpi', 'rebuild', '--config', config, '--from', '2026/13/01'], ctx3)).toBe(2);
+    expect(ctx3.stderr.join('')).toBe(
+      "netsvc: invalid time '2026/13/01' (you specified 13 (of type number) as a month, which is invalid): use YYYY/MM/DD HH:mm, YYYY-MM-DD or ISO 8601",
+    );
   });
 });

@@ -78,7 +78,7 @@ describe.each(dialects)('netsvc profile on %s', (dialect) => {
     try {
       const res = await runCliCaptured(['profile', 'list', '--config', emptyConfig]);
       expect(res.code).toBe(1);
-      expect(res.err).toMatch(/^netsvc: the RADIUS database lacks table\(s\) radcheck, .*netsvc_userinfo.*: .*netsvc db migrate$/);
+      expect(res.err).toMatch(/^netsvc: the RADIUS database lacks table\(s\) radcheck, .*netsvc_userinfo.*: run netsvc db migrate --create-peer-tables \(/);
     } finally {
       await empty.drop();
     }
