@@ -35,6 +35,8 @@ export const COUNTER_NAMES = [
   'domainsEvicted', // observation domains forgotten to respect a cap (least recently used first)
   'timestampsClamped', // flow times outside the plausible window, replaced by the export time
   'samplingRefused', // sampling intervals above the bound, not applied
+  'sectionsUnreadable', // sampled-packet records dropped: their packet section (IE 313/315) held no IP header netsvc could read, and the template has no addresses
+  'reverseFlows', // flow rows made from the return direction of two-way records (RFC 5103 biflows, ASA NSEL responder counts); included in `flows`
 ] as const;
 
 /** One counter name. */

@@ -39,6 +39,8 @@ const ctx: RecordContext = {
   samplers: new Map(),
   maxInterval: 0,
   refused: 0,
+  reverseRows: 0,
+  sectionsUnreadable: 0,
 };
 
 /**
@@ -83,11 +85,19 @@ export function decodeWithTemplate(
   ctx.samplers = domain.samplers;
   ctx.maxInterval = env.limits.maxSamplingInterval;
   ctx.refused = 0;
+  ctx.reverseRows = 0;
+  ctx.sectionsUnreadable = 0;
   const before = out.length;
   const n = compiled.decode(b, p, end, out, ctx);
   if (n > 0) {
+    // A record counts under one of these at most: not a flow (the whole set), kept without an
+    // address (the whole set), dropped for an unreadable packet section; else it is a flow.
     if (compiled.kind === 'none') env.counters.add(env.exporterCounters, 'recordsNotFlows', n);
     else if (compiled.kind === 'addressless') env.counters.add(env.exporterCounters, 'recordsWithoutAddress', n);
+    if (ctx.sectionsUnreadable > 0) env.counters.add(env.exporterCounters, 'sectionsUnreadable', ctx.sectionsUnreadable);
+    // Reverse rows are rows, not records: tallied here and counted (reverseFlows) by the caller
+    // once the datagram is known whole, since a malformed one takes its rows back (decoder.ts).
+    env.reverseRows += ctx.reverseRows;
     // The plausible window is anchored on the received time (the decoders read no clock).
     const clamped = clampTimes(out.cols.start, out.cols.end, before, out.length, header.exportMs, header.receivedMs, env.limits);
     if (clamped > 0) env.counters.add(env.exporterCounters, 'timestampsClamped', clamped);
@@ -166,12 +176,17 @@ export function releasePending(t: Template, domain: DomainState, env: DecodeEnv,
   for (const held of env.pending.take(domain, t.id)) {
     const ec = env.counters.exporter(domain.address);
     const before = out.length;
+    const ownReverse = env.reverseRows;
     const n = decodeWithTemplate(t, domain, held.body, 0, held.body.length, held, env, out);
+    // The held set's reverse rows are not the datagram's: whatever becomes of it, they are settled here.
+    const reverse = env.reverseRows - ownReverse;
+    env.reverseRows = ownReverse;
     if (n < 0) {
-      if (out.length > before) env.counters.add(ec, 'recordsInMalformed', out.length - before);
+      if (out.length - before > reverse) env.counters.add(ec, 'recordsInMalformed', out.length - before - reverse);
       out.length = before;
       env.counters.add(ec, 'malformed');
     } else {
+      if (reverse > 0) env.counters.add(ec, 'reverseFlows', reverse);
       env.counters.add(ec, 'pendingDecoded');
       // These rows belong to earlier datagrams: they stay even if this one turns out malformed.
       if (out.length > before) env.released.push(before, out.length);

@@ -130,6 +130,12 @@ export interface DecodeEnv {
   readonly overrideInterval: number;
   /** Row ranges [start, end, start, end, …] of held data released by this datagram's templates (kept if it is malformed). */
   readonly released: number[];
+  /**
+   * Reverse rows (two-way records) this datagram's own sets added so far: counted in
+   * reverseFlows when the datagram turns out whole, else taken back with it (they are not
+   * records, so not counted in recordsInMalformed either).
+   */
+  reverseRows: number;
   /** Bounds of plausible values from the wire. */
   readonly limits: ValueLimits;
 }
@@ -195,6 +201,7 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
     receivedMs: 0,
     overrideInterval: 0,
     released: [],
+    reverseRows: 0,
     limits: cfg.limits,
   };
 
@@ -220,6 +227,7 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
     env.receivedMs = receivedMs;
     env.overrideInterval = overrides.get(exporter.address) ?? 0;
     env.released.length = 0;
+    env.reverseRows = 0;
     let ok: boolean;
     let readPastEnd = false;
     try {
@@ -242,11 +250,13 @@ export function createFlowDecoder(config: Partial<FlowDecoderConfig> = {}, templ
       const decoded = out.length;
       out.length = keepReleased(out, startRow, env.released);
       counters.add(ec, 'malformed');
-      if (decoded > out.length) counters.add(ec, 'recordsInMalformed', decoded - out.length);
+      // The rows taken back less the reverse rows among them: records, not rows.
+      if (decoded - out.length > env.reverseRows) counters.add(ec, 'recordsInMalformed', decoded - out.length - env.reverseRows);
       countFlows(ec, startRow, out);
       const outcome = { status: 'malformed', version, flows: out.length - startRow } as const;
       return readPastEnd ? { ...outcome, readPastEnd } : outcome;
     }
+    if (env.reverseRows > 0) counters.add(ec, 'reverseFlows', env.reverseRows);
     const flows = countFlows(ec, startRow, out);
     return { status: 'ok', version, flows };
   }

@@ -84,6 +84,7 @@ export const IE = {
   udpDestinationPort: 181,
   tcpSourcePort: 182,
   tcpDestinationPort: 183,
+  ipTotalLength: 224,
   postNATSourceIPv4Address: 225,
   postNATDestinationIPv4Address: 226,
   initiatorOctets: 231,
@@ -103,7 +104,14 @@ export const IE = {
   samplingSize: 309,
   samplingPopulation: 310,
   samplingProbability: 311,
+  dataLinkFrameSize: 312,
+  ipHeaderPacketSection: 313,
+  ipPayloadPacketSection: 314,
+  dataLinkFrameSection: 315,
+  mplsLabelStackSection: 316,
   staIPv4Address: 366,
+  sectionOffset: 409,
+  sectionExportedOctets: 410,
 } as const;
 
 const ENTRIES: readonly [number, string, IeType][] = [
@@ -207,6 +215,7 @@ const ENTRIES: readonly [number, string, IeType][] = [
   [181, 'udpDestinationPort', 'unsigned'],
   [182, 'tcpSourcePort', 'unsigned'],
   [183, 'tcpDestinationPort', 'unsigned'],
+  [224, 'ipTotalLength', 'unsigned'],
   [225, 'postNATSourceIPv4Address', 'ipv4'],
   [226, 'postNATDestinationIPv4Address', 'ipv4'],
   [227, 'postNAPTSourceTransportPort', 'unsigned'],
@@ -231,6 +240,11 @@ const ENTRIES: readonly [number, string, IeType][] = [
   [309, 'samplingSize', 'unsigned'],
   [310, 'samplingPopulation', 'unsigned'],
   [311, 'samplingProbability', 'float'],
+  [312, 'dataLinkFrameSize', 'unsigned'],
+  [313, 'ipHeaderPacketSection', 'octets'],
+  [314, 'ipPayloadPacketSection', 'octets'],
+  [315, 'dataLinkFrameSection', 'octets'],
+  [316, 'mplsLabelStackSection', 'octets'],
   [322, 'observationTimeSeconds', 'dateTimeSeconds'],
   [323, 'observationTimeMilliseconds', 'dateTimeMilliseconds'],
   [324, 'observationTimeMicroseconds', 'dateTimeMicroseconds'],
@@ -238,6 +252,8 @@ const ENTRIES: readonly [number, string, IeType][] = [
   [365, 'staMacAddress', 'mac'],
   [366, 'staIPv4Address', 'ipv4'],
   [367, 'wtpMacAddress', 'mac'],
+  [409, 'sectionOffset', 'unsigned'],
+  [410, 'sectionExportedOctets', 'unsigned'],
 ];
 
 /** IANA elements by id. */

@@ -14,8 +14,11 @@
  */
 import { LITTLE_ENDIAN, MAPPED_WORD, scaleCount, type FlowBatch } from './flow-batch.js';
 import { IE, NTP_UNIX_OFFSET_S, VARIABLE_LENGTH } from './ie-registry.js';
+import { newPacketHeaders, readDataLinkFrame, readIpPacket } from './packet-section.js';
 import { selectorInterval } from './sampling.js';
+import { sectionLayout } from './section-fields.js';
 import type { Template, TemplateField } from './template-cache.js';
+import { assignReverseRoles, reverseRowSource } from './two-way.js';
 
 /** Per-set inputs of a compiled decoder: header facts and domain state. */
 export interface RecordContext {
@@ -38,6 +41,10 @@ export interface RecordContext {
   maxInterval: number;
   /** Set by the decoder, for the caller to count: intervals it refused in this set. */
   refused: number;
+  /** Set by the decoder: rows it added for the return direction of two-way records (see two-way.ts). */
+  reverseRows: number;
+  /** Set by the decoder: records dropped because their packet section held no readable IP header. */
+  sectionsUnreadable: number;
 }
 
 /** Appends the records of one data set; returns records read, or -1 when the set is malformed. */
@@ -49,7 +56,9 @@ export interface CompiledTemplate {
   /** Shortest record the template allows (0: the template has no bytes at all). */
   readonly minLength: number;
   /**
-   * What becomes of its records: 'flows' (rows with addresses), 'addressless' (rows with the
+   * What becomes of its records: 'flows' (rows with addresses: the template's, or those of its
+   * packet section when it has none; a record whose section is unreadable is dropped and
+   * counted in the decoder's `sectionsUnreadable`), 'addressless' (rows with the
    * unspecified address: no address element, but counters), 'none' (neither: not a flow,
    * skipped and counted).
    */
@@ -225,6 +234,8 @@ function readUint(pos: string, len: number): string {
 
 // Where scaleCount leaves the rest of a wide counter (decoders are synchronous, so one is enough).
 const WIDE_REST = new Float64Array(1);
+// What the packet section of the record being decoded said (same reason for one).
+const SECTION = newPacketHeaders();
 
 /** Reads of the fields of one role map: has / position / value source. */
 interface RoleView {
@@ -238,6 +249,9 @@ interface RoleView {
 export function compileTemplate(fields: readonly TemplateField[], base: UptimeBase): CompiledTemplate {
   const minLength = minRecordLength(fields);
   if (minLength === 0) return { decode: () => 0, minLength, kind: 'none', namesSampler: false };
+  const section = sectionLayout(fields);
+  let sectionAt = '';
+  let sectionLength = '';
   const body: string[] = [];
   const fieldPos: string[] = []; // field index → position expression
   let baseVar = 'p';
@@ -259,12 +273,20 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
         `const ${v} = q${varCount} + l${varCount};`,
         `if (${v} + ${segmentLength(i + 1)} > end) return -1;`,
       );
+      if (section?.index === i) {
+        sectionAt = `q${varCount}`;
+        sectionLength = `l${varCount}`;
+      }
       baseVar = v;
       delta = 0;
       fieldPos.push('');
       return;
     }
     fieldPos.push(`${baseVar}+${delta}`);
+    if (section?.index === i) {
+      sectionAt = `${baseVar}+${delta}`;
+      sectionLength = String(f.length);
+    }
     delta += f.length;
   });
   const recordEnd = `${baseVar}+${delta}`;
@@ -286,12 +308,23 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
   const copies = starts.map((from, k) => viewOf(assignRoles(fields, KEY_ROLES, from, starts[k + 1] ?? fields.length)));
   const withAddress = copies.filter((c) => ADDRESS_KEYS.some((r) => c.has(r)));
   const keyCopies = withAddress.length > 0 ? withAddress : [copies[copies.length - 1]!];
-  const g = viewOf(assignRoles(fields, OTHER_ROLES));
+  // Other roles, with those of two-way records (two-way.ts) and packet sections (section-fields.ts).
+  const other = assignRoles(fields, OTHER_ROLES);
+  const reverseRoles = assignReverseRoles(fields);
+  for (const [role, idx] of reverseRoles) other.set(role, idx);
+  const twoWay = reverseRoles.size > 0;
+  if (section) for (const [role, idx] of section.roles) other.set(role, idx);
+  const g = viewOf(other);
   const has = g.has;
   const val = g.val;
   const num = (role: string, otherwise: string): string => (has(role) ? val(role) : otherwise);
-  const counted = has('bytes') || has('packets');
-  const kind = withAddress.length > 0 ? 'flows' : counted ? 'addressless' : 'none';
+  // A packet section gives the key only to a template whose own copies have no address: it is
+  // then the one copy every key field comes from (a template with addresses is a flow template,
+  // and mixing its fields with the packet's would make a flow that is neither).
+  const keyFromSection = section !== undefined && withAddress.length === 0;
+  // Reverse counters are counters too: an address-less two-way record is kept like any other.
+  const counted = has('bytes') || has('packets') || twoWay;
+  const kind = withAddress.length > 0 || keyFromSection ? 'flows' : counted ? 'addressless' : 'none';
 
   /** IP version of a copy: from which address fields it has (none: 4, or 6 when its ipVersion says so). */
   const versionOf = (c: RoleView): string => {
@@ -307,6 +340,19 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     // No address: the unspecified one, of the family the record names (IPv4 unless it says 6).
     return c.has('ipv') ? `(${c.val('ipv')} === 6 ? 6 : 4)` : '4';
   };
+
+  // The section is read only where something comes from it: the key, or the bytes of a record
+  // without an octet counter (one packet of its IP length, below).
+  const readSection = section !== undefined && (keyFromSection || !has('bytes'));
+  let sectionRead: string[] = [];
+  if (section !== undefined && readSection) {
+    // sectionExportedOctets says how much of a fixed-length section is packet, not padding;
+    // a section that does not start at the packet's first byte (sectionOffset) is not read
+    // (read as empty, which clears what the previous record left in S).
+    let length = has('sectionExported') ? `Math.min(${sectionLength}, ${val('sectionExported')})` : sectionLength;
+    if (has('sectionOffset')) length = `(${val('sectionOffset')} !== 0 ? 0 : ${length})`;
+    sectionRead = [`    const sv = ${section.reader}(b, ${sectionAt}, ${sectionAt} + ${length}, S);`];
+  }
 
   // Addresses are stored as four 32-bit words per row (`<col>32` views, o4 = row × 4) on
   // little-endian platforms: a quarter of the stores of byte-wise writing. A word holds the
@@ -395,7 +441,21 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
   };
   let keys: string[];
   let single: { ver: string; sp: string; fl: string; tos: string } | undefined;
-  if (keyCopies.length === 1) {
+  if (keyFromSection) {
+    // Every key field from the packet's headers (S, filled by sectionRead; `sv` its IP version,
+    // 0 when it held none, and then the record is dropped before this). Addresses come
+    // IPv4-mapped, as the columns hold them; ICMP type/code is already in the port.
+    const fromS = (col: string, from: string): string => `    { const o = r * 16; for (let k = 0; k < 16; k++) ${col}[o+k] = S.${from}[k]; }`;
+    keys = [
+      fromS('aS', 'src'),
+      fromS('aD', 'dst'),
+      ...nextHop('sv', undefined),
+      LITTLE_ENDIAN ? `    aE32[o4] = e0; aE32[o4+1] = e1; aE32[o4+2] = e2; aE32[o4+3] = e3;` : `    for (let k = 0; k < 16; k++) aE[o+k] = ex[k];`,
+      `    const proto = S.proto;`,
+      `    const dp = S.dstPort;`,
+    ];
+    single = { ver: 'sv', sp: 'S.srcPort', fl: 'S.tcpFlags', tos: 'S.tos' };
+  } else if (keyCopies.length === 1) {
     const c = keyCopies[0]!;
     keys = keyBlock(c, undefined, true);
     const cv = (r: string): string => (c.has(r) ? c.val(r) : '0');
@@ -470,10 +530,18 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     return `{ const h = ${hi}, w = ${lo}, v = ${v}; if (v < 9007199254740992) { ${col}[r] = v; ${restCol}[r] = 0; } else { ${col}[r] = wide(h, w, iv, W); ${restCol}[r] = W[0]; } }`;
   };
 
+  // A sampled packet without counters of its own is one packet of its IP total length: the
+  // record's ipTotalLength, else the outermost IP header's, else the frame size (which also
+  // counts link-layer headers, unlike octetDeltaCount).
+  const sectionBytes = [has('ipLength') ? val('ipLength') : '', 'S.ipLength', has('frameSize') ? val('frameSize') : ''].filter(Boolean).join(' || ');
+  const bytesCount = has('bytes') || !section ? count('bytes', 'cBytes', 'cBR') : `cBytes[r] = (${sectionBytes}) * iv; cBR[r] = 0;`;
+  const packetsCount = has('packets') || !section ? count('packets', 'cPk', 'cPR') : `cPk[r] = iv; cPR[r] = 0;`;
+
   const src = [
     `"use strict";`,
     `return function decodeSet(b, p, end, out, x) {`,
-    `  out.reserve(Math.floor((end - p) / ${minLength}));`,
+    // A two-way record may add two rows.
+    `  out.reserve(Math.floor((end - p) / ${minLength})${twoWay ? ' * 2' : ''});`,
     `  const dv = new DataView(b.buffer, b.byteOffset, b.length);`,
     `  const c = out.cols;`,
     `  const cRecv = c.received, cStart = c.start, cEnd = c.end, cBytes = c.bytes, cPk = c.packets,`,
@@ -491,7 +559,7 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     `  const recv = x.receivedMs, exportMs = x.exportMs, up = x.sysUptimeMs, init = x.sysInitMs;`,
     `  const ovr = x.override, smp = x.samplers, defIv = ovr > 0 ? ovr : x.interval;`,
     `  const ivMax = x.maxInterval;`,
-    `  let r = out.length, n = 0, refused = 0;`,
+    `  let r = out.length, n = 0, refused = 0${twoWay ? ', rev = 0' : ''}${keyFromSection ? ', unread = 0' : ''};`,
     `  while (end - p >= ${minLength}) {`,
     ...body,
     `    const nx = ${recordEnd};`,
@@ -499,29 +567,55 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     ...(kind === 'none'
       ? [`    p = nx; continue;`]
       : [
+          ...sectionRead,
           single !== undefined ? `    const ver = ${single.ver};` : '',
+          ...(keyFromSection ? [`    if (ver === 0) { unread++; p = nx; continue; }`] : []),
           LITTLE_ENDIAN ? `    const o4 = r * 4;` : `    const o = r * 16;`,
           ...keys,
           `    ${times}`,
           `    ${iv}`,
           `    cRecv[r] = recv; cStart[r] = ts; cEnd[r] = te;`,
-          `    ${count('bytes', 'cBytes', 'cBR')}`,
-          `    ${count('packets', 'cPk', 'cPR')}`,
+          `    ${bytesCount}`,
+          `    ${packetsCount}`,
           `    cSp[r] = ${single?.sp ?? 'sp'}; cDp[r] = dp; cPr[r] = proto;`,
           `    cFl[r] = ${single?.fl ?? 'fl'}; cTos[r] = ${single?.tos ?? 'tos'}; cVer[r] = ver; cIv[r] = iv;`,
           `    cIn[r] = ${num('inIf', '0')}; cOut[r] = ${num('outIf', '0')};`,
           `    cSas[r] = ${num('srcAs', '0')}; cDas[r] = ${num('dstAs', '0')};`,
           `    r++;`,
+          // The return direction swaps the forward row just written, so it has the chosen copy's key.
+          ...(twoWay
+            ? reverseRowSource({
+                has,
+                val,
+                count,
+                words: LITTLE_ENDIAN,
+                unspecified: (col) => {
+                  const v = single?.ver;
+                  if (v === '4') return write4(col, undefined);
+                  if (v === '6') return write16(col, undefined);
+                  return [`if (ver === 4) {`, ...write4(col, undefined), `} else {`, ...write16(col, undefined), `}`];
+                },
+              })
+            : []),
           `    p = nx;`,
         ]),
     `  }`,
     `  out.length = r;`,
     `  x.refused += refused;`,
+    ...(twoWay ? [`  x.reverseRows += rev;`] : []),
+    ...(keyFromSection ? [`  x.sectionsUnreadable += unread;`] : []),
     `  return n;`,
     `};`,
   ].join('\n');
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- see the module comment: integers only
-  const decode = new Function('wide', 'W', 'sel', src)(scaleCount, WIDE_REST, selectorInterval) as SetDecoder;
+  const decode = new Function('wide', 'W', 'sel', 'readIpPacket', 'readDataLinkFrame', 'S', src)(
+    scaleCount,
+    WIDE_REST,
+    selectorInterval,
+    readIpPacket,
+    readDataLinkFrame,
+    SECTION,
+  ) as SetDecoder;
   return { decode, minLength, kind, namesSampler: has('sampler') };
 }
 

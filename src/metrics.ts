@@ -99,6 +99,8 @@ const HELP: Record<CounterName, string> = {
   domainsEvicted: 'Observation domains forgotten to respect a cap, least recently used first',
   timestampsClamped: 'Flow times outside the plausible window, replaced by the export time',
   samplingRefused: 'Sampling intervals above the bound, not applied',
+  sectionsUnreadable: 'Sampled-packet records dropped: their packet section held no readable IP header and the template no addresses',
+  reverseFlows: 'Flow rows made from the return direction of two-way records (RFC 5103 biflows, ASA NSEL responder counts), included in flows',
 };
 
 

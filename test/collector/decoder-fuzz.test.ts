@@ -8,22 +8,12 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createFlowDecoder, exporterRef, type FlowDecoder } from '../../collector/decoder.js';
 import { FlowBatch } from '../../collector/flow-batch.js';
+import { packetSectionMessages } from './packet-section-fixtures.js';
+import { asaNselPackets, yafBiflowMessages } from './two-way-fixtures.js';
+import { xorshift } from '../helpers/xorshift.js';
 import { vendor, VENDOR_DIR } from './wire.js';
 
 const CASES = 100_000;
-
-/** xorshift32: deterministic, so a failure replays with the same seed. */
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s >>>= 0;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    s >>>= 0;
-    return s / 0x1_0000_0000;
-  };
-}
 
 /** Offsets of the 16-bit length fields of the sets/flowsets of a v9/IPFIX datagram (plus the header's). */
 function lengthOffsets(b: Buffer): number[] {
@@ -127,9 +117,12 @@ describe('decoder fuzz', () => {
     const names = readdirSync(VENDOR_DIR)
       .filter((f) => f.endsWith('.dat'))
       .sort();
-    const seeds = names.map((n) => vendor(n));
-    const templates = names.filter((n) => /tpl|opttpl/.test(n)).map((n) => vendor(n));
-    const r = rng(0x5eed);
+    // The built two-way and packet-section exports join the vendor datagrams (their first
+    // message holds the templates), so their compiled code meets mutated data too.
+    const built = [yafBiflowMessages(), asaNselPackets(), packetSectionMessages()];
+    const seeds = [...names.map((n) => vendor(n)), ...built.flat()];
+    const templates = [...names.filter((n) => /tpl|opttpl/.test(n)).map((n) => vendor(n)), ...built.map((m) => m[0]!)];
+    const r = xorshift(0x5eed);
     const exporters = [exporterRef('192.0.2.1'), exporterRef('192.0.2.2'), exporterRef('2001:db8::1')];
     const batch = new FlowBatch(1024);
     let decoder: FlowDecoder = createFlowDecoder();

@@ -122,10 +122,13 @@ describe('vendor fixtures (logstash-codec-netflow)', () => {
       'netflow9_test_cisco_asa_2_tpl_27x.dat',
       'netflow9_test_cisco_asa_2_data.dat',
     ]);
-    expect(r).toHaveLength(19);
-    expect(r[18]).toMatchObject({ src: '192.168.0.1', srcPort: 56651, dst: '192.168.0.18', dstPort: 80 });
+    // 19 records, 15 of which count return traffic (rev_flow_delta_bytes): one reverse row each.
+    expect(r).toHaveLength(19 + 15);
+    expect(r[32]).toMatchObject({ src: '192.168.0.1', srcPort: 56651, dst: '192.168.0.18', dstPort: 80 });
     // fwd_flow_delta_bytes (initiatorOctets) 69
-    expect(r[18]).toMatchObject({ proto: 6, inputIf: 3, outputIf: 4, bytes: 69, start: 1469109036395 });
+    expect(r[32]).toMatchObject({ proto: 6, inputIf: 3, outputIf: 4, bytes: 69, start: 1469109036395 });
+    // rev_flow_delta_bytes (responderOctets) 14178, the other way.
+    expect(r[33]).toMatchObject({ src: '192.168.0.18', srcPort: 80, dst: '192.168.0.1', dstPort: 56651, proto: 6, inputIf: 4, outputIf: 3, bytes: 14178, start: 1469109036395 });
   });
 
   it('two exporters (nprobe and softflowd) keep their own templates', () => {
