@@ -8,7 +8,7 @@ import { createFlowDecoder, exporterRef } from '../../collector/decoder.js';
 import { FlowBatch } from '../../collector/flow-batch.js';
 import { headerCopies } from '../../collector/record-decoder.js';
 import * as F from './fidelity-datagrams.js';
-import { rows, type Row } from './rows.js';
+import { rows, type Row, row as zeroRow } from './rows.js';
 import { ipfixMessage, ipfixTemplateRecord, ipv4, set, uint } from './wire.js';
 
 const RECEIVED = 1_700_000_100_500;
@@ -25,31 +25,7 @@ function decode(...datagrams: Buffer[]) {
 
 /** A row with every column: the defaults of a record that names nothing but what is given. */
 function row(r: Partial<Row>): Row {
-  return {
-    src: '0.0.0.0',
-    dst: '0.0.0.0',
-    nextHop: '0.0.0.0',
-    exporter: '192.0.2.200',
-    received: RECEIVED,
-    start: EXPORT_MS,
-    end: EXPORT_MS,
-    bytes: 0,
-    packets: 0,
-    srcPort: 0,
-    dstPort: 0,
-    proto: 0,
-    tcpFlags: 0,
-    tos: 0,
-    ipVersion: 4,
-    samplingInterval: 1,
-    inputIf: 0,
-    outputIf: 0,
-    srcAs: 0,
-    dstAs: 0,
-    bytesRest: 0,
-    packetsRest: 0,
-    ...r,
-  };
+  return zeroRow({ exporter: '192.0.2.200', received: RECEIVED, start: EXPORT_MS, end: EXPORT_MS, ...r });
 }
 
 describe('tunnel templates: every key field from one copy of the headers', () => {

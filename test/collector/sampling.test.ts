@@ -3,7 +3,7 @@ import { createFlowDecoder, exporterRef } from '../../collector/decoder.js';
 import { FlowBatch } from '../../collector/flow-batch.js';
 import { selectorInterval } from '../../collector/sampling.js';
 import * as F from './fidelity-datagrams.js';
-import { decodeFiles, rows } from './rows.js';
+import { decodeFiles, rows, row as zeroRow } from './rows.js';
 import { ipfixMessage, ipfixTemplateRecord, ipv4, set, uint, v9OptionsTemplate, v9Packet, v9Templates, vendor } from './wire.js';
 
 const RECEIVED = 1_700_000_100_000;
@@ -132,30 +132,21 @@ describe('every sampling method (RFC 5475/5477 PSAMP selectors, NetFlow v9 sampl
     d.decode(g, from, RECEIVED, b);
     return { rows: rows(b), counters: d.counters.exporter(from.address) };
   };
-  const flow = (src: string, srcPort: number, interval: number) => ({
-    src,
-    dst: '198.18.0.1',
-    nextHop: '0.0.0.0',
-    exporter: '192.0.2.201',
-    received: RECEIVED,
-    start: F.START_MS,
-    end: F.END_MS,
-    bytes: 1_000 * interval,
-    packets: 2 * interval,
-    srcPort,
-    dstPort: 443,
-    proto: 6,
-    tcpFlags: 0,
-    tos: 0,
-    ipVersion: 4,
-    samplingInterval: interval,
-    inputIf: 0,
-    outputIf: 0,
-    srcAs: 0,
-    dstAs: 0,
-    bytesRest: 0,
-    packetsRest: 0,
-  });
+  const flow = (src: string, srcPort: number, interval: number) =>
+    zeroRow({
+      src,
+      dst: '198.18.0.1',
+      exporter: '192.0.2.201',
+      received: RECEIVED,
+      start: F.START_MS,
+      end: F.END_MS,
+      bytes: 1_000 * interval,
+      packets: 2 * interval,
+      srcPort,
+      dstPort: 443,
+      proto: 6,
+      samplingInterval: interval,
+    });
 
   it('selectorInterval: count-based (1 of 100), random n-out-of-N, probabilistic 1/p, time-based share of time', () => {
     const n = Number.NaN;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createFlowDecoder, exporterRef } from '../../collector/decoder.js';
 import { FlowBatch } from '../../collector/flow-batch.js';
 import { compileTemplate } from '../../collector/record-decoder.js';
-import { rows, type Row } from './rows.js';
+import { rows, type Row, row as zeroRow } from './rows.js';
 import { asaNselPackets, yafBiflowMessages } from './two-way-fixtures.js';
 import { ipfixMessage, ipfixTemplateRecord, ipv4, set, uint, type Spec } from './wire.js';
 
@@ -12,28 +12,7 @@ const RECEIVED = 1_700_000_600_000;
 
 /** A row with every column: the given fields over zeros (sampling interval 1). */
 function row(f: Partial<Row> & Pick<Row, 'src' | 'dst' | 'nextHop'>): Row {
-  return {
-    received: RECEIVED,
-    start: 0,
-    end: 0,
-    bytes: 0,
-    packets: 0,
-    srcPort: 0,
-    dstPort: 0,
-    proto: 0,
-    tcpFlags: 0,
-    tos: 0,
-    ipVersion: 4,
-    samplingInterval: 1,
-    inputIf: 0,
-    outputIf: 0,
-    srcAs: 0,
-    dstAs: 0,
-    bytesRest: 0,
-    packetsRest: 0,
-    exporter: EXPORTER,
-    ...f,
-  };
+  return zeroRow({ received: RECEIVED, exporter: EXPORTER, ...f });
 }
 
 function decodeAll(datagrams: Buffer[]) {

@@ -26,11 +26,15 @@ export interface NfRecord {
   packets: number;
 }
 
-async function startNfcapd(dir: string, port: number): Promise<ChildProcess> {
-  const child = spawn('nfcapd', ['-w', dir, '-b', '127.0.0.1', '-p', String(port), '-t', '3600'], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts nfcapd on 127.0.0.1:port writing into dir (with `extra` arguments); resolves once it is receiving, else kills it. */
+export async function startNfcapd(dir: string, port: number, extra: readonly string[] = []): Promise<ChildProcess> {
+  const child = spawn('nfcapd', ['-w', dir, '-b', '127.0.0.1', '-p', String(port), '-t', '3600', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`nfcapd did not start: ${log}`)), 10_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`nfcapd did not start: ${log}`));
+    }, 10_000);
     const onData = (b: Buffer): void => {
       log += b.toString();
       if (log.includes('Startup')) {
@@ -68,6 +72,18 @@ function toRecord(j: NfJson): NfRecord {
   };
 }
 
+/** `nfdump -I` of the files in `dir` as numbers: flows, flows_tcp, bytes_udp, … */
+export function nfdumpInfo(dir: string): Record<string, number> {
+  const r = spawnSync('nfdump', ['-R', dir, '-I'], { encoding: 'utf8', env: { ...process.env, TZ: 'UTC' } });
+  if (r.status !== 0) throw new Error(`nfdump failed: ${r.stderr}`);
+  const out: Record<string, number> = {};
+  for (const line of r.stdout.split('\n')) {
+    const m = /^([A-Za-z_ ]+):\s*(\d+)\s*$/.exec(line);
+    if (m) out[m[1]!.trim().toLowerCase().replace(/ /g, '_')] = Number(m[2]);
+  }
+  return out;
+}
+
 /** Replays `datagrams` (in order, from 127.0.0.1) into nfcapd; returns nfdump's records (also as its JSON) and its `-I` totals. */
 export async function nfdumpDecode(datagrams: readonly Buffer[]): Promise<{ records: NfRecord[]; json: NfJson[]; info: Record<string, number> }> {
   const dir = mkdtempSync(join(tmpdir(), 'netsvc-nfcapd-'));
@@ -88,13 +104,7 @@ export async function nfdumpDecode(datagrams: readonly Buffer[]): Promise<{ reco
     if (r.status !== 0) throw new Error(`nfdump failed: ${r.stderr}`);
     const json = r.stdout.includes('"type"') ? (JSON.parse(r.stdout) as NfJson[]) : [];
     const records = json.map(toRecord);
-    const info: Record<string, number> = {};
-    const i = spawnSync('nfdump', ['-R', dir, '-I'], { encoding: 'utf8', env });
-    for (const line of i.stdout.split('\n')) {
-      const m = /^([A-Za-z_ ]+):\s*(\d+)\s*$/.exec(line);
-      if (m) info[m[1]!.trim().toLowerCase().replace(/ /g, '_')] = Number(m[2]);
-    }
-    return { records, json, info };
+    return { records, json, info: nfdumpInfo(dir) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -5,7 +5,7 @@
  * the totals, flows per protocol group and their bytes and packets must
  * equal what netsvc's import of the same capture says.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,9 +19,9 @@ import { processContext, type CliContext } from '../../../src/commands/context.j
 import type { ImportReport } from '../../../src/commands/import.js';
 import { rows, type Row } from '../../collector/rows.js';
 import { asaNselPackets, yafBiflowMessages } from '../../collector/two-way-fixtures.js';
-import { flowFixtures, freeUdpPort, hasProgram, requireAll } from '../../helpers/flow-fixtures.js';
+import { flowFixtures, freeUdpPort, requireAll } from '../../helpers/flow-fixtures.js';
+import { haveNfdump, nfdumpInfo, startNfcapd as startPeer } from '../../helpers/nfdump.js';
 
-const haveNfdump = hasProgram('nfcapd') && hasProgram('nfdump');
 const children: ChildProcess[] = [];
 const dirs: string[] = [];
 afterAll(() => {
@@ -29,29 +29,10 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** Starts nfcapd on 127.0.0.1:port writing into dir; resolves once it is receiving. */
+/** nfcapd with an 8 MiB receive buffer, killed after the run if a test leaves it. */
 async function startNfcapd(dir: string, port: number): Promise<ChildProcess> {
-  const child = spawn('nfcapd', ['-w', dir, '-b', '127.0.0.1', '-p', String(port), '-t', '3600', '-B', '8388608'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = await startPeer(dir, port, ['-B', '8388608']);
   children.push(child);
-  let log = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`nfcapd did not start: ${log}`)), 10_000);
-    const onData = (b: Buffer): void => {
-      log += b.toString();
-      if (log.includes('Startup')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`nfcapd exited with ${code}: ${log}`));
-    });
-  });
   return child;
 }
 
@@ -60,18 +41,6 @@ async function stop(child: ChildProcess): Promise<void> {
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   process.kill(child.pid!, 'SIGTERM');
   await exited;
-}
-
-/** `nfdump -I` output as numbers: flows, flows_tcp, bytes_udp, … */
-function nfdumpInfo(dir: string): Record<string, number> {
-  const r = spawnSync('nfdump', ['-R', dir, '-I'], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`nfdump failed: ${r.stderr}`);
-  const out: Record<string, number> = {};
-  for (const line of r.stdout.split('\n')) {
-    const m = /^([A-Za-z_ ]+):\s*(\d+)\s*$/.exec(line);
-    if (m) out[m[1]!.trim().toLowerCase().replace(/ /g, '_')] = Number(m[2]);
-  }
-  return out;
 }
 
 async function importJson(pcap: string): Promise<ImportReport> {
