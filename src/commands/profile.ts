@@ -5,6 +5,8 @@
  * every profile so all attached profiles apply (docs/hotspot.md). `describe`
  * points out rows of profiles made elsewhere that break that rule.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import type { AttributeCatalogue } from '../../storage/radius/attribute-catalogue.js';
 import { NAME_MAX, RadiusStoreError, type AttributeRow, type ProfileDescription, type RadiusStore } from '../../storage/radius/radius-store.js';
@@ -49,6 +51,16 @@ export function profileWarnings(d: ProfileDescription): string[] {
     if (a.table === 'check' && (a.op === '=' || a.op === '==')) out.push(`check ${a.attribute} uses '${a.op}': that is a comparison, not a setting`);
   }
   return out;
+}
+
+/** Attributes radius/dictionary.netsvc defines (FreeRADIUS knows them only once it is installed). */
+function netsvcDictionaryAttributes(): Set<string> {
+  // From src/commands/ (sources) or dist/src/commands/ (compiled): the package root holds radius/.
+  for (const up of ['../../radius/dictionary.netsvc', '../../../radius/dictionary.netsvc']) {
+    const path = fileURLToPath(new URL(up, import.meta.url));
+    if (existsSync(path)) return new Set([...readFileSync(path, 'utf8').matchAll(/^ATTRIBUTE\s+(\S+)/gm)].map((m) => m[1]!));
+  }
+  return new Set();
 }
 
 /** The attribute catalogue, loaded when a command needs it (its schema library is most of the CLI's start). */
@@ -136,7 +148,15 @@ export function registerProfileCommands(program: Command, ctx: CliContext): void
         const stored = cat.toStored(def, value);
         if (!stored.ok) throw new UsageError(stored.error);
         const action = await store.setProfileAttribute(checkName(name), cat.profileWrite(def, stored.value));
-        ctx.out(`profile ${name}: ${def.name} ${def.profileOperator} ${stored.value} (${action})`);
+        // The stored value is in FreeRADIUS's unit (bits/s, bytes): show the catalogue's beside it.
+        const unit = def.type === 'integer' ? ` = ${cat.fromStored(def, stored.value)} ${def.format}` : '';
+        ctx.out(`profile ${name}: ${def.name} ${def.profileOperator} ${stored.value}${unit} (${action})`);
+        if (netsvcDictionaryAttributes().has(def.name)) {
+          ctx.err(
+            `note: ${def.name} is defined by netsvc's dictionary (radius/dictionary.netsvc), not by FreeRADIUS's own: until it and the ` +
+              'netsvc_sqlcounter module are installed (docs/hotspot.md, "3. FreeRADIUS configuration to install"), FreeRADIUS cannot read this row',
+          );
+        }
       }),
     );
 

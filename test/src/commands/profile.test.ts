@@ -29,8 +29,14 @@ describe.each(dialects)('netsvc profile on %s', (dialect) => {
 
   it('adds a profile with Fall-Through = Yes and sets attributes in catalogue units with the user-wins operators', async () => {
     expect((await cli('profile', 'add', 'gold', '--description', 'Gold plan')).code).toBe(0);
-    expect((await cli('profile', 'set', 'gold', 'WISPr-Bandwidth-Max-Down', '2048')).out).toContain('WISPr-Bandwidth-Max-Down = 2048000 (added)');
-    expect((await cli('profile', 'set', 'gold', 'Max-Daily-Octets', '100')).out).toContain(`Max-Daily-Octets += ${100 * 1048576}`);
+    // The stored value in FreeRADIUS's unit, and the catalogue's beside it.
+    const down = await cli('profile', 'set', 'gold', 'WISPr-Bandwidth-Max-Down', '2048');
+    expect(down.out).toContain('WISPr-Bandwidth-Max-Down = 2048000 = 2048 Kbps (added)');
+    expect(down.err).toBe('');
+    // An attribute only netsvc's dictionary defines: accepted, with what FreeRADIUS needs first.
+    const daily = await cli('profile', 'set', 'gold', 'Max-Daily-Octets', '100');
+    expect(daily.out).toContain(`Max-Daily-Octets += ${100 * 1048576} = 100 MB`);
+    expect(daily.err).toMatch(/^note: Max-Daily-Octets is defined by netsvc's dictionary \(radius\/dictionary\.netsvc\), not by FreeRADIUS's own/);
     const reply = await t.raw.query<{ attribute: string; op: string; value: string }>(
       "SELECT attribute, op, value FROM radgroupreply WHERE groupname = 'gold' ORDER BY attribute",
     );
