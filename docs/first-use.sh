@@ -34,19 +34,24 @@ NETFLOW=$(token netflow)
 LOGVIEWER=$(token logviewer)
 HOTSPOT=$(token hotspot)
 
-# netflow: send the bundled softflowd capture, then this hour's KPIs (times in
-# the configured zone; `YYYY/MM/DD HH:mm` or ISO 8601). Rows are flushed every 5 s.
+# netflow: send the bundled softflowd capture, then the last hour's KPIs (times in
+# the configured zone; `YYYY/MM/DD HH:mm` or ISO 8601). Received flows reach the
+# open hour's file every 5 s: ask until they are counted.
 npx netsvc replay fixtures/flow-oracle/1/softflowd-v9/export.pcap --to "127.0.0.1:$FLOW_PORT"
-sleep 6
-curl -sf -G -H "Authorization: Bearer $NETFLOW" "$API/netflow/kpi" \
-  --data-urlencode "start=$(date -d '1 hour ago' +'%Y/%m/%d %H:%M')" \
-  --data-urlencode "end=$(date +'%Y/%m/%d %H:%M')"
+kpi() {
+  curl -sf -G -H "Authorization: Bearer $NETFLOW" "$API/netflow/kpi" \
+    --data-urlencode "start=$(date -d '1 hour ago' +'%Y/%m/%d %H:%M')" \
+    --data-urlencode "end=$(date +'%Y/%m/%d %H:%M')"
+}
+for i in $(seq 60); do [ "$(kpi | json result.kpi.active_flows)" -gt 0 ] && break; sleep 1; done
+kpi
 echo
 
-# logviewer: a syslog message to the embedded receiver, then find it (written within 1 s).
+# logviewer: a syslog message to the embedded receiver, then find it (written within a second or so).
 logger --udp --server 127.0.0.1 --port "$SYSLOG_PORT" -t first-use "hello from the first-use walk-through"
-sleep 2
-curl -sf -G -H "Authorization: Bearer $LOGVIEWER" "$API/logviewer/latest" --data-urlencode "tag=first-use"
+logs() { curl -sf -G -H "Authorization: Bearer $LOGVIEWER" "$API/logviewer/latest" --data-urlencode "tag=first-use"; }
+for i in $(seq 30); do [ "$(logs | json result.length)" -gt 0 ] && break; sleep 1; done
+logs
 echo
 
 # hotspot: a FreeRADIUS user written into the embedded RADIUS database, then the user list.
