@@ -254,7 +254,7 @@ export class AuthService {
   }
 
   /** Why a login whose checks ran was refused. */
-  private refusalReason(cred: CredentialRecord | undefined, good: boolean, area: Area): LoginRefusalReason {
+  private refusalReason(cred: CredentialRecord | undefined, good: boolean): LoginRefusalReason {
     if (!cred) return 'unknown_api_id';
     if (!good) return 'wrong_secret';
     const state = this.store.principalState(cred.entity, cred.user);
@@ -300,7 +300,7 @@ export class AuthService {
       else this.limiter.end(client, outcome === 'failed');
     }
     if (outcome !== 'ok' || !cred) {
-      this.opts.onRefused?.({ area, apiId, client, reason: this.refusalReason(cred, good, area) });
+      this.opts.onRefused?.({ area, apiId, client, reason: this.refusalReason(cred, good) });
       throw new UnauthorizedError(AUTH_FAILED);
     }
     const nowSec = Math.floor(this.opts.now() / 1000);
@@ -373,7 +373,8 @@ export function authPrecheck(auth: AuthService, clientAddress: (c: Parameters<Mi
   };
 }
 
-const AUTH_PATH = /^\/svc\/api\/(netflow|logviewer|hotspot)\/auth(?:\?|$)/;
+// The login routes of every area (app.ts mounts them under /svc/api/<area>/auth).
+const AUTH_PATH = new RegExp(`^/svc/api/(${AREAS.join('|')})/auth(?:\\?|$)`);
 
 /**
  * The refusal of `authPrecheck`, given on Node's request before Hono builds a

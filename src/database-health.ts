@@ -17,11 +17,7 @@ export interface DatabaseCheck {
 }
 
 /** One database as last seen. */
-export interface DatabaseState extends StoreHealth {
-  entity: string;
-  area: 'hotspot' | 'logviewer';
-  database: string;
-}
+export type DatabaseState = Omit<DatabaseCheck, 'check'> & StoreHealth;
 
 const WHAT_FAILS: Record<DatabaseCheck['area'], string> = {
   hotspot: 'hotspot requests for it answer 503',
