@@ -83,7 +83,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
     info: {
       title: 'netsvc: Network Traffic, Syslog and Hotspot Management API',
       version: '3.1.0',
-      description: 'Flow records (netflow), syslog search (logviewer) and FreeRADIUS hotspot management (hotspot). Each area has its own POST /{area}/auth.',
+      description:
+        'Flow records (netflow), syslog search (logviewer) and FreeRADIUS hotspot management (hotspot). Each area has its own POST /{area}/auth.',
     },
     security: [{ bearerAuth: [] }],
   });
@@ -100,7 +101,9 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
   }
   if (deps.metrics) {
     const metrics = deps.metrics;
-    app.get('/metrics', async (c) => c.text(await metrics(), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }));
+    app.get('/metrics', async (c) =>
+      c.text(await metrics(), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }),
+    );
   }
 
   app.notFound((c) => c.json(fail(`Not found: ${c.req.method} ${c.req.path}`), 404));
@@ -115,7 +118,12 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       // (every body this API takes is JSON).
       if (err.status === 415) {
         const sent = c.req.header('content-type');
-        return c.json(fail(`Unsupported Media Type: send the body as JSON with Content-Type: application/json${sent ? ` (got '${sent}')` : ' (none was sent)'}.`), 415);
+        return c.json(
+          fail(
+            `Unsupported Media Type: send the body as JSON with Content-Type: application/json${sent ? ` (got '${sent}')` : ' (none was sent)'}.`,
+          ),
+          415,
+        );
       }
       // Hono's own refusals (e.g. the JSON validator's 'Malformed JSON in request body').
       return c.json(fail(err.message || 'Bad request.'), err.status);

@@ -11,18 +11,11 @@ import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
 import { AREAS, type AdminStore, type Area, type CredentialRecord } from '../storage/admin/admin-store.js';
 import { DUMMY_HASH, verifySecret } from '../storage/admin/secret-hash.js';
 import { AUTH_FAILED, ForbiddenError, RateLimitedError, TOKEN_FAILED, UnauthorizedError } from './errors.js';
-import type { AppEnv } from './context.js';
+import type { AppEnv, Principal } from './context.js';
 import { KnownSecrets } from './known-secrets.js';
 import { fail } from './envelope.js';
 import { failureSchema } from './schemas.js';
 import { VerifyBudget, VerifyBusyError, type VerifyBudgetOptions } from './verify-budget.js';
-
-/** Who a valid token speaks for. */
-export interface Principal {
-  user: string;
-  entity: string;
-  area: Area;
-}
 
 /** Options of the token service. */
 export interface AuthOptions {
@@ -209,7 +202,9 @@ export class AuthService {
     private readonly opts: AuthOptions,
   ) {
     if (opts.key.length < 32) throw new Error('auth key must be at least 32 bytes');
-    this.limiter = new FailureLimiter(opts.maxFailures, opts.failureWindowSec * 1000, opts.now, undefined, (address) => store.unlockRequestedAt(address));
+    this.limiter = new FailureLimiter(opts.maxFailures, opts.failureWindowSec * 1000, opts.now, undefined, (address) =>
+      store.unlockRequestedAt(address),
+    );
     this.budget = new VerifyBudget(opts.verify ?? DEFAULT_VERIFY);
     this.known = new KnownSecrets(opts.knownSecrets ?? DEFAULT_KNOWN_SECRETS);
   }
@@ -217,7 +212,12 @@ export class AuthService {
   /** Counters of the auth endpoint, read at scrape time. */
   get counters(): Readonly<AuthCounters> {
     const b = this.budget.counters;
-    return { rateLimited: this.rateLimited, verifications: b.started, busyRefused: b.refused + b.evicted, knownSecretHits: this.knownSecretHits };
+    return {
+      rateLimited: this.rateLimited,
+      verifications: b.started,
+      busyRefused: b.refused + b.evicted,
+      knownSecretHits: this.knownSecretHits,
+    };
   }
 
   /** scrypt verifications waiting for the budget now. */
@@ -275,7 +275,7 @@ export class AuthService {
     }
     let outcome: 'ok' | 'failed' | 'busy' = 'failed';
     let cred: CredentialRecord | undefined;
-    let good = false;
+    let good: boolean;
     try {
       cred = this.store.findCredential(apiId);
       const stored = cred?.secretHash ?? DUMMY_HASH;
@@ -284,7 +284,11 @@ export class AuthService {
       else {
         // An unknown api_id costs the same scrypt, so its answer does not tell it apart from a wrong secret.
         // Ranked without this attempt itself, so a lone attempt from a quiet address ranks 0.
-        good = await this.budget.run(client, () => this.limiter.pressure(client) - 1, () => verifySecret(secret, stored));
+        good = await this.budget.run(
+          client,
+          () => this.limiter.pressure(client) - 1,
+          () => verifySecret(secret, stored),
+        );
         if (good && cred) this.known.add(apiId, stored, secret);
       }
       // The version check catches credentials issued again while this attempt waited.
@@ -334,11 +338,18 @@ export class AuthService {
       throw new UnauthorizedError(TOKEN_FAILED + why);
     }
     const { sub, ent, cv, exp, area } = payload;
-    if (typeof sub !== 'string' || typeof ent !== 'string' || typeof cv !== 'number' || typeof area !== 'string' || typeof exp !== 'number') {
+    if (
+      typeof sub !== 'string' ||
+      typeof ent !== 'string' ||
+      typeof cv !== 'number' ||
+      typeof area !== 'string' ||
+      typeof exp !== 'number'
+    ) {
       throw new UnauthorizedError(`${TOKEN_FAILED}: invalid token.`);
     }
     const claims = { sub, ent, cv, area, exp };
-    if (this.verifiedTokens.size >= MAX_VERIFIED_TOKENS) this.verifiedTokens.delete(this.verifiedTokens.keys().next().value as string);
+    if (this.verifiedTokens.size >= MAX_VERIFIED_TOKENS)
+      this.verifiedTokens.delete(this.verifiedTokens.keys().next().value as string);
     this.verifiedTokens.set(token, claims);
     return claims;
   }
@@ -364,11 +375,15 @@ export class AuthService {
  * answers (measured: a quarter less CPU per refused attempt than refusing
  * after parsing the body and looking up the credential).
  */
-export function authPrecheck(auth: AuthService, clientAddress: (c: Parameters<MiddlewareHandler<AppEnv>>[0]) => string): MiddlewareHandler<AppEnv> {
+export function authPrecheck(
+  auth: AuthService,
+  clientAddress: (c: Parameters<MiddlewareHandler<AppEnv>>[0]) => string,
+): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const area = c.req.param('area');
     // Another path under /:area/auth is not a login route: it gets its 404 without the check.
-    if (c.req.method === 'POST' && area !== undefined && (AREAS as readonly string[]).includes(area)) auth.precheck(area as Area, clientAddress(c));
+    if (c.req.method === 'POST' && area !== undefined && (AREAS as readonly string[]).includes(area))
+      auth.precheck(area as Area, clientAddress(c));
     await next();
   };
 }
@@ -394,7 +409,11 @@ export function refuseAuthEarly(auth: AuthService, req: IncomingMessage, res: Se
   } catch (err) {
     if (!(err instanceof RateLimitedError)) throw err;
     const body = JSON.stringify(fail(err.message));
-    res.writeHead(429, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'retry-after': String(err.retryAfterSec) });
+    res.writeHead(429, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      'retry-after': String(err.retryAfterSec),
+    });
     res.end(body);
     return true;
   }
@@ -431,7 +450,12 @@ const tokenSchema = z
   .openapi('TokenResponse');
 
 /** Adds `POST /auth` of one area to its router. */
-export function registerAuthRoute(router: OpenAPIHono<AppEnv>, area: Area, auth: AuthService, clientAddress: (c: Parameters<MiddlewareHandler<AppEnv>>[0]) => string): void {
+export function registerAuthRoute(
+  router: OpenAPIHono<AppEnv>,
+  area: Area,
+  auth: AuthService,
+  clientAddress: (c: Parameters<MiddlewareHandler<AppEnv>>[0]) => string,
+): void {
   const route = createRoute({
     method: 'post',
     path: '/auth',
@@ -442,11 +466,16 @@ export function registerAuthRoute(router: OpenAPIHono<AppEnv>, area: Area, auth:
     responses: {
       200: { description: 'Token issued', content: { 'application/json': { schema: tokenSchema } } },
       400: { description: 'Malformed body', content: { 'application/json': { schema: failureSchema } } },
-      401: { description: 'Wrong credentials, or area/user switched off', content: { 'application/json': { schema: failureSchema } } },
+      401: {
+        description: 'Wrong credentials, or area/user switched off',
+        content: { 'application/json': { schema: failureSchema } },
+      },
       429: {
         description:
           'Too many failed attempts from this address, or too many authentication attempts being checked at once (auth.verify*: answered at once, without checking the secret). `Retry-After` gives the seconds to wait.',
-        headers: { 'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } } },
+        headers: {
+          'Retry-After': { description: 'Seconds to wait before trying again', schema: { type: 'integer', minimum: 1 } },
+        },
         content: { 'application/json': { schema: failureSchema } },
       },
     },

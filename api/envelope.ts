@@ -15,7 +15,11 @@ export const MORE_PAGES = 'More records available. Use pagination to load next p
 export const LAST_PAGE = "You've reached the last page of the results.";
 
 /** The paged envelope of syslog and hotspot lists. `rows` may hold one extra row that signals a next page. */
-export function paged<T>(rows: T[], page: number, perPage: number): {
+export function paged<T>(
+  rows: T[],
+  page: number,
+  perPage: number,
+): {
   status: true;
   page: number;
   perPage: number;

@@ -66,7 +66,11 @@ export function checkYears(name: string, t: DateTime): DateTime {
 
 /** The `startTime` or `endTime` query parameter, as an OpenAPI schema (the forms `parseTimeParam` reads, at most 40 characters). */
 export function timeParam(name: 'startTime' | 'endTime', description: string, example: string) {
-  return z.string().max(40, 'must be at most 40 characters').optional().openapi({ param: { name, in: 'query' }, description, example });
+  return z
+    .string()
+    .max(40, 'must be at most 40 characters')
+    .optional()
+    .openapi({ param: { name, in: 'query' }, description, example });
 }
 
 /** The page of a request: 400 naming `page` or `perPage` below 1; a `perPage` above `maxPerPage` is reduced to it. */
@@ -89,9 +93,13 @@ export function parseTimeParam(name: string, raw: string, zone: string): DateTim
   let t: DateTime | undefined;
   if (/^\d{4}-\d{2}-\d{2}$/.test(s)) t = DateTime.fromISO(s, { zone });
   else if (/^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?$/.test(s)) t = DateTime.fromISO(s.replace(' ', 'T'), { zone });
-  else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?)$/.test(s)) t = DateTime.fromISO(s).setZone(zone);
+  else if (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?)$/.test(s))
+    t = DateTime.fromISO(s).setZone(zone);
   if (!t || !t.isValid) {
-    throw new BadRequestError(name, `Invalid parameter '${name}': '${raw}' is not YYYY-MM-DD, YYYY-MM-DD HH:mm[:ss] or ISO 8601.`);
+    throw new BadRequestError(
+      name,
+      `Invalid parameter '${name}': '${raw}' is not YYYY-MM-DD, YYYY-MM-DD HH:mm[:ss] or ISO 8601.`,
+    );
   }
   return checkYears(name, t);
 }

@@ -16,12 +16,18 @@ interface ValidationIssue {
 }
 
 /** Turns the first validation issue into a message that names the parameter. */
-export function describeIssue(issue: ValidationIssue | undefined, target: string): { param: string | undefined; message: string } {
+export function describeIssue(
+  issue: ValidationIssue | undefined,
+  target: string,
+): { param: string | undefined; message: string } {
   if (!issue) return { param: undefined, message: `Invalid ${target}.` };
   const param = issue.path.length ? issue.path.map(String).join('.') : undefined;
   if (!param) return { param, message: `Invalid ${target}: ${issue.message}.` };
   const missing = issue.message === REQUIRED;
-  return { param, message: missing ? `Missing required parameter '${param}'.` : `Invalid parameter '${param}': ${issue.message}.` };
+  return {
+    param,
+    message: missing ? `Missing required parameter '${param}'.` : `Invalid parameter '${param}': ${issue.message}.`,
+  };
 }
 
 /** A router whose schema failures become 400s naming the parameter. */

@@ -11,7 +11,10 @@ export const failureSchema = z
 
 /** Standard failure responses of an authenticated route, for `createRoute`. */
 export const authFailures = {
-  400: { description: 'A parameter is malformed; the message names it', content: { 'application/json': { schema: failureSchema } } },
+  400: {
+    description: 'A parameter is malformed; the message names it',
+    content: { 'application/json': { schema: failureSchema } },
+  },
   401: { description: 'Token validation failed', content: { 'application/json': { schema: failureSchema } } },
   403: { description: 'Token of another area or entity', content: { 'application/json': { schema: failureSchema } } },
 } as const;

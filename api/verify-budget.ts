@@ -68,7 +68,8 @@ export class VerifyBudget {
 
   constructor(private readonly opts: VerifyBudgetOptions) {
     const atLeast = (name: keyof VerifyBudgetOptions, min: number) => {
-      if (!Number.isInteger(opts[name]) || opts[name] < min) throw new Error(`verify budget: ${name} must be an integer of at least ${min}`);
+      if (!Number.isInteger(opts[name]) || opts[name] < min)
+        throw new Error(`verify budget: ${name} must be an integer of at least ${min}`);
     };
     atLeast('concurrency', 1);
     atLeast('queue', 0);
@@ -95,7 +96,7 @@ export class VerifyBudget {
       const entry: Waiting = {
         address,
         rank,
-        start: () => this.execute(work).then(resolve, reject),
+        start: () => void this.execute(work).then(resolve, reject),
         refuse: () => reject(new VerifyBusyError()),
       };
       if (!this.admit(entry)) {

@@ -30,10 +30,11 @@ export interface SeedFlow {
 }
 
 /** Path of the committed seed (found from dist/bench or bench/, whatever the working directory). */
-export const SEED_FIXTURE = [
-  fileURLToPath(new URL('../../fixtures/capture/softflowd-v9-seed7-flows.csv.gz', import.meta.url)),
-  fileURLToPath(new URL('../fixtures/capture/softflowd-v9-seed7-flows.csv.gz', import.meta.url)),
-].find((p) => existsSync(p)) ?? 'fixtures/capture/softflowd-v9-seed7-flows.csv.gz';
+export const SEED_FIXTURE =
+  [
+    fileURLToPath(new URL('../../fixtures/capture/softflowd-v9-seed7-flows.csv.gz', import.meta.url)),
+    fileURLToPath(new URL('../fixtures/capture/softflowd-v9-seed7-flows.csv.gz', import.meta.url)),
+  ].find((p) => existsSync(p)) ?? 'fixtures/capture/softflowd-v9-seed7-flows.csv.gz';
 
 function parseAddress(text: string): Uint8Array {
   const out = new Uint8Array(16);
@@ -134,7 +135,15 @@ export function* expandHour(seed: SeedFlow[], opts: ExpandOptions, batchRows = 4
   };
   const seedKeys = seed.map((f) => [keyOf(f.src), keyOf(f.dst)] as const);
   // Zipf-like: index = hosts * u^3 puts most traffic on few hosts, a long tail on the rest.
-  const mapAddr = (batch: FlowBatch, col: 'srcAddr' | 'dstAddr', row: number, orig: Uint8Array, key: number, round: number, group: number): void => {
+  const mapAddr = (
+    batch: FlowBatch,
+    col: 'srcAddr' | 'dstAddr',
+    row: number,
+    orig: Uint8Array,
+    key: number,
+    round: number,
+    group: number,
+  ): void => {
     const u = hash32(key * 7919 + round, group) / 4294967296;
     const idx = Math.floor(hosts * u * u * u);
     if (orig[10] === 0xff && orig[11] === 0xff) {

@@ -56,9 +56,14 @@ async function main(): Promise<void> {
         options: { dataDir: arg('--data-dir'), timezone: 'UTC', warmUp: true, codec: arg('--codec', 'zstd') },
       }
     : undefined;
-  const threaded = process.argv.includes('--threaded') || inWorker
-    ? createThreadedFlowListeners(sources, { sink, workerSink }, { statsEveryMs: 100, batchReceive: !process.argv.includes('--dgram') })
-    : undefined;
+  const threaded =
+    process.argv.includes('--threaded') || inWorker
+      ? createThreadedFlowListeners(
+          sources,
+          { sink, workerSink },
+          { statsEveryMs: 100, batchReceive: !process.argv.includes('--dgram') },
+        )
+      : undefined;
   const listeners = threaded ?? createFlowListeners(sources, { sink: sink! });
   await listeners.start();
   // As serve does (src/flow-path.ts): the socket thread keeps its priority, the others yield.
@@ -85,7 +90,10 @@ async function main(): Promise<void> {
           malformed: s.total.malformed,
           queueHighWater: sock.queueHighWater,
           receiveBuffer: sock.receiveBufferGranted,
-          rowsWritten: writer?.counters.rowsWritten ?? (threaded?.sinkStats() as { counters?: { rowsWritten: number } } | undefined)?.counters?.rowsWritten ?? null,
+          rowsWritten:
+            writer?.counters.rowsWritten ??
+            (threaded?.sinkStats() as { counters?: { rowsWritten: number } } | undefined)?.counters?.rowsWritten ??
+            null,
           maxStallMs: Math.round(delay.max / 1e6),
           // The whole process, every thread (socket and decode, writer, GC helpers), µs.
           cpuUs: cpuUs(),

@@ -95,7 +95,9 @@ const DEFAULT_PCAP = join(ROOT, 'fixtures/flow-oracle/1/softflowd-v9/export.pcap
 /** Udp RcvbufErrors of /proc/net/snmp (0 where that file does not exist). */
 function rcvbufErrors(): number {
   try {
-    const lines = readFileSync('/proc/net/snmp', 'utf8').split('\n').filter((l) => l.startsWith('Udp:'));
+    const lines = readFileSync('/proc/net/snmp', 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('Udp:'));
     const names = lines[0]!.split(/\s+/);
     const values = lines[1]!.split(/\s+/);
     return Number(values[names.indexOf('RcvbufErrors')]);
@@ -108,7 +110,12 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 /** Runs the sender process to completion; returns its JSON result. */
 /** Replays `loops` × the capture to 127.0.0.1:`port` at `rate` datagrams/s from a separate sender process. */
-export async function send(pcap: string, port: number, rate: number, loops: number): Promise<{ sent: number; elapsedMs: number }> {
+export async function send(
+  pcap: string,
+  port: number,
+  rate: number,
+  loops: number,
+): Promise<{ sent: number; elapsedMs: number }> {
   const child = spawn(process.execPath, [SENDER, pcap, String(port), String(rate), String(loops)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -156,7 +163,13 @@ class NetsvcReceiver {
 
   async stats(): Promise<{ received: number; queueDrops: number; flows: number; maxStallMs: number; cpuUs: number }> {
     this.child.stdin!.write('stats\n');
-    return JSON.parse(await this.line()) as { received: number; queueDrops: number; flows: number; maxStallMs: number; cpuUs: number };
+    return JSON.parse(await this.line()) as {
+      received: number;
+      queueDrops: number;
+      flows: number;
+      maxStallMs: number;
+      cpuUs: number;
+    };
   }
 
   async stop(): Promise<void> {
@@ -172,7 +185,13 @@ async function measureNetsvc(
   pcap: string,
   rate: number,
   loops: number,
-): Promise<{ sent: { sent: number; elapsedMs: number }; flows: number; queueDrops: number; maxStallMs: number; cpuUsPerDatagram: number }> {
+): Promise<{
+  sent: { sent: number; elapsedMs: number };
+  flows: number;
+  queueDrops: number;
+  maxStallMs: number;
+  cpuUsPerDatagram: number;
+}> {
   const dir = mkdtempSync(join(tmpdir(), 'netsvc-bench-'));
   const { r, port } = await NetsvcReceiver.start(collector, dir);
   try {
@@ -198,7 +217,9 @@ async function measureNetsvc(
 function processCpuUs(pid: number): number {
   try {
     // Fields after the command name: state is the 1st, utime the 12th, stime the 13th (clock ticks, 100 per second on Linux).
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      .replace(/^.*\) /, '')
+      .split(' ');
     return (Number(f[11]) + Number(f[12])) * 10_000;
   } catch {
     return Number.NaN;
@@ -207,9 +228,13 @@ function processCpuUs(pid: number): number {
 
 /** A UDP port on 127.0.0.1 that was free a moment ago (for receivers that take no port 0). */
 export function freeUdpPort(): number {
-  const probe = spawnSync(process.execPath, ['-e', "const s=require('dgram').createSocket('udp4');s.bind(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"], {
-    encoding: 'utf8',
-  });
+  const probe = spawnSync(
+    process.execPath,
+    ['-e', "const s=require('dgram').createSocket('udp4');s.bind(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"],
+    {
+      encoding: 'utf8',
+    },
+  );
   return Number(probe.stdout.trim());
 }
 
@@ -256,7 +281,9 @@ async function measureNfcapd(
 
 /** Runs every collector at every rate. */
 export async function benchIngest(opts: IngestBenchOptions): Promise<IngestResult[]> {
-  const pcap = opts.diverse ? (await diverseExport({ ...opts.diverse, dir: join(tmpdir(), 'netsvc-bench-diverse') })).pcap : (opts.pcap ?? DEFAULT_PCAP);
+  const pcap = opts.diverse
+    ? (await diverseExport({ ...opts.diverse, dir: join(tmpdir(), 'netsvc-bench-diverse') })).pcap
+    : (opts.pcap ?? DEFAULT_PCAP);
   const perLoop = readCapture(readFileSync(pcap)).datagrams.length;
   const summary = new SummarySink();
   await importCaptures([pcap], { source: 'bench', sink: summary });
@@ -270,7 +297,13 @@ export async function benchIngest(opts: IngestBenchOptions): Promise<IngestResul
         const nfcapd = collector === 'nfcapd' || collector === 'nfcapd-lz4';
         if (nfcapd && !haveNfcapd) continue;
         const before = rcvbufErrors();
-        let m: { sent: { sent: number; elapsedMs: number }; flows: number; queueDrops?: number; maxStallMs?: number; cpuUsPerDatagram: number };
+        let m: {
+          sent: { sent: number; elapsedMs: number };
+          flows: number;
+          queueDrops?: number;
+          maxStallMs?: number;
+          cpuUsPerDatagram: number;
+        };
         if (nfcapd) m = await measureNfcapd(pcap, rate, loops, collector === 'nfcapd-lz4');
         else m = await measureNetsvc(collector, pcap, rate, loops);
         const flowsSent = loops * flowsPerLoop;
@@ -311,14 +344,19 @@ export function parseIngestArgs(rest: string[]): IngestBenchOptions {
     const a = rest[i];
     const v = rest[i + 1];
     if (a === '--rates' && v) {
-      opts.rates = v.split(',').map(Number).filter((n) => n > 0);
+      opts.rates = v
+        .split(',')
+        .map(Number)
+        .filter((n) => n > 0);
       i++;
     } else if (a === '--ingest-seconds' && v) {
       opts.seconds = Number(v);
       i++;
     } else if (a === '--collectors' && v) {
       const names = v.split(',');
-      for (const n of names) if (!(INGEST_COLLECTORS as readonly string[]).includes(n)) throw new Error(`unknown collector ${n}; one of ${INGEST_COLLECTORS.join(', ')}`);
+      for (const n of names)
+        if (!(INGEST_COLLECTORS as readonly string[]).includes(n))
+          throw new Error(`unknown collector ${n}; one of ${INGEST_COLLECTORS.join(', ')}`);
       opts.collectors = names as IngestCollector[];
       i++;
     } else if (a === '--repeat' && v) {

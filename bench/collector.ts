@@ -105,14 +105,11 @@ export function parseArgs(args: string[]): CollectorBenchArgs {
 export function formatTable(rows: BenchRow[]): string {
   if (rows.length === 0) return '(no rows)';
   const cols = Object.keys(rows[0]!);
-  const cell = (v: string | number | undefined): string =>
-    typeof v === 'number' ? v.toLocaleString('en-US') : (v ?? '');
+  const cell = (v: string | number | undefined): string => (typeof v === 'number' ? v.toLocaleString('en-US') : (v ?? ''));
   const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
   const line = (vals: string[]): string =>
     vals.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
-  return [line(cols), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line(cols.map((c) => cell(r[c]))))].join(
-    '\n',
-  );
+  return [line(cols), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line(cols.map((c) => cell(r[c]))))].join('\n');
 }
 
 /** Entry point called by bench/run.ts. */

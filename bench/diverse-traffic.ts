@@ -84,14 +84,25 @@ async function exportWithSoftflowd(raw: string, pidFile: string): Promise<Captur
   const sock = createSocket({ type: 'udp4', recvBufferSize: 32 * 1024 * 1024 });
   const records: CaptureRecord[] = [];
   sock.on('message', (msg, rinfo) => {
-    records.push({ timeMs: Date.now(), src: rinfo.address, dst: '127.0.0.1', srcPort: rinfo.port, dstPort: port, payload: Buffer.from(msg) });
+    records.push({
+      timeMs: Date.now(),
+      src: rinfo.address,
+      dst: '127.0.0.1',
+      srcPort: rinfo.port,
+      dstPort: port,
+      payload: Buffer.from(msg),
+    });
   });
   await new Promise<void>((r) => sock.bind(0, '127.0.0.1', () => r()));
   const port = sock.address().port;
   // The fixtures' options (shared/tools/flow-oracle/export.sh): pcap times, absolute milliseconds, a 65 536-flow table.
-  const child = spawn('softflowd', ['-r', raw, '-n', `127.0.0.1:${port}`, '-v', '9', '-a', '-d', '-p', pidFile, '-m', '65536', '-6', '-A', 'milli'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    'softflowd',
+    ['-r', raw, '-n', `127.0.0.1:${port}`, '-v', '9', '-a', '-d', '-p', pidFile, '-m', '65536', '-6', '-A', 'milli'],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));

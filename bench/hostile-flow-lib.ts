@@ -21,8 +21,15 @@ const SENDER = join(ROOT, 'dist/bench/collector-ingest-sender.js');
 export const HONEST_PCAP = join(ROOT, 'fixtures/flow-oracle/1/softflowd-v9/export.pcap');
 
 /** Replays `loops` × `pcap` to 127.0.0.1:`port` at `rate` datagrams/s from a separate process (from 127.0.0.1). */
-export async function replayFrom(pcap: string, port: number, rate: number, loops: number): Promise<{ sent: number; elapsedMs: number }> {
-  const child = spawn(process.execPath, [SENDER, pcap, String(port), String(rate), String(loops)], { stdio: ['ignore', 'pipe', 'inherit'] });
+export async function replayFrom(
+  pcap: string,
+  port: number,
+  rate: number,
+  loops: number,
+): Promise<{ sent: number; elapsedMs: number }> {
+  const child = spawn(process.execPath, [SENDER, pcap, String(port), String(rate), String(loops)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
   const code = await new Promise<number | null>((r) => child.once('exit', r));
@@ -65,7 +72,18 @@ export function templateRecord(id: number, fields: ReadonlyArray<readonly [numbe
 
 /** A datagram of `templates` templates of 10 fields each, in observation domain `domain` (the template flood). */
 export function manyTemplates(domain: number, templates: number, exportSecs: number, firstId = 256): Buffer {
-  const fields: Array<[number, number]> = [[8, 4], [12, 4], [7, 2], [11, 2], [4, 1], [1, 8], [2, 8], [150, 4], [151, 4], [10, 4]];
+  const fields: Array<[number, number]> = [
+    [8, 4],
+    [12, 4],
+    [7, 2],
+    [11, 2],
+    [4, 1],
+    [1, 8],
+    [2, 8],
+    [150, 4],
+    [151, 4],
+    [10, 4],
+  ];
   const records: Buffer[] = [];
   for (let k = 0; k < templates; k++) records.push(templateRecord(firstId + k, fields));
   return ipfix(domain, exportSecs, ipfixSet(2, Buffer.concat(records)));
@@ -78,7 +96,16 @@ export function manyTemplates(domain: number, templates: number, exportSecs: num
  * when it fits.
  */
 export function costlyTemplate(layout: 'A' | 'B', varFields: number, exportSecs: number): Buffer {
-  const addresses: Array<[number, number]> = layout === 'A' ? [[8, 4], [12, 4]] : [[12, 4], [8, 4]];
+  const addresses: Array<[number, number]> =
+    layout === 'A'
+      ? [
+          [8, 4],
+          [12, 4],
+        ]
+      : [
+          [12, 4],
+          [8, 4],
+        ];
   const fields: Array<[number, number]> = [...addresses];
   for (let k = 0; k < varFields; k++) fields.push([k % 2 === 0 ? 82 : 83, 0xffff]); // interfaceName / interfaceDescription
   const tpl = ipfixSet(2, templateRecord(300, fields));
@@ -128,7 +155,10 @@ export function treeBytes(dir: string): number {
 }
 
 /** A UDP socket bound to `localAddress`, sending to 127.0.0.1:`port`. */
-export async function udpFrom(localAddress: string, port: number): Promise<{ send(b: Buffer): Promise<void>; close(): Promise<void> }> {
+export async function udpFrom(
+  localAddress: string,
+  port: number,
+): Promise<{ send(b: Buffer): Promise<void>; close(): Promise<void> }> {
   const sock: Socket = createSocket('udp4');
   await new Promise<void>((r) => sock.bind(0, localAddress, () => r()));
   return {
@@ -172,7 +202,9 @@ export interface FlowServe {
 }
 
 /** Spawns serve on `dataDir` (a fresh one when absent) with `flowSource` merged into the netflow source. */
-export async function spawnFlowServe(opts: { dataDir?: string; udpPort?: number; flowSource?: Record<string, unknown> } = {}): Promise<FlowServe> {
+export async function spawnFlowServe(
+  opts: { dataDir?: string; udpPort?: number; flowSource?: Record<string, unknown> } = {},
+): Promise<FlowServe> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'netsvc-hostile-flow-'));
   const udpPort = opts.udpPort ?? (await freePort());
   const serve = await spawnServe(
@@ -200,7 +232,11 @@ export async function spawnFlowServe(opts: { dataDir?: string; udpPort?: number;
     startMs: serve.startMs,
     metrics,
     counter: (text, name, exporter) =>
-      metricValue(text, `netsvc_flow_${name}`, exporter === undefined ? { source: 'netflow' } : { source: 'netflow', exporter }) ?? 0,
+      metricValue(
+        text,
+        `netsvc_flow_${name}`,
+        exporter === undefined ? { source: 'netflow' } : { source: 'netflow', exporter },
+      ) ?? 0,
     stop: serve.stop,
     output: serve.output,
   };

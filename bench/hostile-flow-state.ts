@@ -8,7 +8,22 @@
  * is reported.
  */
 import type { HostileRow } from './hostile.js';
-import { ATTACKER, flood, HONEST_PCAP, idleRss, ipfix, manyTemplates, removeDataDir, replayFrom, rss, settle, spawnFlowServe, treeBytes, udpFrom, type FlowServe } from './hostile-flow-lib.js';
+import {
+  ATTACKER,
+  flood,
+  HONEST_PCAP,
+  idleRss,
+  ipfix,
+  manyTemplates,
+  removeDataDir,
+  replayFrom,
+  rss,
+  settle,
+  spawnFlowServe,
+  treeBytes,
+  udpFrom,
+  type FlowServe,
+} from './hostile-flow-lib.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,8 +36,14 @@ const MB = 1024 * 1024;
 const nowSecs = (): number => Math.floor(Date.now() / 1000);
 
 /** Honest softflowd replay at `rate`/s: datagrams sent, read by serve, and dropped by the kernel. */
-export async function honest(s: FlowServe, rate: number, loops: number, during?: () => Promise<void>): Promise<{ sent: number; read: number; kernelDrops: number }> {
-  const drops = async (): Promise<number> => metricValue(await s.metrics(), 'netsvc_flow_kernel_drops_total', { listen: `127.0.0.1:${s.udpPort}` }) ?? 0;
+export async function honest(
+  s: FlowServe,
+  rate: number,
+  loops: number,
+  during?: () => Promise<void>,
+): Promise<{ sent: number; read: number; kernelDrops: number }> {
+  const drops = async (): Promise<number> =>
+    metricValue(await s.metrics(), 'netsvc_flow_kernel_drops_total', { listen: `127.0.0.1:${s.udpPort}` }) ?? 0;
   const before = s.counter(await s.metrics(), 'datagrams_total', '127.0.0.1');
   const dropsBefore = await drops();
   const [r] = await Promise.all([replayFrom(HONEST_PCAP, s.udpPort, rate, loops), during?.()]);
@@ -31,14 +52,31 @@ export async function honest(s: FlowServe, rate: number, loops: number, during?:
 }
 
 /** A row over every round: the values joined, ok when each meets `ok`. */
-export function roundsRow(attack: string, measure: string, values: number[], fmt: (v: number) => string, target: string, ok: (v: number) => boolean): HostileRow {
+export function roundsRow(
+  attack: string,
+  measure: string,
+  values: number[],
+  fmt: (v: number) => string,
+  target: string,
+  ok: (v: number) => boolean,
+): HostileRow {
   return { attack, measure, value: values.map(fmt).join(' / '), target, ok: values.every(ok) };
 }
 
 export async function run(args: string[]): Promise<HostileRow[]> {
   const i = args.indexOf('--rounds');
   const rounds = i >= 0 ? Number(args[i + 1]) : 3;
-  const r = { domainRss: [] as number[], domainPeak: [] as number[], evicted: [] as number[], read: [] as number[], tplRss: [] as number[], files: [] as number[], restart: [] as number[], loss: [] as number[], refused: [] as number[] };
+  const r = {
+    domainRss: [] as number[],
+    domainPeak: [] as number[],
+    evicted: [] as number[],
+    read: [] as number[],
+    tplRss: [] as number[],
+    files: [] as number[],
+    restart: [] as number[],
+    loss: [] as number[],
+    refused: [] as number[],
+  };
   for (let round = 1; round <= rounds; round++) {
     log(`flow-state round ${round}: domain flood`);
     let s = await spawnFlowServe();
@@ -49,9 +87,13 @@ export async function run(args: string[]): Promise<HostileRow[]> {
       const secs = nowSecs();
       let peak = 0;
       const watch = setInterval(() => (peak = Math.max(peak, rss(s.pid))), 100);
-      await flood(a.send, (function* () {
-        for (let d = 0; d < 200_000; d++) yield ipfix(d + 1, secs);
-      })(), 20);
+      await flood(
+        a.send,
+        (function* () {
+          for (let d = 0; d < 200_000; d++) yield ipfix(d + 1, secs);
+        })(),
+        20,
+      );
       await a.close();
       r.read.push(await settle(async () => s.counter(await s.metrics(), 'datagrams_total', ATTACKER)));
       clearInterval(watch);
@@ -71,9 +113,13 @@ export async function run(args: string[]): Promise<HostileRow[]> {
       const base = rss(s.pid);
       const a = await udpFrom(ATTACKER, s.udpPort);
       const secs = nowSecs();
-      await flood(a.send, (function* () {
-        for (let k = 0; k < 3000; k++) yield manyTemplates(1_000_000 + k, 300, secs);
-      })(), 2);
+      await flood(
+        a.send,
+        (function* () {
+          for (let k = 0; k < 3000; k++) yield manyTemplates(1_000_000 + k, 300, secs);
+        })(),
+        2,
+      );
       await settle(async () => s.counter(await s.metrics(), 'datagrams_total', ATTACKER));
       r.tplRss.push(rss(s.pid) - base);
       r.refused.push(s.counter(await s.metrics(), 'templates_refused_total', ATTACKER));
@@ -118,7 +164,12 @@ export async function run(args: string[]): Promise<HostileRow[]> {
       const t = Date.now();
       for (let e = 0; cache.size < cache.limits.maxTemplates && cache.fieldTotal + 30 <= cache.limits.maxFields; e++) {
         const d = cache.domain(`198.51.100.${e}`, 10, 0, t);
-        for (let id = 256; id < 256 + cache.limits.maxTemplatesPerExporter && cache.fieldTotal + 30 <= cache.limits.maxFields; id++) cache.set(d, id, false, 0, fields, t);
+        for (
+          let id = 256;
+          id < 256 + cache.limits.maxTemplatesPerExporter && cache.fieldTotal + 30 <= cache.limits.maxFields;
+          id++
+        )
+          cache.set(d, id, false, 0, fields, t);
       }
       new TemplatePersistence({ dir: join(dataDir, 'templates', 'netflow'), now: () => t, ttlMs: 3_600_000 }).save(cache, true);
       fullFiles = treeBytes(join(dataDir, 'templates'));
@@ -131,10 +182,38 @@ export async function run(args: string[]): Promise<HostileRow[]> {
   }
   const mb = (v: number): string => `${(v / MB).toFixed(1)} MB`;
   return [
-    roundsRow('caps full (16 384 templates / 500 000 fields)', `restart to listening (files ${mb(fullFiles)})`, full, (v) => `${(v / 1000).toFixed(2)} s`, '≤ 2 s', (v) => v <= 2000),
-    roundsRow('caps full (16 384 templates / 500 000 fields)', 'first start, no templates (reference)', fresh, (v) => `${(v / 1000).toFixed(2)} s`, '', () => true),
-    roundsRow('domain flood 200 000', 'RSS growth (idle before and after: what is kept)', r.domainRss, mb, '≤ 20 MB', (v) => v <= 20 * MB),
-    roundsRow('domain flood 200 000', 'RSS peak during the flood over idle before (garbage until collected)', r.domainPeak, mb, 'information', () => true),
+    roundsRow(
+      'caps full (16 384 templates / 500 000 fields)',
+      `restart to listening (files ${mb(fullFiles)})`,
+      full,
+      (v) => `${(v / 1000).toFixed(2)} s`,
+      '≤ 2 s',
+      (v) => v <= 2000,
+    ),
+    roundsRow(
+      'caps full (16 384 templates / 500 000 fields)',
+      'first start, no templates (reference)',
+      fresh,
+      (v) => `${(v / 1000).toFixed(2)} s`,
+      '',
+      () => true,
+    ),
+    roundsRow(
+      'domain flood 200 000',
+      'RSS growth (idle before and after: what is kept)',
+      r.domainRss,
+      mb,
+      '≤ 20 MB',
+      (v) => v <= 20 * MB,
+    ),
+    roundsRow(
+      'domain flood 200 000',
+      'RSS peak during the flood over idle before (garbage until collected)',
+      r.domainPeak,
+      mb,
+      'information',
+      () => true,
+    ),
     {
       attack: 'domain flood 200 000',
       measure: 'datagrams read / domains evicted',
@@ -145,7 +224,14 @@ export async function run(args: string[]): Promise<HostileRow[]> {
     roundsRow('template flood 3 000 × 300', 'RSS growth', r.tplRss, mb, '≤ 150 MB', (v) => v <= 150 * MB),
     roundsRow('template flood 3 000 × 300', 'templates refused', r.refused, String, 'counted', (v) => v > 0),
     roundsRow('template flood 3 000 × 300', 'template files', r.files, mb, '≤ 10 MB', (v) => v <= 10 * MB),
-    roundsRow('template flood 3 000 × 300', 'restart to listening', r.restart, (v) => `${(v / 1000).toFixed(2)} s`, '≤ 2 s', (v) => v <= 2000),
+    roundsRow(
+      'template flood 3 000 × 300',
+      'restart to listening',
+      r.restart,
+      (v) => `${(v / 1000).toFixed(2)} s`,
+      '≤ 2 s',
+      (v) => v <= 2000,
+    ),
     roundsRow('template trickle 5/s + honest 20 000/s', 'honest datagrams lost', r.loss, String, '0', (v) => v === 0),
   ];
 }

@@ -150,7 +150,10 @@ export function requestFrom(
 ): Promise<TimedResponse> {
   const started = performance.now();
   const body = init.json === undefined ? undefined : JSON.stringify(init.json);
-  const headers = { ...init.headers, ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }) };
+  const headers = {
+    ...init.headers,
+    ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }),
+  };
   return new Promise((resolve, reject) => {
     const req = request(url, { method: init.method ?? 'GET', headers, localAddress, agent: init.agent ?? false }, (res) => {
       const chunks: Buffer[] = [];

@@ -54,7 +54,9 @@ function parseArgs(args: string[]): Options {
     const i = args.indexOf(`--${name}`);
     return i >= 0 ? args[i + 1] : undefined;
   };
-  const modes = (value('modes') ?? 'clients,burst').split(',').filter((m): m is 'clients' | 'burst' => m === 'clients' || m === 'burst');
+  const modes = (value('modes') ?? 'clients,burst')
+    .split(',')
+    .filter((m): m is 'clients' | 'burst' => m === 'clients' || m === 'burst');
   return {
     addresses: Number(value('addresses') ?? 100),
     perAddress: Number(value('per-address') ?? 10),
@@ -85,7 +87,10 @@ async function once(mode: 'clients' | 'burst', o: Options): Promise<HostileRow[]
     const cli = (args: string[]) => spawnSync(process.execPath, [CLI, ...args, '--config', config], { encoding: 'utf8' });
     cli(['admin', 'entity', 'add', 'default', '--areas', 'netflow']);
     cli(['admin', 'user', 'add', 'default', 'bench', '--areas', 'netflow']);
-    const cred = JSON.parse(cli(['admin', 'credentials', 'issue', 'default', 'bench', '--json']).stdout) as { api_id: string; secret: string };
+    const cred = JSON.parse(cli(['admin', 'credentials', 'issue', 'default', 'bench', '--json']).stdout) as {
+      api_id: string;
+      secret: string;
+    };
     const login = () => requestFrom(GOOD, `${serve.url}/svc/api/netflow/auth`, { method: 'POST', json: cred });
     const first = await login();
     if (first.status !== 200) throw new Error(`login before the storm answered ${first.status}: ${first.body}`);
@@ -97,7 +102,15 @@ async function once(mode: 'clients' | 'burst', o: Options): Promise<HostileRow[]
 
     const total = o.addresses * o.perAddress;
     const t0 = performance.now();
-    const storm = startAuthStorm({ url: serve.url, area: 'netflow', apiId: cred.api_id, addresses: o.addresses, perAddress: o.perAddress, mode, nice: 10 });
+    const storm = startAuthStorm({
+      url: serve.url,
+      area: 'netflow',
+      apiId: cred.api_id,
+      addresses: o.addresses,
+      perAddress: o.perAddress,
+      mode,
+      nice: 10,
+    });
     const underWay = mode === 'clients' ? () => storm.heard() >= o.addresses : () => storm.answered() > 0;
     while (!underWay()) await new Promise((r) => setTimeout(r, 2));
     const leftAtStart = total - storm.answered();
@@ -107,7 +120,9 @@ async function once(mode: 'clients' | 'burst', o: Options): Promise<HostileRow[]
     const fresh: TimedResponse[] = [];
     const poll = async (into: TimedResponse[], withAgent: boolean): Promise<void> => {
       while (polling) {
-        into.push(await requestFrom(GOOD, `${serve.url}/svc/api/netflow/latest`, { headers: auth, agent: withAgent ? agent : undefined }));
+        into.push(
+          await requestFrom(GOOD, `${serve.url}/svc/api/netflow/latest`, { headers: auth, agent: withAgent ? agent : undefined }),
+        );
         await new Promise((r) => setTimeout(r, 20));
       }
     };
@@ -132,7 +147,9 @@ async function once(mode: 'clients' | 'burst', o: Options): Promise<HostileRow[]
     const f = sorted(fresh.map((r) => r.ms));
     const allGood = good.every((r) => r.status === 200);
     const latestOk = kept.length > 0 && kept.every((r) => r.status === 200);
-    log(`${attack}: ${total} wrong secrets in ${ms(stormMs)} ms; ${leftAtStart} unanswered when the correct logins began, ${leftAfterLogins} when they ended`);
+    log(
+      `${attack}: ${total} wrong secrets in ${ms(stormMs)} ms; ${leftAtStart} unanswered when the correct logins began, ${leftAfterLogins} when they ended`,
+    );
     return [
       {
         attack,
@@ -167,7 +184,9 @@ async function once(mode: 'clients' | 'burst', o: Options): Promise<HostileRow[]
         measure: 'scrypt verifications; refusals counted by serve',
         value: `${metric('netsvc_auth_verifications_total')}; ${metric('netsvc_auth_busy_refused_total')}`,
         target: `${denied + good.length + 1}; ${refused}`,
-        ok: metric('netsvc_auth_verifications_total') === denied + good.length + 1 && metric('netsvc_auth_busy_refused_total') === refused,
+        ok:
+          metric('netsvc_auth_verifications_total') === denied + good.length + 1 &&
+          metric('netsvc_auth_busy_refused_total') === refused,
       },
     ];
   } finally {

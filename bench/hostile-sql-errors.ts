@@ -88,7 +88,13 @@ async function probe(dialect: Dialect): Promise<EngineResult> {
     admin.addUser('acme', 'alice', { netflow: false, logviewer: true, hotspot: true });
     const cred = generateCredential();
     admin.replaceCredential('acme', 'alice', cred.apiId, await hashSecret(cred.secret));
-    const auth = new AuthService(admin, { key: randomBytes(32), tokenTtlSec: 3600, maxFailures: 100, failureWindowSec: 300, now: Date.now });
+    const auth = new AuthService(admin, {
+      key: randomBytes(32),
+      tokenTtlSec: 3600,
+      maxFailures: 100,
+      failureWindowSec: 300,
+      now: Date.now,
+    });
     let stackLines = 0;
     const sink = new Writable({
       write: (chunk, _e, cb) => {
@@ -118,7 +124,10 @@ async function probe(dialect: Dialect): Promise<EngineResult> {
     for (const [method, area, path, body] of INPUTS) {
       const res = await app.request(`/svc/api/${area}${path}`, {
         method,
-        headers: { authorization: `Bearer ${tokens[area]}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${tokens[area]}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       await res.arrayBuffer();

@@ -18,7 +18,6 @@ import { freePort } from '../test/helpers/net.js';
 
 const BETTER_SQLITE3 = createRequire(import.meta.url).resolve('better-sqlite3');
 
-
 /** Sum of a metric's samples whose labels include `labels`; undefined when there is none. */
 export function metricValue(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
   const hits = parseMetrics(text).filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
@@ -40,7 +39,8 @@ export function syslogCounters(text: string): {
   tcpIdleClosed: number;
   receiveBuffer: number;
 } {
-  const v = (name: string, labels: Record<string, string> = {}): number => metricValue(text, `netsvc_syslog_${name}`, labels) ?? 0;
+  const v = (name: string, labels: Record<string, string> = {}): number =>
+    metricValue(text, `netsvc_syslog_${name}`, labels) ?? 0;
   return {
     receivedUdp: v('received_total', { transport: 'udp' }),
     receivedTcp: v('received_total', { transport: 'tcp' }),
@@ -129,10 +129,14 @@ export interface IdleConnections {
  * Linux) to `port` and sends nothing; resolves once each is connected or
  * closed.
  */
-export async function openIdleConnections(port: number, localAddress: string, n: number, host = '127.0.0.1'): Promise<IdleConnections> {
+export async function openIdleConnections(
+  port: number,
+  localAddress: string,
+  n: number,
+  host = '127.0.0.1',
+): Promise<IdleConnections> {
   const sockets: Socket[] = [];
   const closedAt: number[] = [];
-  let open = 0;
   const settle: Promise<void>[] = [];
   for (let i = 0; i < n; i++) {
     const s = connect({ port, host, localAddress });
@@ -141,7 +145,6 @@ export async function openIdleConnections(port: number, localAddress: string, n:
     settle.push(
       new Promise<void>((resolve) => {
         s.once('connect', () => {
-          open++;
           resolve();
         });
         s.once('close', () => {
@@ -180,7 +183,12 @@ export function sendTcpLines(port: number, localAddress: string, lines: readonly
  * them (the kernel's send queue paces the loop); answers how many the kernel
  * refused to send (those never left this process).
  */
-export async function udpBurst(port: number, n: number, payload: (i: number) => Buffer, host = '127.0.0.1'): Promise<{ sendErrors: number }> {
+export async function udpBurst(
+  port: number,
+  n: number,
+  payload: (i: number) => Buffer,
+  host = '127.0.0.1',
+): Promise<{ sendErrors: number }> {
   const s = createSocket('udp4');
   let sendErrors = 0;
   let pending = 0;
@@ -221,7 +229,9 @@ export async function holdSqliteLock(path: string, holdMs: number): Promise<Held
     process.stdout.write('locked\\n');
     setTimeout(() => { db.exec('COMMIT'); db.close(); process.stdout.write('released\\n'); }, Number(process.argv[3]));
   `;
-  const child = spawn(process.execPath, ['-e', script, BETTER_SQLITE3, path, String(holdMs)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['-e', script, BETTER_SQLITE3, path, String(holdMs)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));

@@ -22,7 +22,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 export async function run(_args: string[]): Promise<HostileRow[]> {
   const serve = await spawnSyslogServe();
   const rows: HostileRow[] = [];
-  const row = (measure: string, value: string, target: string, ok: boolean): void => void rows.push({ attack: ATTACK, measure, value, target, ok });
+  const row = (measure: string, value: string, target: string, ok: boolean): void =>
+    void rows.push({ attack: ATTACK, measure, value, target, ok });
   const file = join(serve.dataDir, 'syslog.sqlite');
   const lock = await holdSqliteLock(file, LOCK_MS);
   try {
@@ -50,18 +51,32 @@ export async function run(_args: string[]): Promise<HostileRow[]> {
     await sending;
     latencies.sort((a, b) => a - b);
     const max = latencies[latencies.length - 1] ?? Number.NaN;
-    row('/metrics during the 20 s lock (max, p99)', `${fmt(max, 1)} ms, ${fmt(percentile(latencies, 99), 1)} ms (${latencies.length} asks)`, '<= 100 ms', max <= 100);
+    row(
+      '/metrics during the 20 s lock (max, p99)',
+      `${fmt(max, 1)} ms, ${fmt(percentile(latencies, 99), 1)} ms (${latencies.length} asks)`,
+      '<= 100 ms',
+      max <= 100,
+    );
 
     log(`${ATTACK}: lock released; waiting for the queue to drain`);
     const draining: number[] = [];
     let c = syslogCounters((await serve.metrics()).text);
-    for (const end = Date.now() + 30_000; (c.queueDepth > 0 || c.receivedUdp + c.kernelDrops < MESSAGES) && Date.now() < end; await sleep(50)) {
+    for (
+      const end = Date.now() + 30_000;
+      (c.queueDepth > 0 || c.receivedUdp + c.kernelDrops < MESSAGES) && Date.now() < end;
+      await sleep(50)
+    ) {
       const m = await serve.metrics();
       draining.push(m.ms);
       c = syslogCounters(m.text);
     }
     const drainMax = draining.length ? Math.max(...draining) : Number.NaN;
-    row('/metrics while the backlog is written (max)', `${fmt(drainMax, 1)} ms (${draining.length} asks)`, '<= 100 ms', !(drainMax > 100));
+    row(
+      '/metrics while the backlog is written (max)',
+      `${fmt(drainMax, 1)} ms (${draining.length} asks)`,
+      '<= 100 ms',
+      !(drainMax > 100),
+    );
     const db = new Database(file, { readonly: true, fileMustExist: true });
     const inTable = (db.prepare("SELECT COUNT(*) AS n FROM SystemEvents WHERE Message LIKE 'locked-%'").get() as { n: number }).n;
     db.close();

@@ -22,9 +22,14 @@ const PER_ADDRESS = 32;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export async function run(_args: string[]): Promise<HostileRow[]> {
-  const serve = await spawnSyslogServe({ tcpIdleTimeoutSec: IDLE_TIMEOUT_SEC, maxConnectionsPerAddress: PER_ADDRESS, maxConnections: 512 });
+  const serve = await spawnSyslogServe({
+    tcpIdleTimeoutSec: IDLE_TIMEOUT_SEC,
+    maxConnectionsPerAddress: PER_ADDRESS,
+    maxConnections: 512,
+  });
   const rows: HostileRow[] = [];
-  const row = (measure: string, value: string, target: string, ok: boolean): void => void rows.push({ attack: ATTACK, measure, value, target, ok });
+  const row = (measure: string, value: string, target: string, ok: boolean): void =>
+    void rows.push({ attack: ATTACK, measure, value, target, ok });
   try {
     log(`${ATTACK}: ${IDLE} idle connections from 127.0.0.2 to 127.0.0.1:${serve.syslogPort}`);
     const openedAt = performance.now();
@@ -37,7 +42,11 @@ export async function run(_args: string[]): Promise<HostileRow[]> {
 
     log(`${ATTACK}: honest sender from 127.0.0.3`);
     let honestOk = true;
-    await sendTcpLines(serve.syslogPort, '127.0.0.3', Array.from({ length: HONEST }, (_, i) => syslogLine(`honest-${i}`))).catch(() => (honestOk = false));
+    await sendTcpLines(
+      serve.syslogPort,
+      '127.0.0.3',
+      Array.from({ length: HONEST }, (_, i) => syslogLine(`honest-${i}`)),
+    ).catch(() => (honestOk = false));
     let stored = 0;
     for (const end = Date.now() + 10_000; Date.now() < end; await sleep(100)) {
       const db = new Database(join(serve.dataDir, 'syslog.sqlite'), { readonly: true, fileMustExist: true });
@@ -48,10 +57,16 @@ export async function run(_args: string[]): Promise<HostileRow[]> {
       }
       if (stored >= HONEST) break;
     }
-    row('honest sender (other address) served', `${honestOk ? 'yes' : 'NO'}, ${stored} of ${HONEST} stored`, `yes, ${HONEST}`, honestOk && stored === HONEST);
+    row(
+      'honest sender (other address) served',
+      `${honestOk ? 'yes' : 'NO'}, ${stored} of ${HONEST} stored`,
+      `yes, ${HONEST}`,
+      honestOk && stored === HONEST,
+    );
 
     log(`${ATTACK}: waiting for the idle timeout (${IDLE_TIMEOUT_SEC} s)`);
-    for (const end = performance.now() + (IDLE_TIMEOUT_SEC + 10) * 1000; idle.open() > 0 && performance.now() < end; ) await sleep(100);
+    for (const end = performance.now() + (IDLE_TIMEOUT_SEC + 10) * 1000; idle.open() > 0 && performance.now() < end;)
+      await sleep(100);
     const last = idle.open() === 0 ? Math.max(...idle.closedAt) : Number.NaN;
     const first = Math.min(...idle.closedAt.slice(-held));
     const closedAfter = (last - openedAt) / 1000;

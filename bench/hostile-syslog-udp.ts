@@ -17,13 +17,14 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 async function round(label: string, receiveBuffer: number | undefined, rows: HostileRow[]): Promise<void> {
   const serve = await spawnSyslogServe(receiveBuffer === undefined ? {} : { receiveBuffer });
-  const row = (measure: string, value: string, target: string, ok: boolean): void => void rows.push({ attack: ATTACK, measure: `${label}: ${measure}`, value, target, ok });
+  const row = (measure: string, value: string, target: string, ok: boolean): void =>
+    void rows.push({ attack: ATTACK, measure: `${label}: ${measure}`, value, target, ok });
   try {
     log(`${ATTACK} (${label}): ${BURST} datagrams to 127.0.0.1:${serve.syslogPort}`);
     const { sendErrors } = await udpBurst(serve.syslogPort, BURST, (i) => Buffer.from(syslogLine(`burst-${i}`)));
     let c = syslogCounters((await serve.metrics()).text);
     // Quiet: the counters stop moving (the receiver has read what the kernel kept).
-    for (let last = -1; c.receivedUdp !== last; ) {
+    for (let last = -1; c.receivedUdp !== last;) {
       last = c.receivedUdp;
       await sleep(500);
       c = syslogCounters((await serve.metrics()).text);
@@ -31,15 +32,26 @@ async function round(label: string, receiveBuffer: number | undefined, rows: Hos
     const sent = BURST - sendErrors;
     const accounted = c.receivedUdp + c.kernelDrops;
     const off = Math.abs(accounted - sent) / sent;
-    row('receive buffer set', `${c.receiveBuffer} B`, receiveBuffer === undefined ? 'as configured, or rmem_max' : `${receiveBuffer} B`, c.receiveBuffer > 0);
+    row(
+      'receive buffer set',
+      `${c.receiveBuffer} B`,
+      receiveBuffer === undefined ? 'as configured, or rmem_max' : `${receiveBuffer} B`,
+      c.receiveBuffer > 0,
+    );
     row(
       'received + kernel drops',
       `${c.receivedUdp} + ${c.kernelDrops} = ${accounted} of ${sent} (${(off * 100).toFixed(2)} % off)`,
       `= sent within 1 %`,
       off <= 0.01,
     );
-    for (const end = Date.now() + 30_000; c.queueDepth > 0 && Date.now() < end; await sleep(200)) c = syslogCounters((await serve.metrics()).text);
-    row('stored + dropped', `${c.stored} + ${c.dropped} of ${c.receivedUdp} received`, '= received', c.stored + c.dropped === c.receivedUdp);
+    for (const end = Date.now() + 30_000; c.queueDepth > 0 && Date.now() < end; await sleep(200))
+      c = syslogCounters((await serve.metrics()).text);
+    row(
+      'stored + dropped',
+      `${c.stored} + ${c.dropped} of ${c.receivedUdp} received`,
+      '= received',
+      c.stored + c.dropped === c.receivedUdp,
+    );
   } finally {
     await serve.stop();
   }

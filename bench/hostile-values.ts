@@ -11,7 +11,17 @@ import { spawnSync } from 'node:child_process';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HostileRow } from './hostile.js';
-import { ATTACKER, ipfix, ipfixSet, removeDataDir, settle, spawnFlowServe, templateRecord, udpFrom, type FlowServe } from './hostile-flow-lib.js';
+import {
+  ATTACKER,
+  ipfix,
+  ipfixSet,
+  removeDataDir,
+  settle,
+  spawnFlowServe,
+  templateRecord,
+  udpFrom,
+  type FlowServe,
+} from './hostile-flow-lib.js';
 import { log } from './lib.js';
 
 const ATTACK = 'values';
@@ -24,7 +34,17 @@ export const U64_MAX_TEXT = '18446744073709551615';
 
 // sourceIPv4Address, destinationIPv4Address, octetDeltaCount, packetDeltaCount,
 // flowStartMilliseconds, flowEndMilliseconds, protocolIdentifier, source and destination port.
-const FIELDS: Array<[number, number]> = [[8, 4], [12, 4], [1, 8], [2, 8], [152, 8], [153, 8], [4, 1], [7, 2], [11, 2]];
+const FIELDS: Array<[number, number]> = [
+  [8, 4],
+  [12, 4],
+  [1, 8],
+  [2, 8],
+  [152, 8],
+  [153, 8],
+  [4, 1],
+  [7, 2],
+  [11, 2],
+];
 const RECORD_LENGTH = 45;
 
 function uint(value: number, bytes: number): Buffer {
@@ -42,12 +62,26 @@ export function hostileValueDatagrams(nowMs: number): Buffer[] {
   const exportSecs = Math.floor(nowMs / 1000);
   const template = ipfixSet(2, templateRecord(256, FIELDS));
   const allOnes = ipfixSet(256, Buffer.alloc(RECORD_LENGTH, 0xff));
-  const optionsTemplate = ipfixSet(3, Buffer.concat([uint(300, 2), uint(2, 2), uint(1, 2), uint(149, 2), uint(4, 2), uint(34, 2), uint(4, 2)]));
+  const optionsTemplate = ipfixSet(
+    3,
+    Buffer.concat([uint(300, 2), uint(2, 2), uint(1, 2), uint(149, 2), uint(4, 2), uint(34, 2), uint(4, 2)]),
+  );
   const options = ipfixSet(300, Buffer.concat([uint(0, 4), uint(0xffffffff, 4)]));
   const t = (ms: number): Buffer => Buffer.concat([uint(Math.floor(ms / 2 ** 32), 4), uint(ms % 2 ** 32, 4)]);
   const honest = ipfixSet(
     256,
-    Buffer.concat([Buffer.from([10, 1, 1, 1, 10, 2, 2, 2]), uint(0, 4), uint(1500, 4), uint(0, 4), uint(3, 4), t(nowMs - 2000), t(nowMs - 1000), uint(6, 1), uint(40000, 2), uint(443, 2)]),
+    Buffer.concat([
+      Buffer.from([10, 1, 1, 1, 10, 2, 2, 2]),
+      uint(0, 4),
+      uint(1500, 4),
+      uint(0, 4),
+      uint(3, 4),
+      t(nowMs - 2000),
+      t(nowMs - 1000),
+      uint(6, 1),
+      uint(40000, 2),
+      uint(443, 2),
+    ]),
   );
   return [ipfix(7, exportSecs, template, allOnes), ipfix(7, exportSecs, optionsTemplate, options, template, honest)];
 }
@@ -75,14 +109,22 @@ async function login(serve: FlowServe): Promise<string> {
   const cli = (args: string[]) => spawnSync(process.execPath, [CLI, ...args, '--config', config], { encoding: 'utf8' });
   cli(['admin', 'entity', 'add', 'default', '--areas', 'netflow']);
   cli(['admin', 'user', 'add', 'default', 'bench', '--areas', 'netflow']);
-  const cred = JSON.parse(cli(['admin', 'credentials', 'issue', 'default', 'bench', '--json']).stdout) as { api_id: string; secret: string };
-  const res = await fetch(`${serve.url}/svc/api/netflow/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(cred) });
+  const cred = JSON.parse(cli(['admin', 'credentials', 'issue', 'default', 'bench', '--json']).stdout) as {
+    api_id: string;
+    secret: string;
+  };
+  const res = await fetch(`${serve.url}/svc/api/netflow/auth`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(cred),
+  });
   return ((await res.json()) as any).result.access_token as string;
 }
 
 export async function run(_args: string[]): Promise<HostileRow[]> {
   const rows: HostileRow[] = [];
-  const row = (measure: string, value: string, target: string, ok: boolean): void => void rows.push({ attack: ATTACK, measure, value, target, ok });
+  const row = (measure: string, value: string, target: string, ok: boolean): void =>
+    void rows.push({ attack: ATTACK, measure, value, target, ok });
   const serve = await spawnFlowServe();
   try {
     const token = await login(serve);
@@ -111,19 +153,34 @@ export async function run(_args: string[]): Promise<HostileRow[]> {
     const ones = flows.find((f) => f.src_ip === '255.255.255.255');
     const honest = flows.find((f) => f.src_ip === '10.1.1.1');
     const exact = ones?.bytes === U64_MAX_TEXT && ones?.packets === U64_MAX_TEXT;
-    row('0xFF… record: bytes / packets in flows', ones ? `${ones.bytes} / ${ones.packets}` : 'not found', `${U64_MAX_TEXT} (exact)`, exact);
+    row(
+      '0xFF… record: bytes / packets in flows',
+      ones ? `${ones.bytes} / ${ones.packets}` : 'not found',
+      `${U64_MAX_TEXT} (exact)`,
+      exact,
+    );
     const exported = new Date(Math.floor(sent / 1000) * 1000).toISOString().slice(0, 19).replace('T', ' ');
     row('0xFF… record: ts', ones?.ts ?? 'not found', `its export time ${exported}`, ones?.ts === exported);
     row('honest record after 2^32 − 1: bytes', honest?.bytes ?? 'not found', '1500 (interval refused)', honest?.bytes === '1500');
 
     const kpi = (JSON.parse(kpiText) as any).result;
     const integers = kpi !== undefined && countsAreIntegers(kpi) && !/\d[eE][+-]?\d/.test(kpiText);
-    row('kpi totals', kpi ? `total_bytes ${JSON.stringify(kpi.kpi.total_bytes)}, total_traffic ${kpi.kpi.total_traffic}` : 'no answer', 'integers, no exponent', integers);
+    row(
+      'kpi totals',
+      kpi ? `total_bytes ${JSON.stringify(kpi.kpi.total_bytes)}, total_traffic ${kpi.kpi.total_traffic}` : 'no answer',
+      'integers, no exponent',
+      integers,
+    );
 
     const after = await serve.metrics();
     const clamped = serve.counter(after, 'timestamps_clamped_total', ATTACKER);
     const refused = serve.counter(after, 'sampling_refused_total', ATTACKER);
-    row('anomalies counted', `timestampsClamped ${clamped}, samplingRefused ${refused}`, '2 and 1', clamped === 2 && refused === 1);
+    row(
+      'anomalies counted',
+      `timestampsClamped ${clamped}, samplingRefused ${refused}`,
+      '2 and 1',
+      clamped === 2 && refused === 1,
+    );
   } finally {
     await serve.stop();
     removeDataDir(serve.dataDir);

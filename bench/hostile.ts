@@ -16,7 +16,16 @@ export interface HostileRow {
   ok: boolean;
 }
 
-const PARTS = ['flow-state', 'costly-templates', 'syslog-tcp', 'syslog-lock', 'syslog-udp', 'scrypt', 'values', 'sql-errors'] as const;
+const PARTS = [
+  'flow-state',
+  'costly-templates',
+  'syslog-tcp',
+  'syslog-lock',
+  'syslog-udp',
+  'scrypt',
+  'values',
+  'sql-errors',
+] as const;
 
 export async function run(args: string[]): Promise<void> {
   const wanted = args.filter((a) => !a.startsWith('--'));
@@ -28,7 +37,13 @@ export async function run(args: string[]): Promise<void> {
     try {
       mod = (await import(`./hostile-${part}.js`)) as typeof mod;
     } catch (err) {
-      rows.push({ attack: part, measure: 'not measured', value: String((err as Error).message).slice(0, 60), target: '', ok: false });
+      rows.push({
+        attack: part,
+        measure: 'not measured',
+        value: String((err as Error).message).slice(0, 60),
+        target: '',
+        ok: false,
+      });
       continue;
     }
     rows.push(...(await mod.run(args)));
@@ -36,6 +51,12 @@ export async function run(args: string[]): Promise<void> {
   const head = ['attack', 'measure', 'value', 'target', 'ok'];
   const table = [head, ...rows.map((r) => [r.attack, r.measure, r.value, r.target, r.ok ? 'yes' : 'NO'])];
   const widths = head.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
-  for (const r of table) console.log(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());
+  for (const r of table)
+    console.log(
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    );
   if (rows.some((r) => !r.ok)) process.exitCode = 1;
 }

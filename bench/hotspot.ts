@@ -81,11 +81,11 @@ function parseArgs(args: string[]): Options {
     else if (a === '--reuse') {
       for (const pair of next().split(',')) {
         const [d, db] = pair.split('=');
-        if ((d !== 'mysql' && d !== 'postgres') || !db || !/^[A-Za-z0-9_]+$/.test(db)) throw new Error('--reuse: mysql=DB,postgres=DB');
+        if ((d !== 'mysql' && d !== 'postgres') || !db || !/^[A-Za-z0-9_]+$/.test(db))
+          throw new Error('--reuse: mysql=DB,postgres=DB');
         opts.reuse[d] = db;
       }
-    }
-    else if (a === '--mysql') opts.mysqlUrl = next();
+    } else if (a === '--mysql') opts.mysqlUrl = next();
     else if (a === '--postgres') opts.postgresUrl = next();
     else if (a === '--keep') opts.keep = true;
     else throw new Error(`unknown option ${a}`);
@@ -153,9 +153,12 @@ async function dropSecondaryIndexes(client: SqlClient): Promise<string[]> {
       e.cols.push(r.sub ? `${r.col}(${r.sub})` : r.col);
       byName.set(r.name, e);
     }
-    if (byName.size) await client.execute(`ALTER TABLE radacct ${[...byName.keys()].map((n) => `DROP INDEX \`${n}\``).join(', ')}`);
+    if (byName.size)
+      await client.execute(`ALTER TABLE radacct ${[...byName.keys()].map((n) => `DROP INDEX \`${n}\``).join(', ')}`);
     return byName.size
-      ? [`ALTER TABLE radacct ${[...byName].map(([n, e]) => `ADD ${e.unique ? 'UNIQUE ' : ''}INDEX \`${n}\` (${e.cols.join(', ')})`).join(', ')}`]
+      ? [
+          `ALTER TABLE radacct ${[...byName].map(([n, e]) => `ADD ${e.unique ? 'UNIQUE ' : ''}INDEX \`${n}\` (${e.cols.join(', ')})`).join(', ')}`,
+        ]
       : [];
   }
   const rows = await client.query<{ name: string; def: string; con: string | null }>(
@@ -197,13 +200,17 @@ async function load(client: SqlClient, dialect: BenchDialect, opts: Options): Pr
       `INSERT INTO netsvc_userinfo (username, usertype, firstname, lastname, createddate, createdby)
        SELECT CONCAT('user', seq), 'user', CONCAT('First', seq), CONCAT('Last', seq), NOW(), 'bench' FROM seq_0_to_${u - 1}`,
     );
-    await client.execute(`INSERT INTO radcheck (username, attribute, op, value) SELECT CONCAT('user', seq), 'Cleartext-Password', ':=', CONCAT('pw', seq) FROM seq_0_to_${u - 1}`);
+    await client.execute(
+      `INSERT INTO radcheck (username, attribute, op, value) SELECT CONCAT('user', seq), 'Cleartext-Password', ':=', CONCAT('pw', seq) FROM seq_0_to_${u - 1}`,
+    );
   } else {
     await client.execute(
       `INSERT INTO netsvc_userinfo (username, usertype, firstname, lastname, createddate, createdby)
        SELECT 'user' || n, 'user', 'First' || n, 'Last' || n, now(), 'bench' FROM generate_series(0, ${u - 1}) n`,
     );
-    await client.execute(`INSERT INTO radcheck (username, attribute, op, value) SELECT 'user' || n, 'Cleartext-Password', ':=', 'pw' || n FROM generate_series(0, ${u - 1}) n`);
+    await client.execute(
+      `INSERT INTO radcheck (username, attribute, op, value) SELECT 'user' || n, 'Cleartext-Password', ':=', 'pw' || n FROM generate_series(0, ${u - 1}) n`,
+    );
   }
   log(`  ${dialect}: loaded in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
@@ -218,7 +225,8 @@ async function resetReused(client: SqlClient): Promise<void> {
       : await client.query<{ name: string; tbl: string }>(
           "SELECT indexname AS name, tablename AS tbl FROM pg_indexes WHERE schemaname = current_schema() AND indexname LIKE 'netsvc!_rad%' ESCAPE '!'",
         );
-  for (const n of names) await client.execute(client.dialect === 'mysql' ? `DROP INDEX \`${n.name}\` ON ${n.tbl}` : `DROP INDEX "${n.name}"`);
+  for (const n of names)
+    await client.execute(client.dialect === 'mysql' ? `DROP INDEX \`${n.name}\` ON ${n.tbl}` : `DROP INDEX "${n.name}"`);
   for (const t of ['radcheck', 'netsvc_userinfo']) await client.execute(`DELETE FROM ${t} WHERE username LIKE 'bench-new-%'`);
 }
 
@@ -247,13 +255,47 @@ async function queries(store: RadiusStore, opts: Options, phase: string, it: num
   const nowMs = Date.now();
   const hist = (f: (i: number) => SessionFilter) => (i: number) => store.historicalSessions(f(i), PAGE);
   const out: Timing[] = [];
-  out.push(await time(`${phase} historical, no filter`, it, hist(() => ({}))));
-  out.push(await time(`${phase} historical, username`, it, hist((i) => ({ username: userName(opts, i) }))));
-  out.push(await time(`${phase} historical, macaddress`, it, hist((i) => ({ macaddress: macOf(opts, i) }))));
-  out.push(await time(`${phase} historical, nas`, it, hist((i) => ({ nas: `10.0.0.${(i % NASES) + 1}` }))));
-  out.push(await time(`${phase} historical, last 24 h`, it, hist(() => ({ from: nowMs - 86_400_000, to: nowMs }))));
   out.push(
-    await time(`${phase} historical, username + 30 days`, it, hist((i) => ({ username: userName(opts, i), from: nowMs - 30 * 86_400_000, to: nowMs }))),
+    await time(
+      `${phase} historical, no filter`,
+      it,
+      hist(() => ({})),
+    ),
+  );
+  out.push(
+    await time(
+      `${phase} historical, username`,
+      it,
+      hist((i) => ({ username: userName(opts, i) })),
+    ),
+  );
+  out.push(
+    await time(
+      `${phase} historical, macaddress`,
+      it,
+      hist((i) => ({ macaddress: macOf(opts, i) })),
+    ),
+  );
+  out.push(
+    await time(
+      `${phase} historical, nas`,
+      it,
+      hist((i) => ({ nas: `10.0.0.${(i % NASES) + 1}` })),
+    ),
+  );
+  out.push(
+    await time(
+      `${phase} historical, last 24 h`,
+      it,
+      hist(() => ({ from: nowMs - 86_400_000, to: nowMs })),
+    ),
+  );
+  out.push(
+    await time(
+      `${phase} historical, username + 30 days`,
+      it,
+      hist((i) => ({ username: userName(opts, i), from: nowMs - 30 * 86_400_000, to: nowMs })),
+    ),
   );
   out.push(await time(`${phase} online, no filter`, it, () => store.onlineSessions({}, PAGE)));
   out.push(await time(`${phase} online, username`, it, (i) => store.onlineSessions({ username: userName(opts, i) }, PAGE)));
@@ -282,7 +324,10 @@ async function concurrently(count: number, fn: (i: number) => Promise<void>): Pr
 
 async function createRate(store: RadiusStore, opts: Options, dialect: string): Promise<string> {
   const sec = await concurrently(opts.creates, async (i) => {
-    await store.createUser({ username: `bench-new-${i}`, usertype: 'user', password: `pw-${i}`, firstname: 'B', email: 'b@corp.test' }, { name: 'bench' });
+    await store.createUser(
+      { username: `bench-new-${i}`, usertype: 'user', password: `pw-${i}`, firstname: 'B', email: 'b@corp.test' },
+      { name: 'bench' },
+    );
   });
   return `${dialect}: created ${opts.creates} users with ${CREATE_WORKERS} concurrent callers in ${sec.toFixed(2)} s = ${Math.round(opts.creates / sec)} users/s`;
 }
@@ -294,7 +339,13 @@ async function apiCreateRate(store: RadiusStore, opts: Options, dialect: string)
   admin.addUser('bench', 'bench', { hotspot: true });
   const cred = generateCredential();
   admin.replaceCredential('bench', 'bench', cred.apiId, await hashSecret(cred.secret));
-  const auth = new AuthService(admin, { key: randomBytes(32), tokenTtlSec: 3600, maxFailures: 10, failureWindowSec: 300, now: Date.now });
+  const auth = new AuthService(admin, {
+    key: randomBytes(32),
+    tokenTtlSec: 3600,
+    maxFailures: 10,
+    failureWindowSec: 300,
+    now: Date.now,
+  });
   const app = createApp({
     auth,
     logger: createLogger('silent', new Writable({ write: (_c, _e, cb) => cb() })),
@@ -312,7 +363,13 @@ async function apiCreateRate(store: RadiusStore, opts: Options, dialect: string)
     const res = await app.request('/svc/api/hotspot/users', {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ username: `bench-new-api-${i}`, usertype: 'user', password: `pw-${i}`, firstname: 'B', email: 'b@corp.test' }),
+      body: JSON.stringify({
+        username: `bench-new-api-${i}`,
+        usertype: 'user',
+        password: `pw-${i}`,
+        firstname: 'B',
+        email: 'b@corp.test',
+      }),
     });
     if (res.status !== 200) failed++;
     await res.arrayBuffer();
@@ -324,7 +381,11 @@ async function apiCreateRate(store: RadiusStore, opts: Options, dialect: string)
 function table(rows: Timing[]): string {
   const head = `| query (page 1, perPage 100) | p50 ms | p95 ms | max ms | rows |`;
   const sep = '|---|---:|---:|---:|---:|';
-  return [head, sep, ...rows.map((r) => `| ${r.label} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.max.toFixed(1)} | ${r.rows} |`)].join('\n');
+  return [
+    head,
+    sep,
+    ...rows.map((r) => `| ${r.label} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.max.toFixed(1)} | ${r.rows} |`),
+  ].join('\n');
 }
 
 /** Runs the hotspot benchmark. */
@@ -334,8 +395,12 @@ export async function run(args: string[]): Promise<void> {
   for (const dialect of opts.dialects) {
     const reused = opts.reuse[dialect];
     const name = reused ?? `netsvc_bench_hotspot_${randomBytes(3).toString('hex')}`;
-    log(`${dialect}: database ${name}, ${opts.rows.toLocaleString('en')} radacct rows, ${opts.open.toLocaleString('en')} open${reused ? ' (reused)' : ''}`);
-    const url = reused ? `${dialect === 'mysql' ? opts.mysqlUrl : opts.postgresUrl}/${name}` : await createDatabase(dialect, opts, name);
+    log(
+      `${dialect}: database ${name}, ${opts.rows.toLocaleString('en')} radacct rows, ${opts.open.toLocaleString('en')} open${reused ? ' (reused)' : ''}`,
+    );
+    const url = reused
+      ? `${dialect === 'mysql' ? opts.mysqlUrl : opts.postgresUrl}/${name}`
+      : await createDatabase(dialect, opts, name);
     const raw = openSqlClient(url, '/');
     const store = radiusStoreFor(openSqlClient(url, '/'), { timeZone: 'UTC' });
     try {

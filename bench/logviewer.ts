@@ -48,7 +48,10 @@ function parseArgs(args: string[]): Options {
       if (v === undefined) throw new Error(`${a} needs a value`);
       return v;
     };
-    if (a === '--rows') opts.rows = next().split(',').map((s) => Number(s.replace(/_/g, '')));
+    if (a === '--rows')
+      opts.rows = next()
+        .split(',')
+        .map((s) => Number(s.replace(/_/g, '')));
     else if (a === '--dialects') opts.dialects = next().split(',') as BenchDialect[];
     else if (a === '--iterations') opts.iterations = Number(next());
     else if (a === '--mysql') opts.mysqlUrl = next();
@@ -117,16 +120,26 @@ const CASES: Case[] = [
   { name: 'latest page 1', query: () => ({ filter: {}, page: { page: 1, perPage: 100 } }) },
   {
     name: 'host+priority search',
-    query: (i) => ({ filter: { host: `host-${String((i * 37) % HOSTS).padStart(3, '0')}`, priority: i % 8 }, page: { page: 1, perPage: 100 } }),
+    query: (i) => ({
+      filter: { host: `host-${String((i * 37) % HOSTS).padStart(3, '0')}`, priority: i % 8 },
+      page: { page: 1, perPage: 100 },
+    }),
   },
-  { name: 'tag search', query: (i) => ({ filter: { tag: `prog${String((i * 11) % 50).padStart(2, '0')}` }, page: { page: 1, perPage: 100 } }) },
+  {
+    name: 'tag search',
+    query: (i) => ({ filter: { tag: `prog${String((i * 11) % 50).padStart(2, '0')}` }, page: { page: 1, perPage: 100 } }),
+  },
   { name: 'one-day time range', query: (i) => ({ filter: dayBounds(10 + ((i * 7) % 80)), page: { page: 1, perPage: 100 } }) },
   {
     name: 'substring in one day',
     query: (i) => ({ filter: { message: 'disk failure', ...dayBounds(10 + ((i * 7) % 80)) }, page: { page: 1, perPage: 100 } }),
   },
   { name: 'latest page 100', query: () => ({ filter: {}, page: { page: 100, perPage: 100 } }) },
-  { name: 'substring, no range', iterations: 3, query: () => ({ filter: { message: 'disk failure' }, page: { page: 1, perPage: 100 } }) },
+  {
+    name: 'substring, no range',
+    iterations: 3,
+    query: () => ({ filter: { message: 'disk failure' }, page: { page: 1, perPage: 100 } }),
+  },
 ];
 
 interface Result {
@@ -139,7 +152,13 @@ interface Result {
   returned: number;
 }
 
-async function measure(url: string, dialect: BenchDialect, rows: number, indexed: boolean, iterations: number): Promise<Result[]> {
+async function measure(
+  url: string,
+  dialect: BenchDialect,
+  rows: number,
+  indexed: boolean,
+  iterations: number,
+): Promise<Result[]> {
   const store = openSyslogStore(url, '/');
   const out: Result[] = [];
   try {
@@ -149,7 +168,9 @@ async function measure(url: string, dialect: BenchDialect, rows: number, indexed
         return store.find(q.filter, q.page);
       });
       const r = { dialect, rows, indexed, name: c.name, p50: s.p50, p95: s.p95, returned: s.rows };
-      log(`  ${indexed ? 'indexed' : 'pk only'} ${c.name}: p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms (${r.returned} rows)`);
+      log(
+        `  ${indexed ? 'indexed' : 'pk only'} ${c.name}: p50 ${r.p50.toFixed(1)} ms, p95 ${r.p95.toFixed(1)} ms (${r.returned} rows)`,
+      );
       out.push(r);
     }
   } finally {
@@ -169,12 +190,16 @@ function table(results: Result[], indexTimes: Map<string, number>, loadTimes: Ma
   for (const r of results.filter((x) => !x.indexed)) {
     const i = indexed.get(key(r));
     const db = r.dialect === 'mysql' ? 'MariaDB' : 'PostgreSQL';
-    lines.push(`| ${db} | ${r.rows.toLocaleString('en')} | ${r.name} | ${fmt(r.p50)} / ${fmt(r.p95)} | ${i ? `${fmt(i.p50)} / ${fmt(i.p95)}` : '–'} |`);
+    lines.push(
+      `| ${db} | ${r.rows.toLocaleString('en')} | ${r.name} | ${fmt(r.p50)} / ${fmt(r.p95)} | ${i ? `${fmt(i.p50)} / ${fmt(i.p95)}` : '–'} |`,
+    );
   }
   lines.push('', '| database | rows | bulk load (s) | `db index syslog` (s) |', '|---|---:|---:|---:|');
   for (const [k, t] of loadTimes) {
     const [dialect, rows] = k.split('|');
-    lines.push(`| ${dialect === 'mysql' ? 'MariaDB' : 'PostgreSQL'} | ${Number(rows).toLocaleString('en')} | ${t.toFixed(0)} | ${(indexTimes.get(k) ?? NaN).toFixed(0)} |`);
+    lines.push(
+      `| ${dialect === 'mysql' ? 'MariaDB' : 'PostgreSQL'} | ${Number(rows).toLocaleString('en')} | ${t.toFixed(0)} | ${(indexTimes.get(k) ?? NaN).toFixed(0)} |`,
+    );
   }
   return lines.join('\n');
 }

@@ -29,7 +29,18 @@
  * serve's own counters (received datagrams, kernel drops).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, closeSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,7 +70,15 @@ interface RestartResult {
 async function writeOpenHour(dataDir: string, rows: number): Promise<string> {
   const now = Date.now();
   const hourStart = now - (now % 3_600_000);
-  const w = new CaptureWriter({ dataDir, timezone: 'UTC', now: () => now, timer: false, flushIntervalMs: 3_600_000, blockRows: 65_536, aggregates: false });
+  const w = new CaptureWriter({
+    dataDir,
+    timezone: 'UTC',
+    now: () => now,
+    timer: false,
+    flushIntervalMs: 3_600_000,
+    blockRows: 65_536,
+    aggregates: false,
+  });
   await w.start();
   const seed = loadSeedFlows(SEED_FIXTURE);
   for (const batch of expandHour(seed, { count: rows, hourStart }, 65_536)) {
@@ -69,7 +88,10 @@ async function writeOpenHour(dataDir: string, rows: number): Promise<string> {
   }
   await w.close();
   const dir = join(dataDir, 'flows', 'netflow');
-  return join(dir, readdirSync(dir).find((n) => n.startsWith('nfcapd.current.'))!);
+  return join(
+    dir,
+    readdirSync(dir).find((n) => n.startsWith('nfcapd.current.'))!,
+  );
 }
 
 /** Appends the first half of the file's first block: a block cut mid-write, as a kill -9 can leave. */
@@ -109,7 +131,13 @@ function writeServeConfig(dataDir: string, flowPort: number): string {
   return config;
 }
 
-async function restartOnce(dataDir: string, round: number, stop: RestartResult['stop'], rows: number, fileBytes: number): Promise<RestartResult> {
+async function restartOnce(
+  dataDir: string,
+  round: number,
+  stop: RestartResult['stop'],
+  rows: number,
+  fileBytes: number,
+): Promise<RestartResult> {
   const config = writeServeConfig(dataDir, 0);
   const started = performance.now();
   const child = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -183,12 +211,25 @@ async function restartSection(rows: number, rounds: number): Promise<void> {
         rmSync(dataDir, { recursive: true, force: true });
       }
       const r = results[results.length - 1]!;
-      console.error(`round ${round} ${stop}: listening ${fmt(r.listeningMs, 0)} ms, read back ${fmt(r.recoveredMs, 0)} ms, max RSS ${fmt(r.maxRssMiB, 0)} MiB`);
+      console.error(
+        `round ${round} ${stop}: listening ${fmt(r.listeningMs, 0)} ms, read back ${fmt(r.recoveredMs, 0)} ms, max RSS ${fmt(r.maxRssMiB, 0)} MiB`,
+      );
     }
   }
   printTable(
     'Restart with a large open hour (netsvc serve, this machine)',
-    ['round', 'stopped by', 'rows', 'file MiB', 'listening ms', 'read back ms', 'max RSS MiB', 'RSS after MiB', '/metrics p99 ms', '/metrics max ms'],
+    [
+      'round',
+      'stopped by',
+      'rows',
+      'file MiB',
+      'listening ms',
+      'read back ms',
+      'max RSS MiB',
+      'RSS after MiB',
+      '/metrics p99 ms',
+      '/metrics max ms',
+    ],
     results.map((r) => [
       String(r.round),
       r.stop,
@@ -219,13 +260,19 @@ interface ApiResult {
 /** Sums the samples of a metric in Prometheus text (all label sets). */
 function metricSum(text: string, name: string): number {
   let n = 0;
-  for (const line of text.split('\n')) if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) n += Number(line.split(' ').pop());
+  for (const line of text.split('\n'))
+    if (line.startsWith(`${name}{`) || line.startsWith(`${name} `)) n += Number(line.split(' ').pop());
   return n;
 }
 
 function latencyStats(xs: number[]): ApiResult['latest'] {
   const s = [...xs].sort((a, b) => a - b);
-  return { p50: s.length ? percentile(s, 50) : Number.NaN, p99: s.length ? percentile(s, 99) : Number.NaN, max: s.length ? s[s.length - 1]! : Number.NaN, n: s.length };
+  return {
+    p50: s.length ? percentile(s, 50) : Number.NaN,
+    p99: s.length ? percentile(s, 99) : Number.NaN,
+    max: s.length ? s[s.length - 1]! : Number.NaN,
+    n: s.length,
+  };
 }
 
 async function apiOnce(pcap: string, perLoop: number, rate: number, seconds: number, round: number): Promise<ApiResult> {
@@ -235,7 +282,10 @@ async function apiOnce(pcap: string, perLoop: number, rate: number, seconds: num
   const cli = (args: string[]) => spawnSync(process.execPath, [CLI, ...args, '--config', config], { encoding: 'utf8' });
   cli(['admin', 'entity', 'add', 'default', '--areas', 'netflow']);
   cli(['admin', 'user', 'add', 'default', 'bench', '--areas', 'netflow']);
-  const cred = JSON.parse(cli(['admin', 'credentials', 'issue', 'default', 'bench', '--json']).stdout) as { api_id: string; secret: string };
+  const cred = JSON.parse(cli(['admin', 'credentials', 'issue', 'default', 'bench', '--json']).stdout) as {
+    api_id: string;
+    secret: string;
+  };
   const child = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -254,7 +304,11 @@ async function apiOnce(pcap: string, perLoop: number, rate: number, seconds: num
       }, 20);
     });
     const auth = (await (
-      await fetch(`${url}/svc/api/netflow/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(cred) })
+      await fetch(`${url}/svc/api/netflow/auth`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(cred),
+      })
     ).json()) as { result: { access_token: string } };
     const token = auth.result.access_token;
     const before = await (await fetch(`${url}/metrics`)).text();
@@ -270,14 +324,18 @@ async function apiOnce(pcap: string, perLoop: number, rate: number, seconds: num
         await new Promise((r) => setTimeout(r, 20));
       }
     };
-    const pollers = [poll(`${url}/svc/api/netflow/latest`, latest, { authorization: `Bearer ${token}` }), poll(`${url}/metrics`, metrics, {})];
+    const pollers = [
+      poll(`${url}/svc/api/netflow/latest`, latest, { authorization: `Bearer ${token}` }),
+      poll(`${url}/metrics`, metrics, {}),
+    ];
     const loops = Math.max(1, Math.round((rate * seconds) / perLoop));
     const sent = await send(pcap, port, rate, loops);
     sending = false;
     await Promise.all(pollers);
     await new Promise((r) => setTimeout(r, 1500));
     const after = await (await fetch(`${url}/metrics`)).text();
-    const received = metricSum(after, 'netsvc_flow_received_datagrams_total') - metricSum(before, 'netsvc_flow_received_datagrams_total');
+    const received =
+      metricSum(after, 'netsvc_flow_received_datagrams_total') - metricSum(before, 'netsvc_flow_received_datagrams_total');
     const kernelDrops = metricSum(after, 'netsvc_flow_kernel_drops_total') - metricSum(before, 'netsvc_flow_kernel_drops_total');
     return {
       rate,
@@ -304,12 +362,26 @@ async function apiSection(pcap: string, rates: number[], seconds: number, rounds
     for (let round = 1; round <= rounds; round++) {
       const r = await apiOnce(pcap, perLoop, rate, seconds, round);
       results.push(r);
-      console.error(`${rate}/s round ${round}: loss ${r.lossPercent} %, latest p99 ${fmt(r.latest.p99, 1)} ms, metrics p99 ${fmt(r.metrics.p99, 1)} ms`);
+      console.error(
+        `${rate}/s round ${round}: loss ${r.lossPercent} %, latest p99 ${fmt(r.latest.p99, 1)} ms, metrics p99 ${fmt(r.metrics.p99, 1)} ms`,
+      );
     }
   }
   printTable(
     `HTTP while netsvc serve ingests (${pcap.split('/').pop()}, ${seconds} s per run, one request per endpoint every 20 ms)`,
-    ['datagrams/s', 'round', 'sent/s', 'loss %', 'kernel drops', 'latest p50 ms', 'latest p99 ms', 'latest max ms', 'metrics p50 ms', 'metrics p99 ms', 'metrics max ms'],
+    [
+      'datagrams/s',
+      'round',
+      'sent/s',
+      'loss %',
+      'kernel drops',
+      'latest p50 ms',
+      'latest p99 ms',
+      'latest max ms',
+      'metrics p50 ms',
+      'metrics p99 ms',
+      'metrics max ms',
+    ],
     results.map((r) => [
       r.rate.toLocaleString('en-US'),
       String(r.round),

@@ -31,9 +31,17 @@ export interface ServeProcess {
  * UTC, logs at info) to `<dataDir>/netsvc.config.json` and spawns serve on
  * it; resolves once its URL is printed and `ready(output)` holds.
  */
-export async function spawnServe(dataDir: string, config: Record<string, unknown>, ready: (out: string) => boolean, killAfterMs = 15_000): Promise<ServeProcess> {
+export async function spawnServe(
+  dataDir: string,
+  config: Record<string, unknown>,
+  ready: (out: string) => boolean,
+  killAfterMs = 15_000,
+): Promise<ServeProcess> {
   const path = join(dataDir, 'netsvc.config.json');
-  writeFileSync(path, JSON.stringify({ dataDir, timezone: 'UTC', log: { level: 'info' }, http: { host: '127.0.0.1', port: 0 }, ...config }));
+  writeFileSync(
+    path,
+    JSON.stringify({ dataDir, timezone: 'UTC', log: { level: 'info' }, http: { host: '127.0.0.1', port: 0 }, ...config }),
+  );
   const t0 = performance.now();
   const child: ChildProcess = spawn(process.execPath, [CLI, 'serve', '--config', path], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';

@@ -94,21 +94,45 @@ export async function kpiRows(work: string, hourStart: number, nf?: NfdumpHour):
   // The live hour: the writer keeps these aggregates current as blocks reach the file.
   live = captureAggregates(files);
   const liveMs = await timeAsync(5, () => get(`/kpi?${oneHour}`));
-  rows.push({ label: 'API kpi, live hour (open-hour aggregates), ms', netsvc: fmt(liveMs, 1), nfdump: nf ? `${fmt(nf.tops, 0)} (3 × -s, one call)` : '', ratio: nf ? ratio(liveMs, nf.tops) : '' });
+  rows.push({
+    label: 'API kpi, live hour (open-hour aggregates), ms',
+    netsvc: fmt(liveMs, 1),
+    nfdump: nf ? `${fmt(nf.tops, 0)} (3 × -s, one call)` : '',
+    ratio: nf ? ratio(liveMs, nf.tops) : '',
+  });
   live = undefined;
 
   const scanMs = await timeAsync(1, () => get(`/kpi?${oneHour}`));
-  rows.push({ label: 'API kpi, hour scanned from its file (no cache), ms', netsvc: fmt(scanMs, 0), nfdump: '', ratio: nf ? ratio(scanMs, nf.tops) : '' });
+  rows.push({
+    label: 'API kpi, hour scanned from its file (no cache), ms',
+    netsvc: fmt(scanMs, 0),
+    nfdump: '',
+    ratio: nf ? ratio(scanMs, nf.tops) : '',
+  });
 
   let entry: ReturnType<typeof hourEntry> | undefined;
   const buildMs = await timeAsync(1, async () => {
     entry = hourEntry(file, await aggregateFiles([file]));
     cache.put(entry);
   });
-  rows.push({ label: 'KPI cache entry of a sealed hour (scan + levels + SQLite), ms', netsvc: fmt(buildMs, 0), nfdump: '', ratio: '' });
+  rows.push({
+    label: 'KPI cache entry of a sealed hour (scan + levels + SQLite), ms',
+    netsvc: fmt(buildMs, 0),
+    nfdump: '',
+    ratio: '',
+  });
   // Size of one hour in the cache (WAL included), per flow of the hour.
-  const dbBytes = ['', '-wal'].reduce((sum, suffix) => sum + (existsSync(join(work, `kpi-bench.sqlite${suffix}`)) ? statSync(join(work, `kpi-bench.sqlite${suffix}`)).size : 0), 0);
-  rows.push({ label: 'KPI cache, one hour (complete per-key tables), B/flow', netsvc: fmt(dbBytes / entry!.flows, 2), nfdump: '', ratio: '' });
+  const dbBytes = ['', '-wal'].reduce(
+    (sum, suffix) =>
+      sum + (existsSync(join(work, `kpi-bench.sqlite${suffix}`)) ? statSync(join(work, `kpi-bench.sqlite${suffix}`)).size : 0),
+    0,
+  );
+  rows.push({
+    label: 'KPI cache, one hour (complete per-key tables), B/flow',
+    netsvc: fmt(dbBytes / entry!.flows, 2),
+    nfdump: '',
+    ratio: '',
+  });
 
   // 24 cached hours: the same hour under 24 hour starts, its file hard-linked under each name.
   const dir = sourceDir(work, 'netflow');
@@ -129,13 +153,25 @@ export async function kpiRows(work: string, hourStart: number, nf?: NfdumpHour):
     mkdirSync(links, { recursive: true });
     for (let k = 0; k < 24; k++) linkSync(nf.file, join(links, `nfcapd.${String(k).padStart(12, '0')}`));
     const t = performance.now();
-    spawnSync('nfdump', ['-R', links, '-q', '-n', '10', '-s', 'srcip/bytes', '-s', 'dstip/bytes', '-s', 'dstport/flows'], { stdio: 'ignore' });
+    spawnSync('nfdump', ['-R', links, '-q', '-n', '10', '-s', 'srcip/bytes', '-s', 'dstip/bytes', '-s', 'dstport/flows'], {
+      stdio: 'ignore',
+    });
     nfDay = performance.now() - t;
   }
-  rows.push({ label: 'API kpi, 24 cached hours, ms', netsvc: fmt(dayMs, 1), nfdump: nfDay ? `${fmt(nfDay, 0)} (3 × -s, -R 24 files)` : '', ratio: nfDay ? ratio(dayMs, nfDay) : '' });
+  rows.push({
+    label: 'API kpi, 24 cached hours, ms',
+    netsvc: fmt(dayMs, 1),
+    nfdump: nfDay ? `${fmt(nfDay, 0)} (3 × -s, -R 24 files)` : '',
+    ratio: nfDay ? ratio(dayMs, nfDay) : '',
+  });
 
   const flowsMs = await timeAsync(7, () => get(`/flows?${oneHour}&limit=200`));
-  rows.push({ label: 'API flows, newest 200 of the hour, ms', netsvc: fmt(flowsMs, 1), nfdump: nf ? `${fmt(nf.newest, 0)} (-t last minute -O tstart)` : '', ratio: nf ? ratio(flowsMs, nf.newest) : '' });
+  rows.push({
+    label: 'API flows, newest 200 of the hour, ms',
+    netsvc: fmt(flowsMs, 1),
+    nfdump: nf ? `${fmt(nf.newest, 0)} (-t last minute -O tstart)` : '',
+    ratio: nf ? ratio(flowsMs, nf.newest) : '',
+  });
   cache.close();
   return rows;
 }

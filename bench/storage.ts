@@ -21,7 +21,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FlowBatch } from '../collector/flow-batch.js';
+import { type FlowBatch } from '../collector/flow-batch.js';
 import { aggregateFiles } from '../storage/capture/aggregate.js';
 import { listCaptureFiles, newestFlows, scanFlows } from '../storage/capture/reader.js';
 import { CaptureWriter } from '../storage/capture/writer.js';
@@ -55,7 +55,17 @@ function dirSize(dir: string): number {
 /** Writes the hour through the writer at live pacing; returns timings and sizes. */
 async function writeHour(seed: SeedFlow[], count: number, dataDir: string, aggregates = true): Promise<Record<string, number>> {
   let clock = HOUR;
-  const w = new CaptureWriter({ dataDir, timezone: 'UTC', now: () => clock, timer: false, flushIntervalMs: 5000, blockRows: 65_536, codec: 'zstd', level: 3, aggregates });
+  const w = new CaptureWriter({
+    dataDir,
+    timezone: 'UTC',
+    now: () => clock,
+    timer: false,
+    flushIntervalMs: 5000,
+    blockRows: 65_536,
+    codec: 'zstd',
+    level: 3,
+    aggregates,
+  });
   await w.start();
   let writeMs = 0;
   let genMs = 0;
@@ -90,16 +100,43 @@ async function writeHour(seed: SeedFlow[], count: number, dataDir: string, aggre
 // ---------------------------------------------------------------- NetFlow v9 encoder (bench only)
 
 const V9_FIELDS_V4: Array<[number, number]> = [
-  [8, 4], [12, 4], [7, 2], [11, 2], [4, 1], [6, 1], [5, 1], [2, 4], [1, 8], [22, 4], [21, 4], [10, 2], [14, 2],
+  [8, 4],
+  [12, 4],
+  [7, 2],
+  [11, 2],
+  [4, 1],
+  [6, 1],
+  [5, 1],
+  [2, 4],
+  [1, 8],
+  [22, 4],
+  [21, 4],
+  [10, 2],
+  [14, 2],
 ];
 const V9_FIELDS_V6: Array<[number, number]> = [
-  [27, 16], [28, 16], [7, 2], [11, 2], [4, 1], [6, 1], [5, 1], [2, 4], [1, 8], [22, 4], [21, 4], [10, 2], [14, 2],
+  [27, 16],
+  [28, 16],
+  [7, 2],
+  [11, 2],
+  [4, 1],
+  [6, 1],
+  [5, 1],
+  [2, 4],
+  [1, 8],
+  [22, 4],
+  [21, 4],
+  [10, 2],
+  [14, 2],
 ];
 const recLen = (f: Array<[number, number]>): number => f.reduce((s, [, l]) => s + l, 0);
 
 function templateFlowSet(): Buffer {
   const parts: Buffer[] = [];
-  for (const [id, fields] of [[256, V9_FIELDS_V4], [257, V9_FIELDS_V6]] as const) {
+  for (const [id, fields] of [
+    [256, V9_FIELDS_V4],
+    [257, V9_FIELDS_V6],
+  ] as const) {
     const t = Buffer.alloc(4 + fields.length * 4);
     t.writeUInt16BE(id, 0);
     t.writeUInt16BE(fields.length, 2);
@@ -179,7 +216,9 @@ async function nfcapdHour(seed: SeedFlow[], count: number, work: string, ratePer
   const dir = join(work, 'nfcapd');
   mkdirSync(dir, { recursive: true });
   const port = 30000 + Math.floor(Math.random() * 20000);
-  const proc = spawn('nfcapd', ['-w', dir, '-b', '127.0.0.1', '-p', String(port), '-t', '3600', '-B', '8388608'], { stdio: 'ignore' });
+  const proc = spawn('nfcapd', ['-w', dir, '-b', '127.0.0.1', '-p', String(port), '-t', '3600', '-B', '8388608'], {
+    stdio: 'ignore',
+  });
   try {
     await sleep(700);
     const sock = createSocket('udp4');
@@ -243,7 +282,8 @@ export async function run(args: string[]): Promise<void> {
     })();
     agg.top('srcIp', 'bytes', 10);
 
-    let nf: { flows: number; rawBytes: number; lz4Bytes: number; tops: number; newest: number; scan: number; file: string } | undefined;
+    let nf:
+      { flows: number; rawBytes: number; lz4Bytes: number; tops: number; newest: number; scan: number; file: string } | undefined;
     if (withNfdump) {
       const dir = await nfcapdHour(seed, count, work, count > 2_000_000 ? 30_000 : 20_000);
       if (dir) {
@@ -255,7 +295,19 @@ export async function run(args: string[]): Promise<void> {
           const rawBytes = statSync(path).size;
           spawnSync('nfdump', ['-r', path, '-J', '3']);
           const lz4Bytes = statSync(path).size;
-          const tops = nfdumpTime(['-r', path, '-q', '-n', '10', '-s', 'srcip/bytes', '-s', 'dstip/bytes', '-s', 'dstport/flows']).ms;
+          const tops = nfdumpTime([
+            '-r',
+            path,
+            '-q',
+            '-n',
+            '10',
+            '-s',
+            'srcip/bytes',
+            '-s',
+            'dstip/bytes',
+            '-s',
+            'dstport/flows',
+          ]).ms;
           // nfdump has no "newest first": sort the last minute by start and keep the tail (the issue's measurement)
           const lastMinute = '2026/03/25.09:59:00-2026/03/25.10:00:00';
           const newest = nfdumpTime(['-r', path, '-q', '-t', lastMinute, '-O', 'tstart']).ms;
@@ -278,16 +330,43 @@ export async function run(args: string[]): Promise<void> {
       nfdump: nf ? `${fmt(nf.rawBytes / nf.flows, 2)} (uncompressed)` : '',
       ratio: nf ? ratio(w.sealedBytes! / count, nf.lz4Bytes / nf.flows) : '',
     });
-    rows.push({ label: 'writer, flows/s (one core, with aggregates)', netsvc: fmt(count / (w.writeMs! / 1000), 0), nfdump: '', ratio: '' });
-    rows.push({ label: 'writer, flows/s (one core, aggregates off)', netsvc: fmt(count / (bare.writeMs! / 1000), 0), nfdump: '', ratio: '' });
+    rows.push({
+      label: 'writer, flows/s (one core, with aggregates)',
+      netsvc: fmt(count / (w.writeMs! / 1000), 0),
+      nfdump: '',
+      ratio: '',
+    });
+    rows.push({
+      label: 'writer, flows/s (one core, aggregates off)',
+      netsvc: fmt(count / (bare.writeMs! / 1000), 0),
+      nfdump: '',
+      ratio: '',
+    });
     rows.push({ label: 'seal (compaction + fsync), ms', netsvc: fmt(w.sealMs!, 0), nfdump: '', ratio: '' });
     rows.push({ label: 'newest 200 flows of the hour, ms', netsvc: fmt(last200, 2), nfdump: '', ratio: '' });
-    rows.push({ label: 'newest 200 of the last minute, ms', netsvc: fmt(lastMinute, 2), nfdump: nf ? `${fmt(nf.newest, 0)} (-t minute -O tstart)` : '', ratio: nf ? ratio(lastMinute, nf.newest) : '' });
-    rows.push({ label: 'full scan, all columns, M flows/s', netsvc: fmt(scanned / scanMs / 1000, 2), nfdump: nf ? `${fmt(nf.flows / nf.scan / 1000, 2)} (-o csv)` : '', ratio: nf ? ratio(scanned / scanMs, nf.flows / nf.scan, true) : '' });
-    rows.push({ label: 'KPI aggregates (totals, proto, src/dst IP, port), ms', netsvc: fmt(aggMs, 0), nfdump: nf ? `${fmt(nf.tops, 0)} (3 × -s)` : '', ratio: nf ? ratio(aggMs, nf.tops) : '' });
+    rows.push({
+      label: 'newest 200 of the last minute, ms',
+      netsvc: fmt(lastMinute, 2),
+      nfdump: nf ? `${fmt(nf.newest, 0)} (-t minute -O tstart)` : '',
+      ratio: nf ? ratio(lastMinute, nf.newest) : '',
+    });
+    rows.push({
+      label: 'full scan, all columns, M flows/s',
+      netsvc: fmt(scanned / scanMs / 1000, 2),
+      nfdump: nf ? `${fmt(nf.flows / nf.scan / 1000, 2)} (-o csv)` : '',
+      ratio: nf ? ratio(scanned / scanMs, nf.flows / nf.scan, true) : '',
+    });
+    rows.push({
+      label: 'KPI aggregates (totals, proto, src/dst IP, port), ms',
+      netsvc: fmt(aggMs, 0),
+      nfdump: nf ? `${fmt(nf.tops, 0)} (3 × -s)` : '',
+      ratio: nf ? ratio(aggMs, nf.tops) : '',
+    });
     // KPI cache and netflow API rows (bench/storage-kpi.ts).
     rows.push(...(await kpiRows(work, HOUR, nf)));
-    console.log(`\ncapture files, ${count.toLocaleString('en-US')} flows in one hour (softflowd v9 seed expanded; ${agg.size('srcIp').toLocaleString('en-US')} distinct sources)${nf ? `; nfcapd stored ${nf.flows.toLocaleString('en-US')} flows` : ''}`);
+    console.log(
+      `\ncapture files, ${count.toLocaleString('en-US')} flows in one hour (softflowd v9 seed expanded; ${agg.size('srcIp').toLocaleString('en-US')} distinct sources)${nf ? `; nfcapd stored ${nf.flows.toLocaleString('en-US')} flows` : ''}`,
+    );
     console.log(`blocks while open: ${w.blocksLive}; generation time excluded (${fmt(w.genMs! / 1000, 1)} s)`);
     const wl = Math.max(...rows.map((r) => r.label.length));
     const wn = Math.max(8, ...rows.map((r) => r.netsvc.length));

@@ -46,7 +46,11 @@ export function loadBatchRecv(): BatchRecvAddon | undefined {
     else {
       try {
         const addon = createRequire(import.meta.url)(batchRecvAddonPath()) as Partial<BatchRecvAddon>;
-        if (typeof addon.recvBatch === 'function' && typeof addon.waitReadable === 'function' && typeof addon.addressText === 'function') {
+        if (
+          typeof addon.recvBatch === 'function' &&
+          typeof addon.waitReadable === 'function' &&
+          typeof addon.addressText === 'function'
+        ) {
           loaded = addon as BatchRecvAddon;
         } else loadError = `${batchRecvAddonPath()} lacks recvBatch, waitReadable or addressText`;
       } catch (err) {
@@ -76,7 +80,7 @@ interface UdpHandle {
  */
 export function takeSocketFd(socket: Socket): number | undefined {
   const state = Object.getOwnPropertySymbols(socket).find((s) => s.description === 'state symbol');
-  const handle = state ? ((socket as unknown as Record<symbol, { handle?: UdpHandle } | undefined>)[state]?.handle) : undefined;
+  const handle = state ? (socket as unknown as Record<symbol, { handle?: UdpHandle } | undefined>)[state]?.handle : undefined;
   if (!handle || typeof handle.fd !== 'number' || handle.fd < 0 || typeof handle.recvStop !== 'function') return undefined;
   const err = (handle.recvStop as () => number).call(handle);
   return err === 0 || err === undefined ? handle.fd : undefined;
@@ -102,11 +106,29 @@ class ExporterNames {
     const c = meta[m + 5]!;
     const d = meta[m + 6]!;
     const scope = meta[m + 7]!; // IPv6 scope id: the same link-local address on two interfaces is two exporters
-    const slot = Math.imul(a ^ Math.imul(b, 0x85ebca6b) ^ Math.imul(c, 0xc2b2ae35) ^ Math.imul(d, 0x27d4eb2f) ^ Math.imul(scope, 0x165667b1) ^ family, 0x9e3779b1) >>> 22;
+    const slot =
+      Math.imul(
+        a ^
+          Math.imul(b, 0x85ebca6b) ^
+          Math.imul(c, 0xc2b2ae35) ^
+          Math.imul(d, 0x27d4eb2f) ^
+          Math.imul(scope, 0x165667b1) ^
+          family,
+        0x9e3779b1,
+      ) >>> 22;
     const w = this.words;
     const k = slot * 6;
     const cached = this.names[slot];
-    if (cached !== undefined && w[k] === family && w[k + 1] === a && w[k + 2] === b && w[k + 3] === c && w[k + 4] === d && w[k + 5] === scope) return cached;
+    if (
+      cached !== undefined &&
+      w[k] === family &&
+      w[k + 1] === a &&
+      w[k + 2] === b &&
+      w[k + 3] === c &&
+      w[k + 4] === d &&
+      w[k + 5] === scope
+    )
+      return cached;
     const name = this.addon.addressText(meta, i);
     w[k] = family;
     w[k + 1] = a;

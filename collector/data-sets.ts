@@ -4,10 +4,17 @@
  * comes), reading options data, and releasing held data when a template
  * arrives.
  */
-import type { DecodeEnv } from './decoder.js';
+import type { DecodeEnv } from './decode-env.js';
 import type { FlowBatch } from './flow-batch.js';
 import { IE } from './ie-registry.js';
-import { clampTimes, compiledFor, walkOptionsRecords, type OptionsValues, type RecordContext, type UptimeBase } from './record-decoder.js';
+import {
+  clampTimes,
+  compiledFor,
+  walkOptionsRecords,
+  type OptionsValues,
+  type RecordContext,
+  type UptimeBase,
+} from './record-decoder.js';
 import { domainInterval, learnSampling, selectorInterval } from './sampling.js';
 import type { DomainState, PendingSet, Template } from './template-cache.js';
 

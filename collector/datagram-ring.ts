@@ -26,9 +26,16 @@
  */
 
 /** Atomics.waitAsync (ES2024; in Node since 16), typed here as the project's lib is ES2023. */
-const waitAsync = (Atomics as unknown as {
-  waitAsync(a: Int32Array, index: number, value: number, timeoutMs: number): { async: false; value: string } | { async: true; value: Promise<string> };
-}).waitAsync;
+const waitAsync = (
+  Atomics as unknown as {
+    waitAsync(
+      a: Int32Array,
+      index: number,
+      value: number,
+      timeoutMs: number,
+    ): { async: false; value: string } | { async: true; value: Promise<string> };
+  }
+).waitAsync;
 
 /** Header slots (Int32). */
 const W_POS = 0;
@@ -54,7 +61,8 @@ export interface DatagramRingMemory {
 
 /** Allocates a ring of `bytes` (records and their 80-byte heads) and at most `maxDatagrams` records. */
 export function createDatagramRing(bytes: number, maxDatagrams: number): DatagramRingMemory {
-  if (!Number.isInteger(maxDatagrams) || maxDatagrams < 1 || maxDatagrams > 0x3fffffff) throw new RangeError(`maxDatagrams out of range: ${maxDatagrams}`);
+  if (!Number.isInteger(maxDatagrams) || maxDatagrams < 1 || maxDatagrams > 0x3fffffff)
+    throw new RangeError(`maxDatagrams out of range: ${maxDatagrams}`);
   const ringBytes = Math.max(MIN_RING_BYTES, Math.ceil(bytes / 8) * 8);
   if (ringBytes > 0x7fff_fff8) throw new RangeError(`ring too large: ${bytes} bytes`);
   return { buffer: new SharedArrayBuffer(HEADER_BYTES + ringBytes), maxDatagrams };

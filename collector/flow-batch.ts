@@ -158,7 +158,12 @@ export class FlowBatch {
   }
 
   private static allocAddresses(rows: number): Record<AddressColumn, Uint8Array> {
-    return { srcAddr: new Uint8Array(rows * 16), dstAddr: new Uint8Array(rows * 16), nextHop: new Uint8Array(rows * 16), exporter: new Uint8Array(rows * 16) };
+    return {
+      srcAddr: new Uint8Array(rows * 16),
+      dstAddr: new Uint8Array(rows * 16),
+      nextHop: new Uint8Array(rows * 16),
+      exporter: new Uint8Array(rows * 16),
+    };
   }
 
   /**
@@ -178,7 +183,12 @@ export class FlowBatch {
     b.cols = cols;
     // Address columns start on a word boundary (decoders and encoders read them as 32-bit words).
     const aligned = (a: Uint8Array): Uint8Array => (a.byteOffset % 4 === 0 ? a : a.slice());
-    b.setAddresses({ srcAddr: aligned(addrs.srcAddr), dstAddr: aligned(addrs.dstAddr), nextHop: aligned(addrs.nextHop), exporter: aligned(addrs.exporter) });
+    b.setAddresses({
+      srcAddr: aligned(addrs.srcAddr),
+      dstAddr: aligned(addrs.dstAddr),
+      nextHop: aligned(addrs.nextHop),
+      exporter: aligned(addrs.exporter),
+    });
     b.length = length;
     return b;
   }
@@ -335,7 +345,7 @@ export function formatAddress(column: Uint8Array, i: number): string {
   // Compress the longest run of zero words, as RFC 5952 asks.
   let bestStart = -1;
   let bestLen = 0;
-  for (let s = 0; s < 8; ) {
+  for (let s = 0; s < 8;) {
     if (words[s] !== '0') {
       s++;
       continue;

@@ -26,7 +26,15 @@ import type { FlowSink } from './flow-sink.js';
 import type { MainToWorker, WorkerToMain } from './threaded-listener.js';
 import { currentThreadId } from './thread-id.js';
 import type { WorkerSink, WorkerSinkFactory, WorkerSinkSpec } from './worker-sink.js';
-import { createFlowListeners, type FlowListenerOptions, type FlowListeners, type FlowSourceConfig, type ListenerLogger, type SocketStats, type SourceStats } from './udp-listener.js';
+import {
+  createFlowListeners,
+  type FlowListenerOptions,
+  type FlowListeners,
+  type FlowSourceConfig,
+  type ListenerLogger,
+  type SocketStats,
+  type SourceStats,
+} from './udp-listener.js';
 
 interface WorkerInput {
   sources: Record<string, FlowSourceConfig>;
@@ -162,9 +170,10 @@ listeners.start().then(
   () => {
     post({ t: 'started', addresses: listeners.addresses(), decodeTid: currentThreadId(), ...stats() });
     // Test hook: the thread dies of an uncaught error right after it started.
-    if (input.options.faultInjection === 'crash') setTimeout(() => {
-      throw new Error('injected crash of the flow ingest thread');
-    }, 10);
+    if (input.options.faultInjection === 'crash')
+      setTimeout(() => {
+        throw new Error('injected crash of the flow ingest thread');
+      }, 10);
     timer = setInterval(() => post({ t: 'stats', ...stats() }), input.statsEveryMs);
     timer.unref();
   },

@@ -9,7 +9,8 @@ import { FlowBatch } from './flow-batch.js';
 import type { FlowSink } from './flow-sink.js';
 
 /** What `SourceIngest.decode` did: the decoder's outcome, or `decoder-error` when the decoder threw (a bug, counted, rows taken back). */
-export type IngestOutcome = DecodeOutcome | { readonly status: 'decoder-error'; readonly version: number; readonly flows: 0; readonly error: unknown };
+export type IngestOutcome =
+  DecodeOutcome | { readonly status: 'decoder-error'; readonly version: number; readonly flows: 0; readonly error: unknown };
 
 /** Settings of one source's ingest. */
 export interface SourceIngestOptions {

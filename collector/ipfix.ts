@@ -15,7 +15,7 @@
  * The sequence number counts data records per observation domain, so the
  * next message's is this one's plus the data records in it.
  */
-import { trackSequence, type DecodeEnv } from './decoder.js';
+import { trackSequence, type DecodeEnv } from './decode-env.js';
 import { handleDataSet, type SetHeader } from './data-sets.js';
 import type { FlowBatch } from './flow-batch.js';
 import { refreshTemplate, storeTemplate } from './netflow-v9.js';
@@ -38,15 +38,20 @@ export function decodeIpfix(buf: Buffer, env: DecodeEnv, out: FlowBatch): boolea
   // a malformed message never makes the next one count a false gap.
   trackSequence(domain, buf.readUInt32BE(8), -1, env);
   // The sets must tile the message exactly (RFC 7011 §3.3.1).
-  for (let p = IPFIX_HEADER_LENGTH; p < length; ) {
+  for (let p = IPFIX_HEADER_LENGTH; p < length;) {
     if (length - p < 4) return false;
     const len = buf.readUInt16BE(p + 2);
     if (len < 4 || len > length - p) return false;
     p += len;
   }
-  const header: SetHeader = { exportMs: buf.readUInt32BE(4) * 1000, sysUptimeMs: 0, exporter: env.exporter.bytes16, receivedMs: env.receivedMs };
+  const header: SetHeader = {
+    exportMs: buf.readUInt32BE(4) * 1000,
+    sysUptimeMs: 0,
+    exporter: env.exporter.bytes16,
+    receivedMs: env.receivedMs,
+  };
   let records = 0;
-  for (let p = IPFIX_HEADER_LENGTH; p < length; ) {
+  for (let p = IPFIX_HEADER_LENGTH; p < length;) {
     const id = buf.readUInt16BE(p);
     const setEnd = p + buf.readUInt16BE(p + 2);
     const bodyStart = p + 4;
@@ -139,7 +144,15 @@ function readTemplateSet(
  * the layout of stored template `t` (same kind and scope count); -1 when
  * they differ or overrun `end` (then they are parsed, and checked, as new).
  */
-function sameFieldsEnd(t: Template, options: boolean, scopeCount: number, buf: Buffer, p: number, end: number, count: number): number {
+function sameFieldsEnd(
+  t: Template,
+  options: boolean,
+  scopeCount: number,
+  buf: Buffer,
+  p: number,
+  end: number,
+  count: number,
+): number {
   if (t.options !== options || t.scopeCount !== scopeCount || t.fields.length !== count) return -1;
   for (let k = 0; k < count; k++) {
     if (end - p < 4) return -1;

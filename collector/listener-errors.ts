@@ -28,14 +28,19 @@ export class ListenerBindError extends Error {
  * the usual causes: `sources` are the names of the flow sources on it.
  */
 export function bindFailureMessage(listen: string, sources: readonly string[], err: Error & { code?: string }): string {
-  const setting = sources.length ? sources.map((s) => `flowSources.${s}.listen`).join(' or ') : 'the flow source\'s listen';
+  const setting = sources.length ? sources.map((s) => `flowSources.${s}.listen`).join(' or ') : "the flow source's listen";
   // The environment names a source by its name in UPPER_SNAKE (src/config.ts); a name with '-' has none.
   const first = sources[0];
-  const env = first !== undefined && !first.includes('-') ? ` (NETSVC_FLOW_SOURCES__${first.replace(/([A-Z])/g, '_$1').toUpperCase()}__LISTEN)` : '';
+  const env =
+    first !== undefined && !first.includes('-')
+      ? ` (NETSVC_FLOW_SOURCES__${first.replace(/([A-Z])/g, '_$1').toUpperCase()}__LISTEN)`
+      : '';
   if (err.code === 'EADDRINUSE') {
     return `cannot listen on ${listen}: the port is in use (another collector, nfcapd or a second netsvc, holds it); stop that one, or set ${setting}${env} to another port`;
   }
-  if (err.code === 'EACCES') return `cannot listen on ${listen}: permission denied (ports below 1024 need root or CAP_NET_BIND_SERVICE); set ${setting}${env} to a port above 1023`;
-  if (err.code === 'EADDRNOTAVAIL') return `cannot listen on ${listen}: no interface of this machine has that address; set ${setting}${env} to one of its addresses, or 0.0.0.0`;
+  if (err.code === 'EACCES')
+    return `cannot listen on ${listen}: permission denied (ports below 1024 need root or CAP_NET_BIND_SERVICE); set ${setting}${env} to a port above 1023`;
+  if (err.code === 'EADDRNOTAVAIL')
+    return `cannot listen on ${listen}: no interface of this machine has that address; set ${setting}${env} to one of its addresses, or 0.0.0.0`;
   return `cannot listen on ${listen}: ${err.message}`;
 }

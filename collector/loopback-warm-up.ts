@@ -19,7 +19,13 @@ export const WARM_UP_ROUNDS = 40;
  * receiver has taken. Waits for the last ones within the deadline. Returns
  * how many were sent. Send errors (no loopback) only end it early.
  */
-export async function sendSyntheticOverLoopback(port: number, received: () => number, nowMs: number, rounds: number, deadline: number): Promise<number> {
+export async function sendSyntheticOverLoopback(
+  port: number,
+  received: () => number,
+  nowMs: number,
+  rounds: number,
+  deadline: number,
+): Promise<number> {
   const sender = createSocket('udp4');
   sender.on('error', () => undefined);
   let sent = 0;

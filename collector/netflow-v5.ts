@@ -14,7 +14,7 @@
  * low 14; flowSeq counts flows (not packets), so the next header's sequence
  * is this one's plus `count`.
  */
-import type { DecodeEnv, ValueLimits } from './decoder.js';
+import type { DecodeEnv, ValueLimits } from './decode-env.js';
 import { EXACT_FLOAT_LIMIT, scaleCount, type FlowBatch } from './flow-batch.js';
 import { clampTimes } from './record-decoder.js';
 import { normaliseInterval } from './sampling.js';
@@ -58,7 +58,10 @@ export interface V5Checks {
 }
 
 // Reused by decodeV5Datagram (decoding is synchronous and never re-entered).
-const checks: { limits: ValueLimits; clamped: number } = { limits: { minTimeMs: -Infinity, maxFutureMs: Infinity, maxSamplingInterval: Infinity }, clamped: 0 };
+const checks: { limits: ValueLimits; clamped: number } = {
+  limits: { minTimeMs: -Infinity, maxFutureMs: Infinity, maxSamplingInterval: Infinity },
+  clamped: 0,
+};
 
 /**
  * Decodes a checked v5 datagram for the flow decoder: resolves the sampling interval (the

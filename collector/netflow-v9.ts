@@ -12,7 +12,7 @@
  * (FIRST/LAST_SWITCHED) are sysUptime values, turned absolute with the
  * header's unixSecs and sysUptime.
  */
-import { trackSequence, type DecodeEnv } from './decoder.js';
+import { trackSequence, type DecodeEnv } from './decode-env.js';
 import { handleDataSet, releasePending, type SetHeader } from './data-sets.js';
 import type { FlowBatch } from './flow-batch.js';
 import type { DomainState, Template, TemplateField } from './template-cache.js';
@@ -29,8 +29,13 @@ export function decodeV9(buf: Buffer, env: DecodeEnv, out: FlowBatch): boolean {
   trackSequence(domain, buf.readUInt32BE(12), 1, env);
   const end = flowsetsEnd(buf);
   if (end < 0) return false;
-  const header: SetHeader = { exportMs: buf.readUInt32BE(8) * 1000, sysUptimeMs: buf.readUInt32BE(4), exporter: env.exporter.bytes16, receivedMs: env.receivedMs };
-  for (let p = V9_HEADER_LENGTH; p < end; ) {
+  const header: SetHeader = {
+    exportMs: buf.readUInt32BE(8) * 1000,
+    sysUptimeMs: buf.readUInt32BE(4),
+    exporter: env.exporter.bytes16,
+    receivedMs: env.receivedMs,
+  };
+  for (let p = V9_HEADER_LENGTH; p < end;) {
     const id = buf.readUInt16BE(p);
     const len = buf.readUInt16BE(p + 2);
     const bodyStart = p + 4;
@@ -97,14 +102,7 @@ function readTemplates(buf: Buffer, p: number, end: number, domain: DomainState,
   return true;
 }
 
-function readOptionsTemplates(
-  buf: Buffer,
-  p: number,
-  end: number,
-  domain: DomainState,
-  env: DecodeEnv,
-  out: FlowBatch,
-): boolean {
+function readOptionsTemplates(buf: Buffer, p: number, end: number, domain: DomainState, env: DecodeEnv, out: FlowBatch): boolean {
   while (end - p >= 6) {
     const id = buf.readUInt16BE(p);
     const scopeLength = buf.readUInt16BE(p + 2);

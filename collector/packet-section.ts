@@ -48,7 +48,17 @@ export interface PacketHeaders {
 
 /** A zeroed headers object, to be reused. */
 export function newPacketHeaders(): PacketHeaders {
-  return { ipVersion: 0, src: new Uint8Array(16), dst: new Uint8Array(16), proto: 0, tos: 0, srcPort: 0, dstPort: 0, tcpFlags: 0, ipLength: 0 };
+  return {
+    ipVersion: 0,
+    src: new Uint8Array(16),
+    dst: new Uint8Array(16),
+    proto: 0,
+    tos: 0,
+    srcPort: 0,
+    dstPort: 0,
+    tcpFlags: 0,
+    ipLength: 0,
+  };
 }
 
 /**

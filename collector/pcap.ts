@@ -488,7 +488,7 @@ export function formatIp(a: Uint8Array): string {
   }
   let bestStart = -1;
   let bestLen = 1;
-  for (let s = 0; s < 8; ) {
+  for (let s = 0; s < 8;) {
     if (words[s] !== 0) {
       s++;
       continue;
@@ -507,7 +507,11 @@ export function formatIp(a: Uint8Array): string {
 }
 
 /** Reads a whole capture held in memory; returns the datagrams and the counters. */
-export function readCapture(data: Uint8Array): { datagrams: UdpDatagram[]; counters: CaptureCounters; format?: 'pcap' | 'pcapng' } {
+export function readCapture(data: Uint8Array): {
+  datagrams: UdpDatagram[];
+  counters: CaptureCounters;
+  format?: 'pcap' | 'pcapng';
+} {
   const reader = new CaptureReader();
   const datagrams: UdpDatagram[] = [];
   reader.push(data, (d) => datagrams.push(d));
@@ -585,9 +589,7 @@ export function writeCapture(records: readonly CaptureRecord[], opts: CaptureWri
       const frame = frameDatagram(r, link, opts.vlan);
       const rec = Buffer.alloc(16);
       const sec = Math.floor(r.timeMs / 1000);
-      const frac = opts.nanosecond
-        ? Math.round((r.timeMs - sec * 1000) * 1e6)
-        : Math.round((r.timeMs - sec * 1000) * 1e3);
+      const frac = opts.nanosecond ? Math.round((r.timeMs - sec * 1000) * 1e6) : Math.round((r.timeMs - sec * 1000) * 1e3);
       w32(rec, 0, sec, le);
       w32(rec, 4, frac, le);
       w32(rec, 8, frame.length, le);
@@ -629,7 +631,7 @@ export function writeCapture(records: readonly CaptureRecord[], opts: CaptureWri
     const padded = (frame.length + 3) & ~3;
     const total = 32 + padded;
     const epb = Buffer.alloc(total);
-    const units = BigInt(Math.round(r.timeMs * 1000)) * 10n ** BigInt(iface.tsresol ?? 6) / 1_000_000n;
+    const units = (BigInt(Math.round(r.timeMs * 1000)) * 10n ** BigInt(iface.tsresol ?? 6)) / 1_000_000n;
     w32(epb, 0, PCAPNG_EPB, le);
     w32(epb, 4, total, le);
     w32(epb, 8, ifIndex, le);

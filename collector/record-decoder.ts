@@ -139,7 +139,22 @@ const ROLE_CANDIDATES: Record<string, readonly number[]> = {
 };
 
 /** Roles that make up a flow's key: all of them come from one copy of the packet's headers. */
-const KEY_ROLES = ['src4', 'dst4', 'src6', 'dst6', 'proto', 'sport', 'dport', 'flags', 'tos', 'ipv', 'icmp4', 'icmp6', 'icmpType', 'icmpCode'];
+const KEY_ROLES = [
+  'src4',
+  'dst4',
+  'src6',
+  'dst6',
+  'proto',
+  'sport',
+  'dport',
+  'flags',
+  'tos',
+  'ipv',
+  'icmp4',
+  'icmp6',
+  'icmpType',
+  'icmpCode',
+];
 const KEY_IDS = new Set(KEY_ROLES.flatMap((r) => ROLE_CANDIDATES[r]!));
 const ADDRESS_KEYS = ['src4', 'dst4', 'src6', 'dst6'];
 const ADDRESS4_IDS = new Set([...ROLE_CANDIDATES.src4!, ...ROLE_CANDIDATES.dst4!]);
@@ -150,7 +165,12 @@ const ADDRESS_ROLES: Record<string, number> = { src4: 4, dst4: 4, nh4: 4, src6: 
 const NTP_ROLES = new Set(['startUs', 'endUs', 'startNs', 'endNs']);
 
 /** Picks, for each of `names`, the field in [from, to) that plays it; returns role → field index. */
-function assignRoles(fields: readonly TemplateField[], names: readonly string[], from = 0, to = fields.length): Map<string, number> {
+function assignRoles(
+  fields: readonly TemplateField[],
+  names: readonly string[],
+  from = 0,
+  to = fields.length,
+): Map<string, number> {
   const roles = new Map<string, number>();
   for (const role of names) {
     for (const id of ROLE_CANDIDATES[role]!) {
@@ -333,7 +353,9 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     if (h4 && !h6) return '4';
     if (h6 && !h4) return '6';
     if (h4 && h6) {
-      const nz4 = [c.has('src4') ? `${c.val('src4')} !== 0` : '', c.has('dst4') ? `${c.val('dst4')} !== 0` : ''].filter(Boolean).join(' || ');
+      const nz4 = [c.has('src4') ? `${c.val('src4')} !== 0` : '', c.has('dst4') ? `${c.val('dst4')} !== 0` : '']
+        .filter(Boolean)
+        .join(' || ');
       const guess = `((${nz4}) ? 4 : 6)`;
       return c.has('ipv') ? `((${c.val('ipv')} === 4 || ${c.val('ipv')} === 6) ? ${c.val('ipv')} : ${guess})` : guess;
     }
@@ -360,7 +382,10 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
   const word = (p: string, k: number): string => `dv.getInt32(${p}+${k}, true)`;
   const exWord = (k: number): string => `(ex[${k}] | (ex[${k + 1}] << 8) | (ex[${k + 2}] << 16) | (ex[${k + 3}] << 24))`;
   const write4 = (col: string, p: string | undefined): string[] => {
-    if (LITTLE_ENDIAN) return [`${col}32[o4] = 0; ${col}32[o4+1] = 0; ${col}32[o4+2] = ${MAPPED_WORD}; ${col}32[o4+3] = ${p === undefined ? '0' : word(p, 0)};`];
+    if (LITTLE_ENDIAN)
+      return [
+        `${col}32[o4] = 0; ${col}32[o4+1] = 0; ${col}32[o4+2] = ${MAPPED_WORD}; ${col}32[o4+3] = ${p === undefined ? '0' : word(p, 0)};`,
+      ];
     const out = [];
     for (let k = 0; k < 10; k++) out.push(`${col}[o+${k}] = 0;`);
     out.push(`${col}[o+10] = 255; ${col}[o+11] = 255;`);
@@ -371,7 +396,9 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     if (LITTLE_ENDIAN) {
       return p === undefined
         ? [`${col}32[o4] = 0; ${col}32[o4+1] = 0; ${col}32[o4+2] = 0; ${col}32[o4+3] = 0;`]
-        : [`{ const s = ${p}; ${col}32[o4] = ${word('s', 0)}; ${col}32[o4+1] = ${word('s', 4)}; ${col}32[o4+2] = ${word('s', 8)}; ${col}32[o4+3] = ${word('s', 12)}; }`];
+        : [
+            `{ const s = ${p}; ${col}32[o4] = ${word('s', 0)}; ${col}32[o4+1] = ${word('s', 4)}; ${col}32[o4+2] = ${word('s', 8)}; ${col}32[o4+3] = ${word('s', 12)}; }`,
+          ];
     }
     return p === undefined
       ? [`for (let k = 0; k < 16; k++) ${col}[o+k] = 0;`]
@@ -421,7 +448,13 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
       ...addr(ver, 'aS', c, 'src4', 'src6'),
       ...addr(ver, 'aD', c, 'dst4', 'dst6'),
       ...nextHop(ver, outer),
-      ...(single ? [LITTLE_ENDIAN ? `    aE32[o4] = e0; aE32[o4+1] = e1; aE32[o4+2] = e2; aE32[o4+3] = e3;` : `    for (let k = 0; k < 16; k++) aE[o+k] = ex[k];`] : []),
+      ...(single
+        ? [
+            LITTLE_ENDIAN
+              ? `    aE32[o4] = e0; aE32[o4+1] = e1; aE32[o4+2] = e2; aE32[o4+3] = e3;`
+              : `    for (let k = 0; k < 16; k++) aE[o+k] = ex[k];`,
+          ]
+        : []),
       `    ${single ? 'const ' : ''}proto = ${cv('proto')};`,
       `    ${single ? 'let ' : ''}dp = ${cv('dport')};`,
       icmp !== undefined ? `    if (proto === 1 || proto === 58) dp = ${icmp};` : '',
@@ -445,12 +478,15 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     // Every key field from the packet's headers (S, filled by sectionRead; `sv` its IP version,
     // 0 when it held none, and then the record is dropped before this). Addresses come
     // IPv4-mapped, as the columns hold them; ICMP type/code is already in the port.
-    const fromS = (col: string, from: string): string => `    { const o = r * 16; for (let k = 0; k < 16; k++) ${col}[o+k] = S.${from}[k]; }`;
+    const fromS = (col: string, from: string): string =>
+      `    { const o = r * 16; for (let k = 0; k < 16; k++) ${col}[o+k] = S.${from}[k]; }`;
     keys = [
       fromS('aS', 'src'),
       fromS('aD', 'dst'),
       ...nextHop('sv', undefined),
-      LITTLE_ENDIAN ? `    aE32[o4] = e0; aE32[o4+1] = e1; aE32[o4+2] = e2; aE32[o4+3] = e3;` : `    for (let k = 0; k < 16; k++) aE[o+k] = ex[k];`,
+      LITTLE_ENDIAN
+        ? `    aE32[o4] = e0; aE32[o4+1] = e1; aE32[o4+2] = e2; aE32[o4+3] = e3;`
+        : `    for (let k = 0; k < 16; k++) aE[o+k] = ex[k];`,
       `    const proto = S.proto;`,
       `    const dp = S.dstPort;`,
     ];
@@ -464,9 +500,17 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
     keys = [`    let ver, proto, dp, sp, fl, tos;`];
     for (let k = keyCopies.length - 1; k >= 0; k--) {
       const cond = k === 0 ? '' : `if (${nonZero(keyCopies[k]!)}) `;
-      keys.push(`    ${k === keyCopies.length - 1 ? '' : 'else '}${cond}{`, ...keyBlock(keyCopies[k]!, keyCopies[k - 1], false), `    }`);
+      keys.push(
+        `    ${k === keyCopies.length - 1 ? '' : 'else '}${cond}{`,
+        ...keyBlock(keyCopies[k]!, keyCopies[k - 1], false),
+        `    }`,
+      );
     }
-    keys.push(LITTLE_ENDIAN ? `    aE32[o4] = e0; aE32[o4+1] = e1; aE32[o4+2] = e2; aE32[o4+3] = e3;` : `    for (let k = 0; k < 16; k++) aE[o+k] = ex[k];`);
+    keys.push(
+      LITTLE_ENDIAN
+        ? `    aE32[o4] = e0; aE32[o4+1] = e1; aE32[o4+2] = e2; aE32[o4+3] = e3;`
+        : `    for (let k = 0; k < 16; k++) aE[o+k] = ex[k];`,
+    );
   }
 
   // Times, ms since epoch. Absolute forms first, then uptime-relative, then
@@ -533,8 +577,11 @@ export function compileTemplate(fields: readonly TemplateField[], base: UptimeBa
   // A sampled packet without counters of its own is one packet of its IP total length: the
   // record's ipTotalLength, else the outermost IP header's, else the frame size (which also
   // counts link-layer headers, unlike octetDeltaCount).
-  const sectionBytes = [has('ipLength') ? val('ipLength') : '', 'S.ipLength', has('frameSize') ? val('frameSize') : ''].filter(Boolean).join(' || ');
-  const bytesCount = has('bytes') || !section ? count('bytes', 'cBytes', 'cBR') : `cBytes[r] = (${sectionBytes}) * iv; cBR[r] = 0;`;
+  const sectionBytes = [has('ipLength') ? val('ipLength') : '', 'S.ipLength', has('frameSize') ? val('frameSize') : '']
+    .filter(Boolean)
+    .join(' || ');
+  const bytesCount =
+    has('bytes') || !section ? count('bytes', 'cBytes', 'cBR') : `cBytes[r] = (${sectionBytes}) * iv; cBR[r] = 0;`;
   const packetsCount = has('packets') || !section ? count('packets', 'cPk', 'cPR') : `cPk[r] = iv; cPR[r] = 0;`;
 
   const src = [

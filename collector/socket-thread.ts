@@ -19,7 +19,14 @@ import type { RemoteInfo, Socket } from 'node:dgram';
 import { constants } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { DatagramRingWriter, type DatagramRingMemory } from './datagram-ring.js';
-import { BatchReader, batchRecvLoadError, loadBatchRecv, MAX_BATCH, takeSocketFd, type DatagramHandler } from './batch-receive.js';
+import {
+  BatchReader,
+  batchRecvLoadError,
+  loadBatchRecv,
+  MAX_BATCH,
+  takeSocketFd,
+  type DatagramHandler,
+} from './batch-receive.js';
 import {
   SocketThreadCounters,
   WARM_UP_SOURCE,
@@ -63,19 +70,29 @@ class Receiver {
     if (src === undefined) {
       if (this.defaultSource < 0) {
         slots[this.counters.unclaimedSlot(this.socketIdx)]!++;
-        this.rateLog(`unclaimed:${this.listen}:${exporter}`, { listen: this.listen, exporter }, 'datagram from an exporter no flow source claims; dropped');
+        this.rateLog(
+          `unclaimed:${this.listen}:${exporter}`,
+          { listen: this.listen, exporter },
+          'datagram from an exporter no flow source claims; dropped',
+        );
         return;
       }
       src = this.defaultSource;
     }
     slots[this.counters.receivedSlot(src)]!++;
-    if (src !== WARM_UP_SOURCE && --crashIn === 0) setImmediate(() => {
-      throw new Error('injected crash of the flow socket thread');
-    });
+    if (src !== WARM_UP_SOURCE && --crashIn === 0)
+      setImmediate(() => {
+        throw new Error('injected crash of the flow socket thread');
+      });
     if (!this.writer.push(payload, exporter, time, src)) {
       const d = this.counters.dropsSlot(src);
       slots[d]!++;
-      if (src !== WARM_UP_SOURCE) this.rateLog(`drop:${src}`, { source: input.sourceNames[src], queueDrops: slots[d] }, 'flow queue full: datagrams dropped');
+      if (src !== WARM_UP_SOURCE)
+        this.rateLog(
+          `drop:${src}`,
+          { source: input.sourceNames[src], queueDrops: slots[d] },
+          'flow queue full: datagrams dropped',
+        );
     }
   }
 }
@@ -156,7 +173,12 @@ class BatchPump {
         if (-n === EBADF || -n === ENOTSOCK) {
           // The descriptor is gone (a bug: sockets leave the pump before they close). Its number
           // could come back as another file or socket: this one is never read again.
-          post({ t: 'log', level: 'error', obj: { listen: e.listen, errno: -n }, msg: 'flow socket descriptor lost; the socket is no longer read' });
+          post({
+            t: 'log',
+            level: 'error',
+            obj: { listen: e.listen, errno: -n },
+            msg: 'flow socket descriptor lost; the socket is no longer read',
+          });
           this.remove(e.socket);
           k--;
           continue;
@@ -179,7 +201,12 @@ class BatchPump {
 
 const addon = input.batchReceive ? loadBatchRecv() : undefined;
 if (input.batchReceive && !addon) {
-  post({ t: 'log', level: 'warn', obj: { reason: batchRecvLoadError() }, msg: 'recvmmsg batch reads unavailable (the native addon did not load); flow sockets are read through dgram, at a higher CPU cost' });
+  post({
+    t: 'log',
+    level: 'warn',
+    obj: { reason: batchRecvLoadError() },
+    msg: 'recvmmsg batch reads unavailable (the native addon did not load); flow sockets are read through dgram, at a higher CPU cost',
+  });
 }
 const pump = addon ? new BatchPump(new BatchReader(addon)) : undefined;
 const sockets: Socket[] = [];
@@ -189,11 +216,22 @@ async function bind(s: SocketThreadSocket, receiver: Receiver): Promise<{ socket
   const socket = await bindFlowSocket(
     { type: s.type, host: s.host, port: s.port, recvBufferSize: s.requestedBuffer },
     (msg, rinfo) => receiver.onMessage(msg, rinfo),
-    (err) => post({ t: 'log', level: 'error', obj: { err: { name: err.name, message: err.message }, listen: s.listen }, msg: 'flow socket error' }),
+    (err) =>
+      post({
+        t: 'log',
+        level: 'error',
+        obj: { err: { name: err.name, message: err.message }, listen: s.listen },
+        msg: 'flow socket error',
+      }),
   );
   const fd = pump ? takeSocketFd(socket) : undefined;
   if (fd === undefined) {
-    if (pump) rateLog('takeover', { listen: s.listen }, "Node's dgram socket did not give up its descriptor (not the internals this Node version was expected to have); the flow socket is read through dgram");
+    if (pump)
+      rateLog(
+        'takeover',
+        { listen: s.listen },
+        "Node's dgram socket did not give up its descriptor (not the internals this Node version was expected to have); the flow socket is read through dgram",
+      );
     return { socket, reader: 'dgram' };
   }
   pump!.add(socket, fd, s.listen, receiver);
@@ -216,7 +254,12 @@ async function warmUp(first: SocketThreadSocket): Promise<{ sent: number; receiv
   let socket: Socket | undefined;
   if (pump) pump.turnMs = SHORT_TURN_MS;
   try {
-    socket = (await bind({ ...first, listen: '127.0.0.1:0', host: '127.0.0.1', port: 0, type: 'udp4', requestedBuffer: 4 * 1024 * 1024 }, receiver)).socket;
+    socket = (
+      await bind(
+        { ...first, listen: '127.0.0.1:0', host: '127.0.0.1', port: 0, type: 'udp4', requestedBuffer: 4 * 1024 * 1024 },
+        receiver,
+      )
+    ).socket;
     sent = await sendSyntheticOverLoopback(socket.address().port, () => received() - base, Date.now(), WARM_UP_ROUNDS, deadline);
   } catch {
     // No loopback: no warm-up.
@@ -245,7 +288,9 @@ async function start(): Promise<void> {
       ({ socket, reader } = await bind(s, receiver));
     } catch (err) {
       for (const open of sockets) shut(open);
-      const names = [...new Set([s.defaultSource, ...s.claims.map(([, src]) => src)])].filter((n) => n >= 0).map((n) => input.sourceNames[n]!);
+      const names = [...new Set([s.defaultSource, ...s.claims.map(([, src]) => src)])]
+        .filter((n) => n >= 0)
+        .map((n) => input.sourceNames[n]!);
       post({ t: 'failed', message: bindFailureMessage(s.listen, names, err as Error), listen: s.listen });
       port.close();
       return;

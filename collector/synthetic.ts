@@ -33,12 +33,41 @@ function u64(value: number): Buffer {
 // A typical IPv4 router layout: addresses, next hop, ports, proto, flags,
 // ToS, interfaces, AS numbers, counters, times, ip version.
 const V9_FIELDS: [number, number][] = [
-  [8, 4], [12, 4], [15, 4], [7, 2], [11, 2], [4, 1], [6, 1], [5, 1], [10, 4], [14, 4],
-  [16, 4], [17, 4], [1, 4], [2, 4], [22, 4], [21, 4], [60, 1],
+  [8, 4],
+  [12, 4],
+  [15, 4],
+  [7, 2],
+  [11, 2],
+  [4, 1],
+  [6, 1],
+  [5, 1],
+  [10, 4],
+  [14, 4],
+  [16, 4],
+  [17, 4],
+  [1, 4],
+  [2, 4],
+  [22, 4],
+  [21, 4],
+  [60, 1],
 ];
 const IPFIX_FIELDS: [number, number][] = [
-  [8, 4], [12, 4], [15, 4], [7, 2], [11, 2], [4, 1], [6, 1], [5, 1], [10, 4], [14, 4],
-  [16, 4], [17, 4], [1, 8], [2, 8], [152, 8], [153, 8],
+  [8, 4],
+  [12, 4],
+  [15, 4],
+  [7, 2],
+  [11, 2],
+  [4, 1],
+  [6, 1],
+  [5, 1],
+  [10, 4],
+  [14, 4],
+  [16, 4],
+  [17, 4],
+  [1, 8],
+  [2, 8],
+  [152, 8],
+  [153, 8],
 ];
 
 function record(fields: [number, number][], k: number, nowMs: number): Buffer {
@@ -113,7 +142,13 @@ function ipfixWorkload(nowMs: number): SyntheticWorkload {
     setup: [
       msg(0, Buffer.concat([u(2, 2), u(tpl.length + 4, 2), tpl])),
       // Options template (scope: observation domain) and its data: sampling interval 1.
-      msg(0, Buffer.concat([set(3, Buffer.concat([u(258, 2), u(3, 2), u(1, 2), u(149, 2), u(4, 2), u(34, 2), u(4, 2), u(35, 2), u(1, 2)])), set(258, Buffer.concat([u(1, 4), u(1, 4), u(2, 1)]))])),
+      msg(
+        0,
+        Buffer.concat([
+          set(3, Buffer.concat([u(258, 2), u(3, 2), u(1, 2), u(149, 2), u(4, 2), u(34, 2), u(4, 2), u(35, 2), u(1, 2)])),
+          set(258, Buffer.concat([u(1, 4), u(1, 4), u(2, 1)])),
+        ]),
+      ),
     ],
     datagrams,
   };

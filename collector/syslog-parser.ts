@@ -64,7 +64,6 @@ export function truncateChars(value: string, max: number): string {
 }
 
 function escapeControl(text: string): string {
-  // eslint-disable-next-line no-control-regex
   return text.replace(/[\x00-\x1f\x7f]/g, (c) => `#${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
 }
 
@@ -148,7 +147,11 @@ function skipStructuredData(c: Cursor): boolean {
   return true;
 }
 
-function parse5424(c: Cursor, ctx: ReceiveContext, problems: SyslogProblem[]): { time: string; host: string; tag: string; message: string } {
+function parse5424(
+  c: Cursor,
+  ctx: ReceiveContext,
+  problems: SyslogProblem[],
+): { time: string; host: string; tag: string; message: string } {
   const stamp = field(c) ?? '-';
   let time = ctx.receivedAt;
   if (stamp !== '-') {
@@ -175,7 +178,11 @@ function parse5424(c: Cursor, ctx: ReceiveContext, problems: SyslogProblem[]): {
   return { time, host: host === '-' ? ctx.sender : host, tag, message };
 }
 
-function parse3164(c: Cursor, ctx: ReceiveContext, problems: SyslogProblem[]): { time: string; host: string; tag: string; message: string } {
+function parse3164(
+  c: Cursor,
+  ctx: ReceiveContext,
+  problems: SyslogProblem[],
+): { time: string; host: string; tag: string; message: string } {
   const rest = c.text.slice(c.pos);
   let time: string | undefined;
   let after = 0;

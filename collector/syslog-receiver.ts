@@ -189,11 +189,13 @@ export class SyslogReceiver {
     private readonly deps: SyslogReceiverDeps,
   ) {
     if (!config.udp && !config.tcp) throw new Error('syslog receiver: enable udp, tcp or both');
-    if (config.batchSize < 1 || config.maxQueue < config.batchSize) throw new Error('syslog receiver: need 1 <= batchSize <= maxQueue');
+    if (config.batchSize < 1 || config.maxQueue < config.batchSize)
+      throw new Error('syslog receiver: need 1 <= batchSize <= maxQueue');
     this.maxConnections = config.maxConnections ?? RECEIVER_LIMIT_DEFAULTS.maxConnections;
     this.maxPerAddress = config.maxConnectionsPerAddress ?? RECEIVER_LIMIT_DEFAULTS.maxConnectionsPerAddress;
     this.idleMs = config.tcpIdleTimeoutMs ?? RECEIVER_LIMIT_DEFAULTS.tcpIdleTimeoutMs;
-    if (!(this.maxConnections >= 1) || !(this.maxPerAddress >= 1)) throw new Error('syslog receiver: TCP connection limits must be at least 1');
+    if (!(this.maxConnections >= 1) || !(this.maxPerAddress >= 1))
+      throw new Error('syslog receiver: TCP connection limits must be at least 1');
     if (!(this.idleMs >= 0)) throw new Error('syslog receiver: tcpIdleTimeoutMs must be 0 (never) or more');
     this.now = deps.now ?? Date.now;
     this.clock = wallClockFormatter(config.timezone);
@@ -237,7 +239,10 @@ export class SyslogReceiver {
       if (!this.retryTimer) void this.flush();
     }, this.config.flushIntervalMs);
     this.timer.unref();
-    this.deps.log?.info({ host: this.config.host, ...out, receiveBuffer: this.udpStatic?.receiveBufferGranted }, 'syslog receiver listening');
+    this.deps.log?.info(
+      { host: this.config.host, ...out, receiveBuffer: this.udpStatic?.receiveBufferGranted },
+      'syslog receiver listening',
+    );
     return out;
   }
 
@@ -262,7 +267,13 @@ export class SyslogReceiver {
         const addr = socket.address();
         const granted = setBufferSize(socket.getRecvBufferSize());
         const listen = addr.family === 'IPv6' ? `[${addr.address}]:${addr.port}` : `${addr.address}:${addr.port}`;
-        this.udpStatic = { listen, address: addr.address, port: addr.port, receiveBufferRequested: requested, receiveBufferGranted: granted };
+        this.udpStatic = {
+          listen,
+          address: addr.address,
+          port: addr.port,
+          receiveBufferRequested: requested,
+          receiveBufferGranted: granted,
+        };
         if (requested !== undefined && granted < requested) {
           // A burst past the buffer is lost in the kernel, before any counter of ours: say how to fix it.
           this.deps.log?.warn(
@@ -306,10 +317,18 @@ export class SyslogReceiver {
       if (refused === 'closing') this.counters.tcpRejectedClosing += 1;
       else if (refused === 'address') {
         this.counters.tcpRejectedAddressLimit += 1;
-        this.rateLimitedWarn('tcp-address', { sender, limit: this.maxPerAddress }, 'syslog TCP connection refused: too many connections from this address (maxConnectionsPerAddress)');
+        this.rateLimitedWarn(
+          'tcp-address',
+          { sender, limit: this.maxPerAddress },
+          'syslog TCP connection refused: too many connections from this address (maxConnectionsPerAddress)',
+        );
       } else {
         this.counters.tcpRejectedConnectionLimit += 1;
-        this.rateLimitedWarn('tcp-total', { sender, limit: this.maxConnections }, 'syslog TCP connection refused: too many connections (maxConnections)');
+        this.rateLimitedWarn(
+          'tcp-total',
+          { sender, limit: this.maxConnections },
+          'syslog TCP connection refused: too many connections (maxConnections)',
+        );
       }
       conn.destroy();
       return;
@@ -406,7 +425,11 @@ export class SyslogReceiver {
             if (dropped) this.countDropped(dropped);
             this.counters.writeErrors += 1;
             this.scheduleRetry();
-            this.rateLimitedWarn('write', { err, queued: this.queueDepth, retryInMs: this.retryDelay }, 'syslog write failed; will retry');
+            this.rateLimitedWarn(
+              'write',
+              { err, queued: this.queueDepth, retryInMs: this.retryDelay },
+              'syslog write failed; will retry',
+            );
             return;
           }
           this.inFlight = 0;

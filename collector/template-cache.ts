@@ -258,7 +258,14 @@ export class TemplateCache {
    * announced: bounded like any other, but free of the exporter's budget
    * (it was paid for when it was announced).
    */
-  restore(domain: DomainState, id: number, options: boolean, scopeCount: number, fields: readonly TemplateField[], lastSeenMs: number): TemplateChange {
+  restore(
+    domain: DomainState,
+    id: number,
+    options: boolean,
+    scopeCount: number,
+    fields: readonly TemplateField[],
+    lastSeenMs: number,
+  ): TemplateChange {
     return this.put(domain, id, options, scopeCount, fields, lastSeenMs, false);
   }
 

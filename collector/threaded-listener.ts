@@ -82,7 +82,13 @@ export interface ThreadedListenerOptions extends FlowListenerOptions {
  * becomes a capture block without a copy (CaptureWriter.take);
  * `flushDelayMs` still sends smaller batches on time when traffic is light.
  */
-export const DEFAULT_THREADED_OPTIONS = Object.freeze({ maxInFlightRows: 524_288, statsEveryMs: 1000, batchRows: 63_488, warmUp: true, socketThread: true });
+export const DEFAULT_THREADED_OPTIONS = Object.freeze({
+  maxInFlightRows: 524_288,
+  statsEveryMs: 1000,
+  batchRows: 63_488,
+  warmUp: true,
+  socketThread: true,
+});
 
 /** Batch rows that fit a capture block of `blockRows` with a datagram's overshoot. */
 export function batchRowsFor(blockRows: number): number {

@@ -36,7 +36,14 @@ import { bindFailureMessage, ListenerBindError, ListenerConfigError } from './li
 import { LogThrottle } from './log-throttle.js';
 import { bindFlowSocket } from './udp-socket.js';
 import { createDatagramRing, DatagramRingReader } from './datagram-ring.js';
-import { SocketThreadBindError, SocketThreadCounters, SocketThreadHandle, WARM_UP_SOURCE, type SocketReader, type SocketThreadInput } from './socket-thread-handle.js';
+import {
+  SocketThreadBindError,
+  SocketThreadCounters,
+  SocketThreadHandle,
+  WARM_UP_SOURCE,
+  type SocketReader,
+  type SocketThreadInput,
+} from './socket-thread-handle.js';
 import { currentThreadId } from './thread-id.js';
 import { dropsOf, readUdpDrops } from './kernel-drops.js';
 
@@ -394,14 +401,25 @@ export function openSourceDecoder(
   const ttlMs = cfg.templateTtlSec !== undefined ? cfg.templateTtlSec * 1000 : opts.templateTtlMs;
   const limits = cfg.templateLimits ?? {};
   const persistence = opts.templateDir
-    ? new TemplatePersistence({ dir: join(opts.templateDir, name), legacyPath: join(opts.templateDir, `${name}.msgpack`), now, ttlMs, limits })
+    ? new TemplatePersistence({
+        dir: join(opts.templateDir, name),
+        legacyPath: join(opts.templateDir, `${name}.msgpack`),
+        now,
+        ttlMs,
+        limits,
+      })
     : undefined;
   let templates: TemplateCache | undefined;
   if (persistence) {
     templates = persistence.load();
-    if (templates.size > 0) logger?.info({ source: name, templates: templates.size, exporters: [...templates.allExporters()].length }, 'flow templates restored');
+    if (templates.size > 0)
+      logger?.info(
+        { source: name, templates: templates.size, exporters: [...templates.allExporters()].length },
+        'flow templates restored',
+      );
     // A damaged file costs its exporter's templates until it resends them, never the start.
-    for (const err of persistence.unreadable) logger?.warn({ source: name, err }, 'saved flow templates unreadable; that exporter starts without them');
+    for (const err of persistence.unreadable)
+      logger?.warn({ source: name, err }, 'saved flow templates unreadable; that exporter starts without them');
   }
   const decoder = createFlowDecoder(
     {
@@ -598,7 +616,12 @@ class SocketGroup {
     if (src === undefined) {
       if (this.defaultSource < 0) {
         this.unclaimed++;
-        this.owner.rateLog('warn', `unclaimed:${this.listen}:${rinfo.address}`, { listen: this.listen, exporter: rinfo.address }, 'datagram from an exporter no flow source claims; dropped');
+        this.owner.rateLog(
+          'warn',
+          `unclaimed:${this.listen}:${rinfo.address}`,
+          { listen: this.listen, exporter: rinfo.address },
+          'datagram from an exporter no flow source claims; dropped',
+        );
         return;
       }
       src = this.defaultSource;
@@ -607,7 +630,12 @@ class SocketGroup {
     state.received++;
     if (!this.local!.push(msg, rinfo.address, time, src)) {
       state.queueDrops++;
-      this.owner.rateLog('warn', `drop:${state.name}`, { source: state.name, queueDrops: state.queueDrops }, 'flow queue full: datagrams dropped');
+      this.owner.rateLog(
+        'warn',
+        `drop:${state.name}`,
+        { source: state.name, queueDrops: state.queueDrops },
+        'flow queue full: datagrams dropped',
+      );
       return;
     }
     this.schedule();
@@ -671,11 +699,32 @@ class SocketGroup {
       const outcome = ingest.decode(q.payload(i), ingest.exporter(q.addr(i)), q.time(i));
       if (empty && ingest.batch.length > 0) state.firstRowAt = performance.now();
       if (outcome.status === 'decoder-error') {
-        this.owner.rateLog('error', `decoder-error:${state.name}`, { source: state.name, exporter: q.addr(i), version: outcome.version, err: outcome.error, decoderErrors: ingest.decoderErrors }, 'flow decoder failed on a datagram; dropped, ingest goes on');
+        this.owner.rateLog(
+          'error',
+          `decoder-error:${state.name}`,
+          {
+            source: state.name,
+            exporter: q.addr(i),
+            version: outcome.version,
+            err: outcome.error,
+            decoderErrors: ingest.decoderErrors,
+          },
+          'flow decoder failed on a datagram; dropped, ingest goes on',
+        );
       } else if (outcome.readPastEnd) {
-        this.owner.rateLog('error', `read-past-end:${state.name}`, { source: state.name, exporter: q.addr(i), version: outcome.version }, 'flow decoder read past the end of a datagram (a decoder bug); dropped as malformed');
+        this.owner.rateLog(
+          'error',
+          `read-past-end:${state.name}`,
+          { source: state.name, exporter: q.addr(i), version: outcome.version },
+          'flow decoder read past the end of a datagram (a decoder bug); dropped as malformed',
+        );
       } else if (outcome.status !== 'ok') {
-        this.owner.rateLog('warn', `${outcome.status}:${state.name}:${q.addr(i)}`, { source: state.name, exporter: q.addr(i), status: outcome.status, version: outcome.version }, 'datagram dropped by the decoder');
+        this.owner.rateLog(
+          'warn',
+          `${outcome.status}:${state.name}:${q.addr(i)}`,
+          { source: state.name, exporter: q.addr(i), status: outcome.status, version: outcome.version },
+          'datagram dropped by the decoder',
+        );
       }
       q.drop();
       if (ingest.full && this.flush([state])) return;
@@ -722,7 +771,12 @@ class SocketGroup {
       const fail = (err: unknown): void => {
         state.sinkErrors++;
         state.sinkLostFlows += rows;
-        this.owner.rateLog('error', `sink:${state.name}`, { source: state.name, err, lostFlows: rows }, 'flow sink failed; batch lost');
+        this.owner.rateLog(
+          'error',
+          `sink:${state.name}`,
+          { source: state.name, err, lostFlows: rows },
+          'flow sink failed; batch lost',
+        );
       };
       const run = (): void | Promise<void> => {
         try {
@@ -827,7 +881,13 @@ class Listeners implements FlowListeners {
     this.logThrottle = new LogThrottle(opts.logEveryMs);
     const sink = this.fault.wrapSink(deps.sink);
     const plan = planSockets(configs);
-    const state = (name: string, config: FlowSourceConfig, ingest: SourceIngest, save = (_all?: boolean): void => {}, changed = (): boolean => false): SourceState => ({
+    const state = (
+      name: string,
+      config: FlowSourceConfig,
+      ingest: SourceIngest,
+      save = (_all?: boolean): void => {},
+      changed = (): boolean => false,
+    ): SourceState => ({
       name,
       config,
       save,
@@ -847,11 +907,18 @@ class Listeners implements FlowListeners {
       let changed: () => boolean = () => false;
       if (deps.createDecoder) decoder = deps.createDecoder(name, cfg);
       else ({ decoder, save, changed } = openSourceDecoder(name, cfg, opts, this.now, this.logger));
-      this.sources.push(state(name, cfg, new SourceIngest({ source: name, sink, decoder, batchRows: opts.batchRows }), save, changed));
+      this.sources.push(
+        state(name, cfg, new SourceIngest({ source: name, sink, decoder, batchRows: opts.batchRows }), save, changed),
+      );
     });
     if (opts.socketThread) {
       this.counters = SocketThreadCounters.allocate(this.sources.length, plan.sockets.length);
-      if (opts.warmUp) this.warmState = state('warm-up', { listen: '127.0.0.1:0' }, new SourceIngest({ source: 'warm-up', sink: { write() {} }, batchRows: opts.batchRows }));
+      if (opts.warmUp)
+        this.warmState = state(
+          'warm-up',
+          { listen: '127.0.0.1:0' },
+          new SourceIngest({ source: 'warm-up', sink: { write() {} }, batchRows: opts.batchRows }),
+        );
     }
     for (const p of plan.sockets) {
       const group = new SocketGroup(p.listen, p.sourceIdx, p.requestedBuffer, this, opts);
@@ -880,7 +947,12 @@ class Listeners implements FlowListeners {
         s.ingest.decoder.expire(t);
       } catch (err) {
         s.ingestErrors++;
-        this.rateLog('error', `expire:${s.name}`, { source: s.name, step: 'expire', err, ingestErrors: s.ingestErrors }, 'flow template expiry failed; counted, ingest goes on');
+        this.rateLog(
+          'error',
+          `expire:${s.name}`,
+          { source: s.name, step: 'expire', err, ingestErrors: s.ingestErrors },
+          'flow template expiry failed; counted, ingest goes on',
+        );
       }
     }
   }
@@ -904,7 +976,12 @@ class Listeners implements FlowListeners {
         s.save(!onlyChanged);
       } catch (err) {
         s.ingestErrors++;
-        this.rateLog('error', `save:${s.name}`, { source: s.name, step: 'save', err, ingestErrors: s.ingestErrors }, 'flow templates could not be saved');
+        this.rateLog(
+          'error',
+          `save:${s.name}`,
+          { source: s.name, step: 'save', err, ingestErrors: s.ingestErrors },
+          'flow templates could not be saved',
+        );
       }
     }
   }
@@ -975,7 +1052,9 @@ class Listeners implements FlowListeners {
       warmUpBudgetMs: WARM_UP_BUDGET_MS,
       logEveryMs: this.opts.logEveryMs,
       batchReceive: this.opts.batchReceive,
-      faultInjection: this.opts.faultInjection?.startsWith('socket-crash:') ? `crash-after:${this.opts.faultInjection.slice('socket-crash:'.length)}` : undefined,
+      faultInjection: this.opts.faultInjection?.startsWith('socket-crash:')
+        ? `crash-after:${this.opts.faultInjection.slice('socket-crash:'.length)}`
+        : undefined,
     };
     let handle: SocketThreadHandle;
     try {
@@ -1024,7 +1103,10 @@ class Listeners implements FlowListeners {
     this.socketThread = undefined;
     for (const g of this.groups) g.reader = 'none';
     if (performance.now() - this.socketThreadSince > 60_000) this.recentRestarts = 0;
-    this.logger?.error({ restarts: this.socketThreadRestarts }, 'flow socket thread died; its sockets are read again once it is restarted');
+    this.logger?.error(
+      { restarts: this.socketThreadRestarts },
+      'flow socket thread died; its sockets are read again once it is restarted',
+    );
     this.scheduleRestart();
   }
 
@@ -1047,8 +1129,15 @@ class Listeners implements FlowListeners {
       this.failedRestarts++;
       if (this.failedRestarts >= MAX_FAILED_RESTARTS) {
         // Port taken meanwhile, or a thread that cannot start: no flows come in until someone acts.
-        this.logger?.error({ err, attempts: this.failedRestarts }, 'flow socket thread could not be restarted; its sockets stay unread');
-        this.failure.fail(new Error(`flow socket thread could not be restarted (${this.failedRestarts} attempts): ${(err as Error).message}`, { cause: err }));
+        this.logger?.error(
+          { err, attempts: this.failedRestarts },
+          'flow socket thread could not be restarted; its sockets stay unread',
+        );
+        this.failure.fail(
+          new Error(`flow socket thread could not be restarted (${this.failedRestarts} attempts): ${(err as Error).message}`, {
+            cause: err,
+          }),
+        );
         return;
       }
       this.logger?.error({ err, attempt: this.failedRestarts }, 'flow socket thread could not be restarted; trying again');
@@ -1069,10 +1158,16 @@ class Listeners implements FlowListeners {
         nice = this.socketThreadNice;
       } catch (err) {
         // A thread started by this one inherits its nice value; raising it back takes CAP_SYS_NICE (or root).
-        this.logger?.warn({ err, nice, wanted: this.socketThreadNice }, 'restarted flow socket thread keeps the nice value of the thread that started it');
+        this.logger?.warn(
+          { err, nice, wanted: this.socketThreadNice },
+          'restarted flow socket thread keeps the nice value of the thread that started it',
+        );
       }
     }
-    this.logger?.info({ restarts: this.socketThreadRestarts, nice, sockets: handle.sockets.map((b) => formatHostPort(b.address, b.port)) }, 'flow socket thread restarted');
+    this.logger?.info(
+      { restarts: this.socketThreadRestarts, nice, sockets: handle.sockets.map((b) => formatHostPort(b.address, b.port)) },
+      'flow socket thread restarted',
+    );
   }
 
   onFailure(fn: (err: Error) => void): void {
@@ -1088,7 +1183,10 @@ class Listeners implements FlowListeners {
         `kernel granted a smaller UDP receive buffer than configured (${granted} of ${g.requestedBuffer} bytes): raise net.core.rmem_max to ${g.requestedBuffer}`,
       );
     }
-    this.logger?.info({ sources: names, address: g.bound!.address, port: g.bound!.port, receiveBuffer: g.granted, reader: g.reader }, 'flow listener started');
+    this.logger?.info(
+      { sources: names, address: g.bound!.address, port: g.bound!.port, receiveBuffer: g.granted, reader: g.reader },
+      'flow listener started',
+    );
   }
 
   private bind(g: SocketGroup): Promise<void> {
@@ -1105,7 +1203,9 @@ class Listeners implements FlowListeners {
         this.boundLog(g);
       },
       (err: Error) => {
-        const names = [...new Set([g.defaultSource, ...g.claims.values()])].filter((n) => n >= 0).map((n) => this.sources[n]!.name);
+        const names = [...new Set([g.defaultSource, ...g.claims.values()])]
+          .filter((n) => n >= 0)
+          .map((n) => this.sources[n]!.name);
         throw new ListenerBindError(bindFailureMessage(g.listen, names, err), g.listen, { cause: err });
       },
     );

@@ -18,7 +18,11 @@ export interface FlowSocketSpec {
  * `onMessage`. Rejects with the bind error, the socket closed; errors after
  * the bind go to `onError`.
  */
-export function bindFlowSocket(spec: FlowSocketSpec, onMessage: (msg: Buffer, rinfo: RemoteInfo) => void, onError: (err: Error) => void): Promise<Socket> {
+export function bindFlowSocket(
+  spec: FlowSocketSpec,
+  onMessage: (msg: Buffer, rinfo: RemoteInfo) => void,
+  onError: (err: Error) => void,
+): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const socket = createSocket({ type: spec.type, recvBufferSize: spec.recvBufferSize, ipv6Only: false });
     const onBindError = (err: Error): void => {

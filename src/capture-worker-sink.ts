@@ -6,7 +6,12 @@
  * (sealed hours, counters, open files) travels as plain messages.
  */
 import type { WorkerSink, WorkerSinkContext, WorkerSinkFactory } from '../collector/worker-sink.js';
-import { CaptureWriter, type CaptureWriterOptions, type HourSealedEvent, type WriterCounters } from '../storage/capture/writer.js';
+import {
+  CaptureWriter,
+  type CaptureWriterOptions,
+  type HourSealedEvent,
+  type WriterCounters,
+} from '../storage/capture/writer.js';
 
 /** The writer options that can cross to the worker (no clock, no file system, no logger: the worker brings its own). */
 export type CaptureWorkerSinkOptions = Pick<

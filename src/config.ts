@@ -17,9 +17,7 @@ import { ConfigError } from './config-error.js';
 export { ConfigError } from './config-error.js';
 export { resolveSqlitePath } from './config-paths.js';
 
-const hostPort = z
-  .string()
-  .regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/, 'must be HOST:PORT (IPv6 as [ADDR]:PORT)');
+const hostPort = z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/, 'must be HOST:PORT (IPv6 as [ADDR]:PORT)');
 
 const databaseUrl = z
   .string()
@@ -56,7 +54,11 @@ const flowSourceSchema = z
     /** Exporter addresses this source claims when several sources share a port. */
     exporters: z.array(z.string()).default([]),
     /** Socket receive buffer in bytes (SO_RCVBUF). */
-    receiveBuffer: z.number().int().positive().default(8 * 1024 * 1024),
+    receiveBuffer: z
+      .number()
+      .int()
+      .positive()
+      .default(8 * 1024 * 1024),
     /** Per-exporter sampling interval override, keyed by exporter address. */
     sampling: z.record(z.string(), z.number().int().positive()).default({}),
     /** A template not re-announced for this long is forgotten (0 = kept until replaced). */
@@ -66,7 +68,11 @@ const flowSourceSchema = z
     /** Data sets held at most while waiting for their template (0 = hold none). */
     pendingMaxSets: z.number().int().min(0).default(1024),
     /** Bytes of held data sets at most (each is a copy of up to 64 KiB). */
-    pendingMaxBytes: z.number().int().min(0).default(8 * 1024 * 1024),
+    pendingMaxBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(8 * 1024 * 1024),
     /** Held data sets at most per exporter address, so one sender cannot push out the others'. */
     pendingMaxSetsPerExporter: z.number().int().positive().default(256),
     /** Bounds of the template store; each is counted when hit (docs/netflow.md, "Hostile exporters"). */
@@ -74,13 +80,21 @@ const flowSourceSchema = z
     /** Flow times before this instant are implausible: replaced by the export time and counted (`timestampsClamped`). */
     minFlowTime: z
       .string()
-      .regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/, 'must be an ISO 8601 date (UTC) or date-time with an offset, e.g. 1990-01-01')
+      .regex(
+        /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/,
+        'must be an ISO 8601 date (UTC) or date-time with an offset, e.g. 1990-01-01',
+      )
       .refine((t) => Number.isFinite(Date.parse(t)), 'must be a real date')
       .default('1990-01-01'),
     /** Flow times later than this many seconds after the datagram's receipt are implausible, as above. */
     maxFutureSec: z.number().int().min(0).default(86_400),
     /** Sampling intervals from the wire above this are refused, not applied, and counted (`samplingRefused`). */
-    maxSamplingInterval: z.number().int().min(1).max(0xffffffff).default(2 ** 24),
+    maxSamplingInterval: z
+      .number()
+      .int()
+      .min(1)
+      .max(0xffffffff)
+      .default(2 ** 24),
   })
   .strict();
 
@@ -134,7 +148,10 @@ const dnsSchema = z
       .array(
         z
           .string()
-          .regex(/^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9a-fA-F:.]+\](:\d{1,5})?|[0-9a-fA-F]*:[0-9a-fA-F:.]+)$/, 'must be IP, IP:PORT or [IPv6]:PORT'),
+          .regex(
+            /^(\d{1,3}(\.\d{1,3}){3}(:\d{1,5})?|\[[0-9a-fA-F:.]+\](:\d{1,5})?|[0-9a-fA-F]*:[0-9a-fA-F:.]+)$/,
+            'must be IP, IP:PORT or [IPv6]:PORT',
+          ),
       )
       .default([]),
     /** How long one PTR query may take before it is given up, in milliseconds. */
@@ -180,7 +197,11 @@ const syslogReceiverSchema = z
     /** A TCP connection that sends nothing for this long is closed (0 = never); rsyslog and syslog-ng senders reconnect. */
     tcpIdleTimeoutSec: z.number().int().min(0).default(300),
     /** UDP socket receive buffer in bytes (SO_RCVBUF), as for the flow sources; capped by net.core.rmem_max. */
-    receiveBuffer: z.number().int().positive().default(8 * 1024 * 1024),
+    receiveBuffer: z
+      .number()
+      .int()
+      .positive()
+      .default(8 * 1024 * 1024),
   })
   .strict();
 
@@ -233,7 +254,11 @@ export const configSchema = z
         host: z.string().min(1).default('127.0.0.1'),
         port: z.number().int().min(0).max(65535).default(8080),
         /** Largest request body accepted, in bytes. */
-        bodyLimit: z.number().int().positive().default(1024 * 1024),
+        bodyLimit: z
+          .number()
+          .int()
+          .positive()
+          .default(1024 * 1024),
       })
       .strict()
       .default({ host: '127.0.0.1', port: 8080, bodyLimit: 1024 * 1024 }),
@@ -269,11 +294,22 @@ export const configSchema = z
         knownSecrets: z.number().int().min(0).default(1000),
       })
       .strict()
-      .default({ tokenTtlSec: 3600, maxFailures: 10, failureWindowSec: 300, verifyConcurrency: 1, verifyQueue: 4, verifyQueuePerAddress: 2, knownSecrets: 1000 }),
+      .default({
+        tokenTtlSec: 3600,
+        maxFailures: 10,
+        failureWindowSec: 300,
+        verifyConcurrency: 1,
+        verifyQueue: 4,
+        verifyQueuePerAddress: 2,
+        knownSecrets: 1000,
+      }),
     admin: z
       .object({
         /** The service's own store of entities, users and credentials. */
-        database: z.string().regex(/^sqlite:.+$/, 'must be sqlite:PATH').default('sqlite:admin.sqlite'),
+        database: z
+          .string()
+          .regex(/^sqlite:.+$/, 'must be sqlite:PATH')
+          .default('sqlite:admin.sqlite'),
       })
       .strict()
       .default({ database: 'sqlite:admin.sqlite' }),
@@ -347,7 +383,6 @@ export function sqlTimeouts(config: Config): { connectMs: number; statementMs: n
   const d = config.database;
   return { connectMs: d.connectTimeoutMs, statementMs: d.statementTimeoutMs, operationMs: d.operationTimeoutMs };
 }
-
 
 function isValidTimezone(tz: string): boolean {
   try {
@@ -472,4 +507,3 @@ function deepFreeze<T>(value: T): T {
   }
   return value;
 }
-

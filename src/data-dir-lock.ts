@@ -71,7 +71,10 @@ export function acquireDataDirLock(dataDir: string, role: 'serve' | 'import', hi
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 3) throw err;
         const h = holder(path);
         if (h && alive(h.pid)) {
-          throw new DataDirLockedError(`data directory ${dataDir} is being written by netsvc ${h.role} (pid ${h.pid}, ${path}); ${hint}`, h.pid);
+          throw new DataDirLockedError(
+            `data directory ${dataDir} is being written by netsvc ${h.role} (pid ${h.pid}, ${path}); ${hint}`,
+            h.pid,
+          );
         }
         // Stale: its process is gone (or the file is unreadable junk). Take it over.
         try {

@@ -44,9 +44,15 @@ export class DatabaseHealth {
       this.checks.map(async (c) => {
         let timer: NodeJS.Timeout | undefined;
         const timedOut = new Promise<StoreHealth>((resolve) => {
-          timer = setTimeout(() => resolve({ state: 'unreachable', detail: `no answer within ${this.opts.timeoutMs} ms` }), this.opts.timeoutMs);
+          timer = setTimeout(
+            () => resolve({ state: 'unreachable', detail: `no answer within ${this.opts.timeoutMs} ms` }),
+            this.opts.timeoutMs,
+          );
         });
-        const health = await Promise.race([c.check().catch((err: unknown): StoreHealth => ({ state: 'unreachable', detail: (err as Error).message })), timedOut]);
+        const health = await Promise.race([
+          c.check().catch((err: unknown): StoreHealth => ({ state: 'unreachable', detail: (err as Error).message })),
+          timedOut,
+        ]);
         clearTimeout(timer);
         return { entity: c.entity, area: c.area, database: c.database, ...health };
       }),
@@ -57,7 +63,10 @@ export class DatabaseHealth {
   async logAtStart(logger: Logger): Promise<void> {
     for (const s of await this.states()) {
       if (s.state === 'ok') continue;
-      const fix = s.state === 'schema_missing' ? 'run netsvc db migrate (--create-peer-tables for FreeRADIUS\'s or rsyslog\'s tables)' : 'check the URL, the server and the credentials';
+      const fix =
+        s.state === 'schema_missing'
+          ? "run netsvc db migrate (--create-peer-tables for FreeRADIUS's or rsyslog's tables)"
+          : 'check the URL, the server and the credentials';
       logger.warn(
         { entity: s.entity, area: s.area, database: s.database, state: s.state, cause: s.detail },
         `${s.area} database of entity '${s.entity}' is ${s.state === 'unreachable' ? 'unreachable' : 'missing tables'}: ${WHAT_FAILS[s.area]} until it is fixed; ${fix}`,

@@ -97,7 +97,13 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
   const sinkOptions: CaptureWorkerSinkOptions = { ...captureWriterOptions(config), warmUp: true };
   const listeners = createThreadedFlowListeners(
     config.flowSources,
-    { workerSink: { module: pathToFileURL(compiledModulePath(import.meta.url, 'src', 'capture-worker-sink')).href, options: sinkOptions }, logger: log },
+    {
+      workerSink: {
+        module: pathToFileURL(compiledModulePath(import.meta.url, 'src', 'capture-worker-sink')).href,
+        options: sinkOptions,
+      },
+      logger: log,
+    },
     {
       templateDir: join(config.dataDir, 'templates'),
       // Batches of a capture block: the writer then adopts each as it is (CaptureWriter.take).
@@ -126,7 +132,8 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
   // warms up and binds, instead of before it: a restart listens for flows sooner.
   const [started, loaded] = await Promise.allSettled([listeners.start(), import('../api/routes/netflow.js')]);
   if (started.status === 'rejected' || loaded.status === 'rejected') {
-    const err: unknown = started.status === 'rejected' ? started.reason : loaded.status === 'rejected' ? loaded.reason : undefined;
+    const err: unknown =
+      started.status === 'rejected' ? started.reason : loaded.status === 'rejected' ? loaded.reason : undefined;
     await listeners.close().catch(() => undefined);
     await worker?.close();
     dns.close();
@@ -143,8 +150,16 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
   const nice = config.flowIngest.otherThreadsNice;
   if (nice > 0 && ingestThread !== undefined) {
     const r = lowerOtherThreads([ingestThread], nice);
-    if (r.failed > 0) log.warn({ ingestThread, decodeThread, nice, ...r }, 'some threads refused a lower priority; the flow socket thread may get less CPU first');
-    else log.info({ ingestThread, decodeThread, nice, ...r }, 'flow socket thread keeps its priority; the other threads yield to it');
+    if (r.failed > 0)
+      log.warn(
+        { ingestThread, decodeThread, nice, ...r },
+        'some threads refused a lower priority; the flow socket thread may get less CPU first',
+      );
+    else
+      log.info(
+        { ingestThread, decodeThread, nice, ...r },
+        'flow socket thread keeps its priority; the other threads yield to it',
+      );
   } else if (nice > 0 && process.platform === 'linux') {
     log.warn({ nice }, 'the flow socket thread id is unknown (no /proc/thread-self); thread priorities left as they are');
   }

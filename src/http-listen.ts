@@ -32,7 +32,12 @@ export function listenHttp(
     });
     s.listen({ port, host: hostname, backlog: HTTP_BACKLOG }, () => resolve(s));
     s.once('error', (err: NodeJS.ErrnoException) => {
-      const why = err.code === 'EADDRINUSE' ? 'address already in use' : err.code === 'EACCES' ? 'permission denied' : (err.code ?? err.message);
+      const why =
+        err.code === 'EADDRINUSE'
+          ? 'address already in use'
+          : err.code === 'EACCES'
+            ? 'permission denied'
+            : (err.code ?? err.message);
       reject(new ListenError(`cannot listen for HTTP on ${hostname}:${port}: ${why} (set http.port or --port)`, { cause: err }));
     });
   });

@@ -37,7 +37,14 @@ function refusalLog(logger: Logger, now: () => number): (r: LoginRefusal) => voi
     const left = suppressed.get(key) ?? 0;
     suppressed.delete(key);
     logger.warn(
-      { area: r.area, client: r.client, reason: r.reason, api_id: r.apiId, retryAfterSec: r.retryAfterSec, ...(left ? { suppressed: left } : {}) },
+      {
+        area: r.area,
+        client: r.client,
+        reason: r.reason,
+        api_id: r.apiId,
+        retryAfterSec: r.retryAfterSec,
+        ...(left ? { suppressed: left } : {}),
+      },
       'login refused',
     );
   };
@@ -77,7 +84,13 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
   // A failure before serve subscribes (during the rest of the start) is kept for it.
   const fatal = new FailureSignal();
   const flowsStarting = import('./flow-path.js').then((m) => m.startFlowPath(config, runtime));
-  const modulesLoading = Promise.all([import('../api/app.js'), import('../api/auth.js'), import('./metrics.js'), import('./radius-stores.js'), import('./syslog-path.js')]);
+  const modulesLoading = Promise.all([
+    import('../api/app.js'),
+    import('../api/auth.js'),
+    import('./metrics.js'),
+    import('./radius-stores.js'),
+    import('./syslog-path.js'),
+  ]);
   const [flowsStarted, modulesLoaded] = await Promise.allSettled([flowsStarting, modulesLoading]);
   if (flowsStarted.status === 'fulfilled') {
     const flows = flowsStarted.value;
@@ -89,14 +102,19 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     if (flowsStarted.status === 'rejected') throw flowsStarted.reason;
     if (modulesLoaded.status === 'rejected') throw modulesLoaded.reason;
     const flows = flowsStarted.value;
-    const [{ createApp }, { AuthService, refuseAuthEarly }, { createMetrics }, { startHotspot }, { startLogviewer }] = modulesLoaded.value;
+    const [{ createApp }, { AuthService, refuseAuthEarly }, { createMetrics }, { startHotspot }, { startLogviewer }] =
+      modulesLoaded.value;
     const auth = new AuthService(admin, {
       key: loadTokenKey(config),
       tokenTtlSec: config.auth.tokenTtlSec,
       maxFailures: config.auth.maxFailures,
       failureWindowSec: config.auth.failureWindowSec,
       now: runtime.now,
-      verify: { concurrency: config.auth.verifyConcurrency, queue: config.auth.verifyQueue, queuePerAddress: config.auth.verifyQueuePerAddress },
+      verify: {
+        concurrency: config.auth.verifyConcurrency,
+        queue: config.auth.verifyQueue,
+        queuePerAddress: config.auth.verifyQueuePerAddress,
+      },
       knownSecrets: config.auth.knownSecrets,
       onRefused: refusalLog(logger, runtime.now),
     });
@@ -110,7 +128,10 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     const receiver = logviewer.receiver;
     if (receiver) toFlush.push(() => receiver.flush());
     areas.logviewer = logviewer.routes;
-    const health = new DatabaseHealth([...hotspot.databases, ...logviewer.databases], { now: runtime.now, timeoutMs: config.database.operationTimeoutMs });
+    const health = new DatabaseHealth([...hotspot.databases, ...logviewer.databases], {
+      now: runtime.now,
+      timeoutMs: config.database.operationTimeoutMs,
+    });
     // Not awaited: a database that does not answer must not hold the start (it may come back).
     void health.logAtStart(logger);
     const metrics = createMetrics();
@@ -118,7 +139,14 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     metrics.addStorageStats({ writer: flows.writer, query: flows.query, retention: flows.retention, kpiBuilder: flows.builder });
     if (logviewer.receiver) metrics.addSyslogReceiver(logviewer.receiver);
     metrics.addAuthStats(auth);
-    const app = createApp({ auth, logger, bodyLimitBytes: config.http.bodyLimit, areas, metrics: () => metrics.text(), health: () => health.states() });
+    const app = createApp({
+      auth,
+      logger,
+      bodyLimitBytes: config.http.bodyLimit,
+      areas,
+      metrics: () => metrics.text(),
+      health: () => health.states(),
+    });
     server = await listenHttp(app.fetch, config.http.host, config.http.port, (req, res) => refuseAuthEarly(auth, req, res));
   } catch (err) {
     // Nothing may keep running when the service does not start (listeners may already be bound).

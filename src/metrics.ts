@@ -69,7 +69,6 @@ export interface Metrics {
   text(): Promise<string>;
 }
 
-
 /** Help text per decoder counter. */
 const HELP: Record<CounterName, string> = {
   packets: 'Export datagrams handed to the decoder',
@@ -99,17 +98,30 @@ const HELP: Record<CounterName, string> = {
   domainsEvicted: 'Observation domains forgotten to respect a cap, least recently used first',
   timestampsClamped: 'Flow times outside the plausible window, replaced by the export time',
   samplingRefused: 'Sampling intervals above the bound, not applied',
-  sectionsUnreadable: 'Sampled-packet records dropped: their packet section held no readable IP header and the template no addresses',
-  reverseFlows: 'Flow rows made from the return direction of two-way records (RFC 5103 biflows, ASA NSEL responder counts), included in flows',
+  sectionsUnreadable:
+    'Sampled-packet records dropped: their packet section held no readable IP header and the template no addresses',
+  reverseFlows:
+    'Flow rows made from the return direction of two-way records (RFC 5103 biflows, ASA NSEL responder counts), included in flows',
 };
-
 
 /** The receiver's counters other than the per-transport ones: metric name suffix and help text. */
 const SYSLOG_COUNTERS: ReadonlyArray<readonly [keyof SyslogReceiverCounters, string, string]> = [
   ['stored', 'stored_total', 'Syslog messages written to SystemEvents'],
-  ['malformed', 'malformed_total', 'Syslog messages stored from a best-effort parse (no or bad PRI, no header, bad timestamp or structured data)'],
-  ['truncated', 'truncated_total', 'Syslog messages cut to fit: longer than maxMessageBytes, or host/tag longer than their SystemEvents column'],
-  ['dropped', 'dropped_total', 'Syslog messages lost: the oldest queued while the database failed past maxQueue, or unwritten at shutdown'],
+  [
+    'malformed',
+    'malformed_total',
+    'Syslog messages stored from a best-effort parse (no or bad PRI, no header, bad timestamp or structured data)',
+  ],
+  [
+    'truncated',
+    'truncated_total',
+    'Syslog messages cut to fit: longer than maxMessageBytes, or host/tag longer than their SystemEvents column',
+  ],
+  [
+    'dropped',
+    'dropped_total',
+    'Syslog messages lost: the oldest queued while the database failed past maxQueue, or unwritten at shutdown',
+  ],
   ['writeErrors', 'write_errors_total', 'Batch writes to SystemEvents that failed (the batch stays queued and is retried)'],
   ['tcpConnections', 'tcp_connections_total', 'Syslog TCP connections accepted'],
   ['tcpIdleClosed', 'tcp_idle_closed_total', 'Syslog TCP connections closed by netsvc after tcpIdleTimeoutSec without data'],
@@ -129,26 +141,61 @@ const STORAGE_COUNTERS: ReadonlyArray<readonly [string, string, (p: StorageStats
   ['netsvc_capture_blocks_written_total', 'Blocks written to capture files', (p) => p.writer?.counters.blocksWritten],
   ['netsvc_capture_bytes_written_total', 'Bytes of the blocks written to capture files', (p) => p.writer?.counters.bytesWritten],
   ['netsvc_capture_write_errors_total', 'Capture file opens and block writes that failed', (p) => p.writer?.counters.writeErrors],
-  ['netsvc_capture_rows_lost_total', 'Flow rows lost because their block could not be written', (p) => p.writer?.counters.rowsLost],
+  [
+    'netsvc_capture_rows_lost_total',
+    'Flow rows lost because their block could not be written',
+    (p) => p.writer?.counters.rowsLost,
+  ],
   ['netsvc_capture_hours_opened_total', 'Hourly capture files opened', (p) => p.writer?.counters.hoursOpened],
   ['netsvc_capture_hours_sealed_total', 'Hourly capture files sealed', (p) => p.writer?.counters.hoursSealed],
   ['netsvc_capture_hours_reopened_total', 'Sealed hours reopened for late rows', (p) => p.writer?.counters.hoursReopened],
   ['netsvc_capture_seal_errors_total', 'Seals of an hour that failed (retried later)', (p) => p.writer?.counters.sealErrors],
-  ['netsvc_capture_recovered_files_total', 'Open capture files recovered at start (left by a crash)', (p) => p.writer?.counters.recoveredFiles],
-  ['netsvc_capture_recovered_dropped_blocks_total', 'Torn blocks cut off while recovering open files', (p) => p.writer?.counters.recoveredDroppedBlocks],
-  ['netsvc_capture_recovered_dropped_bytes_total', 'Bytes cut off while recovering open files', (p) => p.writer?.counters.recoveredDroppedBytes],
-  ['netsvc_capture_damaged_files_moved_aside_total', 'Unreadable open capture files moved aside at start', (p) => p.writer?.counters.damagedFilesMovedAside],
-  ['netsvc_query_corrupt_files_total', 'Damaged or truncated capture files skipped by API queries', (p) => p.query?.counters.corruptFiles],
+  [
+    'netsvc_capture_recovered_files_total',
+    'Open capture files recovered at start (left by a crash)',
+    (p) => p.writer?.counters.recoveredFiles,
+  ],
+  [
+    'netsvc_capture_recovered_dropped_blocks_total',
+    'Torn blocks cut off while recovering open files',
+    (p) => p.writer?.counters.recoveredDroppedBlocks,
+  ],
+  [
+    'netsvc_capture_recovered_dropped_bytes_total',
+    'Bytes cut off while recovering open files',
+    (p) => p.writer?.counters.recoveredDroppedBytes,
+  ],
+  [
+    'netsvc_capture_damaged_files_moved_aside_total',
+    'Unreadable open capture files moved aside at start',
+    (p) => p.writer?.counters.damagedFilesMovedAside,
+  ],
+  [
+    'netsvc_query_corrupt_files_total',
+    'Damaged or truncated capture files skipped by API queries',
+    (p) => p.query?.counters.corruptFiles,
+  ],
   ['netsvc_query_corrupt_blocks_total', 'Damaged blocks skipped by API queries', (p) => p.query?.counters.corruptBlocks],
   ['netsvc_query_blocks_read_total', 'Capture blocks read by API queries', (p) => p.query?.counters.blocksRead],
-  ['netsvc_query_blocks_skipped_total', 'Capture blocks skipped by API queries by their index (outside the window)', (p) => p.query?.counters.blocksSkipped],
+  [
+    'netsvc_query_blocks_skipped_total',
+    'Capture blocks skipped by API queries by their index (outside the window)',
+    (p) => p.query?.counters.blocksSkipped,
+  ],
   ['netsvc_retention_files_removed_total', 'Capture files removed by retention', (p) => p.retention?.counters.filesRemoved],
   ['netsvc_retention_bytes_freed_total', 'Bytes freed by retention', (p) => p.retention?.counters.bytesFreed],
   ['netsvc_retention_errors_total', 'Capture files retention failed to remove', (p) => p.retention?.counters.errors],
-  ['netsvc_kpi_build_corrupt_files_total', 'Sealed capture files the KPI cache builder could not read (hour not cached)', (p) => p.kpiBuilder?.stats.corruptFiles],
-  ['netsvc_kpi_build_corrupt_blocks_total', 'Damaged blocks skipped while building the KPI cache', (p) => p.kpiBuilder?.stats.corruptBlocks],
+  [
+    'netsvc_kpi_build_corrupt_files_total',
+    'Sealed capture files the KPI cache builder could not read (hour not cached)',
+    (p) => p.kpiBuilder?.stats.corruptFiles,
+  ],
+  [
+    'netsvc_kpi_build_corrupt_blocks_total',
+    'Damaged blocks skipped while building the KPI cache',
+    (p) => p.kpiBuilder?.stats.corruptBlocks,
+  ],
 ];
-
 
 /** Builds a registry with the flow metrics and the default process metrics. */
 export function createMetrics(): Metrics {
@@ -189,9 +236,21 @@ export function createMetrics(): Metrics {
   perSource(`${FLOW_METRIC_PREFIX}received_datagrams_total`, 'Datagrams taken from the socket for a source', (s) => s.received);
   perSource(`${FLOW_METRIC_PREFIX}queue_drops_total`, 'Datagrams dropped because the ingest queue was full', (s) => s.queueDrops);
   perSource(`${FLOW_METRIC_PREFIX}sink_errors_total`, 'Flow batches the storage writer failed to take', (s) => s.sinkErrors);
-  perSource(`${FLOW_METRIC_PREFIX}sink_lost_flows_total`, 'Flows in batches the storage writer failed to take', (s) => s.sinkLostFlows);
-  perSource(`${FLOW_METRIC_PREFIX}decoder_errors_total`, 'Datagrams the decoder failed on unexpectedly (dropped; ingest goes on)', (s) => s.decoderErrors);
-  perSource(`${FLOW_METRIC_PREFIX}ingest_errors_total`, 'Failed flush, template expiry or save steps of the flow decode thread (counted; ingest goes on)', (s) => s.ingestErrors);
+  perSource(
+    `${FLOW_METRIC_PREFIX}sink_lost_flows_total`,
+    'Flows in batches the storage writer failed to take',
+    (s) => s.sinkLostFlows,
+  );
+  perSource(
+    `${FLOW_METRIC_PREFIX}decoder_errors_total`,
+    'Datagrams the decoder failed on unexpectedly (dropped; ingest goes on)',
+    (s) => s.decoderErrors,
+  );
+  perSource(
+    `${FLOW_METRIC_PREFIX}ingest_errors_total`,
+    'Failed flush, template expiry or save steps of the flow decode thread (counted; ingest goes on)',
+    (s) => s.ingestErrors,
+  );
 
   /** A series per socket; a socket whose value is unknown (kernel drops outside Linux) has none. */
   const perSocket = (name: string, help: string, pick: (s: SocketStats) => number | undefined, counter: boolean): void => {
@@ -228,17 +287,32 @@ export function createMetrics(): Metrics {
       });
     }
   };
-  perSocket(`${FLOW_METRIC_PREFIX}unclaimed_datagrams_total`, 'Datagrams from exporters no flow source on the socket claims', (s) => s.unclaimed, true);
+  perSocket(
+    `${FLOW_METRIC_PREFIX}unclaimed_datagrams_total`,
+    'Datagrams from exporters no flow source on the socket claims',
+    (s) => s.unclaimed,
+    true,
+  );
   perSocket(`${FLOW_METRIC_PREFIX}queue_depth`, 'Datagrams waiting to be decoded', (s) => s.queueDepth, false);
   perSocket(`${FLOW_METRIC_PREFIX}queue_high_water`, 'Most datagrams ever waiting at once', (s) => s.queueHighWater, false);
-  perSocket(`${FLOW_METRIC_PREFIX}receive_buffer_bytes`, 'UDP receive buffer the kernel set for the socket (at most net.core.rmem_max)', (s) => s.receiveBufferGranted, false);
+  perSocket(
+    `${FLOW_METRIC_PREFIX}receive_buffer_bytes`,
+    'UDP receive buffer the kernel set for the socket (at most net.core.rmem_max)',
+    (s) => s.receiveBufferGranted,
+    false,
+  );
   perSocket(
     `${FLOW_METRIC_PREFIX}kernel_drops_total`,
     'Datagrams the kernel dropped on the socket because its receive buffer was full (never reached netsvc; Linux)',
     (s) => s.kernelDrops,
     true,
   );
-  perSocket(`${FLOW_METRIC_PREFIX}reader_restarts_total`, 'Times the thread reading the socket died and was started again', (s) => s.readerRestarts, true);
+  perSocket(
+    `${FLOW_METRIC_PREFIX}reader_restarts_total`,
+    'Times the thread reading the socket died and was started again',
+    (s) => s.readerRestarts,
+    true,
+  );
 
   const receivers: SyslogStatsProvider[] = [];
   const sum = (pick: (r: SyslogStatsProvider) => number): number => receivers.reduce((n, r) => n + pick(r), 0);
@@ -256,8 +330,14 @@ export function createMetrics(): Metrics {
       registers: [registry],
       collect() {
         this.reset();
-        this.inc({ transport: 'udp' }, sum((r) => r.counters.receivedUdp));
-        this.inc({ transport: 'tcp' }, sum((r) => r.counters.receivedTcp));
+        this.inc(
+          { transport: 'udp' },
+          sum((r) => r.counters.receivedUdp),
+        );
+        this.inc(
+          { transport: 'tcp' },
+          sum((r) => r.counters.receivedTcp),
+        );
       },
     });
     // Next to received_total: what never reached netsvc, so that received + kernel drops is what was sent.
@@ -288,7 +368,11 @@ export function createMetrics(): Metrics {
       registers: [registry],
       collect() {
         this.reset();
-        for (const [reason, key] of SYSLOG_TCP_REFUSALS) this.inc({ reason }, sum((r) => r.counters[key]));
+        for (const [reason, key] of SYSLOG_TCP_REFUSALS)
+          this.inc(
+            { reason },
+            sum((r) => r.counters[key]),
+          );
       },
     });
     for (const [key, suffix, help] of SYSLOG_COUNTERS) {
@@ -342,7 +426,11 @@ export function createMetrics(): Metrics {
     const counters: ReadonlyArray<readonly [string, string, keyof AuthStatsProvider['counters']]> = [
       ['netsvc_auth_rate_limited_total', 'Auth attempts refused (429) by the per-address failure limit', 'rateLimited'],
       ['netsvc_auth_verifications_total', 'Secrets checked by scrypt', 'verifications'],
-      ['netsvc_auth_busy_refused_total', 'Auth attempts refused (429) without hashing because the scrypt budget was full', 'busyRefused'],
+      [
+        'netsvc_auth_busy_refused_total',
+        'Auth attempts refused (429) without hashing because the scrypt budget was full',
+        'busyRefused',
+      ],
       ['netsvc_auth_known_secret_hits_total', 'Logins with a secret verified before, answered without scrypt', 'knownSecretHits'],
     ];
     for (const [name, help, key] of counters) {

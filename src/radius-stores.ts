@@ -64,7 +64,12 @@ export async function startHotspot(config: Config, runtime: { logger: Logger; no
   const urls = new Map(radiusEntities(config));
   return {
     routes,
-    databases: [...stores].map(([entity, store]) => ({ entity, area: 'hotspot', database: redactUrl(urls.get(entity)!), check: () => store.health() })),
+    databases: [...stores].map(([entity, store]) => ({
+      entity,
+      area: 'hotspot',
+      database: redactUrl(urls.get(entity)!),
+      check: () => store.health(),
+    })),
     async close() {
       for (const s of stores.values()) await s.close();
     },

@@ -71,7 +71,10 @@ export async function startLogviewer(config: Config, runtime: { logger: Logger; 
     if (r.enabled && target && (target instanceof SqliteSyslogStore || r.feedExternal)) {
       // An external database takes the rows through the store that reads it (its pool); an
       // `sqlite:` file through a connection of the receiver's own that never waits for a lock.
-      sink = target instanceof SqliteSyslogStore ? (receiverSink(config.entities[r.entity]!.syslog!, config.dataDir) ?? target) : target;
+      sink =
+        target instanceof SqliteSyslogStore
+          ? (receiverSink(config.entities[r.entity]!.syslog!, config.dataDir) ?? target)
+          : target;
       receiver = new SyslogReceiver(
         {
           host: r.host,

@@ -76,7 +76,8 @@ export class NiceValueError extends RangeError {
  * meanwhile, is counted, never thrown.
  */
 export function lowerOtherThreads(keep: readonly number[], nice: number, sys: ThreadSystem = linuxThreads): PriorityOutcome {
-  if (!Number.isInteger(nice) || nice < 1 || nice > 19) throw new NiceValueError(`nice must be an integer from 1 to 19, got ${nice}`);
+  if (!Number.isInteger(nice) || nice < 1 || nice > 19)
+    throw new NiceValueError(`nice must be an integer from 1 to 19, got ${nice}`);
   const out: PriorityOutcome = { lowered: 0, already: 0, failed: 0 };
   for (const tid of sys.threads()) {
     if (keep.includes(tid)) continue;

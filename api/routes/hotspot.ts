@@ -54,17 +54,26 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 
 // ------------------------------------------------------------------ schemas
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
+const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
 const failure = (description: string) => json(failureSchema, description);
 const notFound = { 404: failure('Unknown user or profile') };
-const unavailable = { 503: failure('The entity\u2019s RADIUS database cannot be reached, did not answer in time, is full, or has no tables yet') };
+const unavailable = {
+  503: failure('The entity\u2019s RADIUS database cannot be reached, did not answer in time, is full, or has no tables yet'),
+};
 
 const q = textParam;
 
 const pageQuery = pageParams('Page size, default 100; larger than the maximum is reduced');
 
 const timeParams = {
-  startTime: timeParam('startTime', 'From this time on (inclusive): YYYY-MM-DD, YYYY-MM-DD HH:mm[:ss] in the service zone, or ISO 8601', '2026-03-25'),
+  startTime: timeParam(
+    'startTime',
+    'From this time on (inclusive): YYYY-MM-DD, YYYY-MM-DD HH:mm[:ss] in the service zone, or ISO 8601',
+    '2026-03-25',
+  ),
   endTime: timeParam('endTime', 'Up to this time (inclusive), same forms', '2026-03-26'),
 };
 
@@ -180,11 +189,7 @@ const stampSchema = z.object({
 const infoBody = Object.fromEntries(
   INFO_FIELDS.map((f) => [
     f,
-    z
-      .string()
-      .max(INFO_FIELD_MAX[f], `must be at most ${INFO_FIELD_MAX[f]} characters`)
-      .nullable()
-      .optional(),
+    z.string().max(INFO_FIELD_MAX[f], `must be at most ${INFO_FIELD_MAX[f]} characters`).nullable().optional(),
   ]),
 ) as Record<InfoField, z.ZodOptional<z.ZodNullable<z.ZodString>>>;
 
@@ -192,7 +197,10 @@ const usernameField = z
   .string()
   .min(1, 'must not be empty')
   .max(NAME_MAX, `must be at most ${NAME_MAX} characters`)
-  .openapi({ description: 'Letters, digits and @ . _ : / - (FreeRADIUS\u2019s safe characters); a MAC in any notation for usertype mac', example: 'alice' });
+  .openapi({
+    description: 'Letters, digits and @ . _ : / - (FreeRADIUS\u2019s safe characters); a MAC in any notation for usertype mac',
+    example: 'alice',
+  });
 const passwordField = z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters (RADIUS User-Password)');
 const profilesField = z
   .string()
@@ -220,7 +228,9 @@ const updateBody = z
   })
   .openapi('HotspotUserUpdate');
 
-const profileBody = z.object({ profileName: z.string().min(1, 'must not be empty').max(NAME_MAX, `must be at most ${NAME_MAX} characters`) });
+const profileBody = z.object({
+  profileName: z.string().min(1, 'must not be empty').max(NAME_MAX, `must be at most ${NAME_MAX} characters`),
+});
 
 const attributeValue = z.union([z.string().max(1000, 'must be at most 1000 characters'), z.number()]);
 const attachBody = z
@@ -250,7 +260,11 @@ const userIdParam = z.object({
     .openapi({ param: { name: 'userId', in: 'path' }, example: '12' }),
 });
 
-const accessValue = z.object({ id: z.string(), format: z.string(), value: z.union([z.number(), z.string(), z.array(z.union([z.number(), z.string()]))]) });
+const accessValue = z.object({
+  id: z.string(),
+  format: z.string(),
+  value: z.union([z.number(), z.string(), z.array(z.union([z.number(), z.string()]))]),
+});
 
 const messageResult = <T extends z.ZodType>(result: T, name: string) =>
   z.object({ status: z.literal(true), message: z.string(), result }).openapi(name);
@@ -260,7 +274,13 @@ const attachAccessResponse = z
     status: z.boolean(),
     message: z.string(),
     details: z.object({
-      success: z.array(z.object({ attribute: z.string(), value: z.union([z.number(), z.string()]), action: z.enum(['added', 'updated', 'unchanged']) })),
+      success: z.array(
+        z.object({
+          attribute: z.string(),
+          value: z.union([z.number(), z.string()]),
+          action: z.enum(['added', 'updated', 'unchanged']),
+        }),
+      ),
       errors: z.array(z.string()),
     }),
     result: z.object({ id: z.string(), username: z.string(), user_access: z.record(z.string(), accessValue) }),
@@ -283,7 +303,9 @@ const detachAccessResponse = z
 /** The `result: []` api.md shows on some answers (z.never would break the OpenAPI document). */
 const emptyResult = z.array(z.string()).max(0).openapi({ description: 'Always empty', example: [] });
 
-const conflictSchema = z.object({ status: z.literal(false), errorMessage: z.string(), result: emptyResult }).openapi('AttachProfileConflict');
+const conflictSchema = z
+  .object({ status: z.literal(false), errorMessage: z.string(), result: emptyResult })
+  .openapi('AttachProfileConflict');
 
 // ------------------------------------------------------------------ routes
 
@@ -295,7 +317,11 @@ const historicalRoute = createRoute({
   tags,
   summary: 'Accounting sessions (radacct), newest first; filters exact, MACs in any notation',
   request: { query: z.object({ ...sessionFilterParams, ipaddress: q('ipaddress', 45, 'User IP'), ...timeParams, ...pageQuery }) },
-  responses: { 200: json(pagedSchema(historicalRecord, 'HistoricalSessions'), 'Paged sessions'), ...authFailures, ...unavailable },
+  responses: {
+    200: json(pagedSchema(historicalRecord, 'HistoricalSessions'), 'Paged sessions'),
+    ...authFailures,
+    ...unavailable,
+  },
 });
 
 const onlineRoute = createRoute({
@@ -370,7 +396,12 @@ const getUserRoute = createRoute({
   tags,
   summary: 'One user, detail form (password masked)',
   request: { params: userIdParam },
-  responses: { 200: json(messageResult(z.array(userDetail), 'HotspotUserResult'), 'The user'), ...authFailures, ...unavailable, ...notFound },
+  responses: {
+    200: json(messageResult(z.array(userDetail), 'HotspotUserResult'), 'The user'),
+    ...authFailures,
+    ...unavailable,
+    ...notFound,
+  },
 });
 
 const createUserRoute = createRoute({
@@ -424,7 +455,10 @@ const attachProfileRoute = createRoute({
   summary: 'Attach a profile to a user',
   request: { params: userIdParam, body: { content: { 'application/json': { schema: profileBody } }, required: true } },
   responses: {
-    200: json(messageResult(z.object({ username: z.string(), attached: z.string(), profile: z.string() }), 'ProfileAttached'), 'Attached'),
+    200: json(
+      messageResult(z.object({ username: z.string(), attached: z.string(), profile: z.string() }), 'ProfileAttached'),
+      'Attached',
+    ),
     ...authFailures,
     ...unavailable,
     ...notFound,
@@ -462,7 +496,10 @@ const profilesRoute = createRoute({
   summary: 'Profiles (FreeRADIUS groups) by name',
   request: { query: z.object({ ...pageQuery }) },
   responses: {
-    200: json(pagedSchema(z.object({ groupname: z.string(), description: z.string() }).openapi('Profile'), 'Profiles'), 'Paged profiles'),
+    200: json(
+      pagedSchema(z.object({ groupname: z.string(), description: z.string() }).openapi('Profile'), 'Profiles'),
+      'Paged profiles',
+    ),
     ...authFailures,
     ...unavailable,
   },
@@ -487,7 +524,14 @@ const profileUsersRoute = createRoute({
     200: json(
       pagedSchema(
         z
-          .object({ id: z.string(), username: z.string(), firstname: z.string(), lastname: z.string(), profileName: z.string(), priority: z.string() })
+          .object({
+            id: z.string(),
+            username: z.string(),
+            firstname: z.string(),
+            lastname: z.string(),
+            profileName: z.string(),
+            priority: z.string(),
+          })
           .openapi('ProfileUser'),
         'ProfileUsers',
       ),
@@ -506,7 +550,10 @@ const definitionsRoute = createRoute({
   summary: 'Access attribute definitions (the catalogue)',
   responses: {
     200: json(
-      messageResult(z.record(z.string(), z.object({ text: z.string(), format: z.string(), multiple: z.boolean() })), 'AccessDefinitions'),
+      messageResult(
+        z.record(z.string(), z.object({ text: z.string(), format: z.string(), multiple: z.boolean() })),
+        'AccessDefinitions',
+      ),
       'Definitions by attribute name',
     ),
     ...authFailures,
@@ -521,7 +568,10 @@ const userAccessRoute = createRoute({
   request: { params: userIdParam },
   responses: {
     200: json(
-      messageResult(z.object({ id: z.string(), username: z.string(), attributes: z.array(z.record(z.string(), accessValue)) }), 'UserAccess'),
+      messageResult(
+        z.object({ id: z.string(), username: z.string(), attributes: z.array(z.record(z.string(), accessValue)) }),
+        'UserAccess',
+      ),
       'The user’s attributes',
     ),
     ...authFailures,
@@ -568,7 +618,8 @@ const detachAccessRoute = createRoute({
 function timeRange(query: { startTime?: string; endTime?: string }, zone: string): { from?: number; to?: number } {
   const from = query.startTime === undefined ? undefined : parseTimeParam('startTime', query.startTime, zone).toMillis();
   const to = query.endTime === undefined ? undefined : parseTimeParam('endTime', query.endTime, zone).toMillis();
-  if (from !== undefined && to !== undefined && to < from) throw new BadRequestError('endTime', "Invalid parameter 'endTime': it must not be before 'startTime'.");
+  if (from !== undefined && to !== undefined && to < from)
+    throw new BadRequestError('endTime', "Invalid parameter 'endTime': it must not be before 'startTime'.");
   return { from, to };
 }
 
@@ -581,14 +632,16 @@ function macParam(name: string, value: string | undefined): string | undefined {
 
 function ipParam(name: string, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  const ok = ipaddr.IPv4.isValidFourPartDecimal(value) || (value.includes(':') && !value.includes('%') && ipaddr.IPv6.isValid(value));
+  const ok =
+    ipaddr.IPv4.isValidFourPartDecimal(value) || (value.includes(':') && !value.includes('%') && ipaddr.IPv6.isValid(value));
   if (!ok) throw new BadRequestError(name, `Invalid parameter '${name}': '${value}' is not an IP address.`);
   return value;
 }
 
 function userIdOf(text: string): number {
   const id = Number(text);
-  if (!Number.isSafeInteger(id) || id < 1) throw new BadRequestError('userId', "Invalid parameter 'userId': must be an integer of at least 1.");
+  if (!Number.isSafeInteger(id) || id < 1)
+    throw new BadRequestError('userId', "Invalid parameter 'userId': must be an integer of at least 1.");
   // Past every backend's id column: no such user, and PostgreSQL would refuse to compare it.
   if (!isUserId(id)) throw new NotFoundError(`User with ID: ${id} not found.`);
   return id;
@@ -601,7 +654,10 @@ export function parseProfiles(text: string): string[] {
     const name = raw.trim();
     if (!name) continue;
     if (!PROFILE.test(name) || name.length > NAME_MAX) {
-      throw new BadRequestError('profiles', `Invalid parameter 'profiles': '${name}' is not a profile name (letters, digits, - and _).`);
+      throw new BadRequestError(
+        'profiles',
+        `Invalid parameter 'profiles': '${name}' is not a profile name (letters, digits, - and _).`,
+      );
     }
     if (!out.includes(name)) out.push(name);
   }
@@ -618,9 +674,13 @@ function checkUsername(name: string, usertype: UserType): string {
 }
 
 function checkPassword(password: string): string {
-  if (CONTROL.test(password)) throw new BadRequestError('password', "Invalid parameter 'password': must not contain control characters.");
+  if (CONTROL.test(password))
+    throw new BadRequestError('password', "Invalid parameter 'password': must not contain control characters.");
   if (freeradiusWouldUnquote(password)) {
-    throw new BadRequestError('password', "Invalid parameter 'password': must not be wrapped in quotes (FreeRADIUS would strip or expand them).");
+    throw new BadRequestError(
+      'password',
+      "Invalid parameter 'password': must not be wrapped in quotes (FreeRADIUS would strip or expand them).",
+    );
   }
   return password;
 }
@@ -630,8 +690,10 @@ function checkInfo(body: Partial<Record<InfoField, string | null | undefined>>):
   for (const f of INFO_FIELDS) {
     const v = body[f];
     if (v === undefined) continue;
-    if (v !== null && CONTROL.test(v)) throw new BadRequestError(f, `Invalid parameter '${f}': must not contain control characters.`);
-    if (f === 'email' && v !== null && v !== '' && !EMAIL.test(v)) throw new BadRequestError(f, `Invalid parameter 'email': '${v}' is not an email address.`);
+    if (v !== null && CONTROL.test(v))
+      throw new BadRequestError(f, `Invalid parameter '${f}': must not contain control characters.`);
+    if (f === 'email' && v !== null && v !== '' && !EMAIL.test(v))
+      throw new BadRequestError(f, `Invalid parameter 'email': '${v}' is not an email address.`);
     if (f === 'birthdate' && v !== null && v !== '') {
       const d = DateTime.fromFormat(v, 'yyyy-LL-dd');
       if (!/^\d{4}-\d{2}-\d{2}$/.test(v) || !d.isValid || d.year < 1900 || d > DateTime.now()) {
@@ -658,11 +720,19 @@ function apiError(err: unknown): unknown {
       return new BadRequestError(err.param, err.message);
     // Fixed texts: the store's message names tables and the driver's reason, which are for the operator's log, not the client.
     case 'schema_missing':
-      return new UnavailableError('The RADIUS database is not ready: its tables are missing (netsvc db migrate).', {}, { cause: err });
+      return new UnavailableError(
+        'The RADIUS database is not ready: its tables are missing (netsvc db migrate).',
+        {},
+        { cause: err },
+      );
     case 'unavailable':
       return new UnavailableError('The RADIUS database cannot be reached right now.', {}, { cause: err });
     case 'storage_full':
-      return new UnavailableError('The RADIUS database has no space left: nothing was changed. Free space on its disk, then try again.', {}, { cause: err });
+      return new UnavailableError(
+        'The RADIUS database has no space left: nothing was changed. Free space on its disk, then try again.',
+        {},
+        { cause: err },
+      );
   }
 }
 
@@ -687,7 +757,10 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
     try {
       return await fn();
     } catch (err) {
-      if (err instanceof RadiusStoreError && (err.code === 'unavailable' || err.code === 'schema_missing' || err.code === 'storage_full')) {
+      if (
+        err instanceof RadiusStoreError &&
+        (err.code === 'unavailable' || err.code === 'schema_missing' || err.code === 'storage_full')
+      ) {
         deps.onStoreError?.(c.get('principal').entity, err);
       }
       throw apiError(err);
@@ -754,7 +827,9 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
   router.openapi(attemptsRoute, async (c) => {
     const qy = c.req.valid('query');
     const page = pageFor(qy);
-    const rows = await call(c, () => storeFor(c).loginAttempts({ username: qy.username, reply: qy.reply, ...timeRange(qy, zone) }, page));
+    const rows = await call(c, () =>
+      storeFor(c).loginAttempts({ username: qy.username, reply: qy.reply, ...timeRange(qy, zone) }, page),
+    );
     return c.json(paged(rows, page.page, page.perPage) as z.infer<ReturnType<typeof pagedSchema<typeof attemptRecord>>>, 200);
   });
 
@@ -766,7 +841,11 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
       const valid =
         (/^\d{4}-\d{2}-\d{2}$/.test(tt) && DateTime.fromISO(tt).isValid) ||
         (/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(tt) && DateTime.fromFormat(tt, 'yyyy-LL-dd HH:mm:ss').isValid);
-      if (!valid) throw new BadRequestError('transaction_time', `Invalid parameter 'transaction_time': '${tt}' is not YYYY-MM-DD or YYYY-MM-DD HH:mm:ss.`);
+      if (!valid)
+        throw new BadRequestError(
+          'transaction_time',
+          `Invalid parameter 'transaction_time': '${tt}' is not YYYY-MM-DD or YYYY-MM-DD HH:mm:ss.`,
+        );
       checkYears('transaction_time', DateTime.fromISO(tt.slice(0, 10), { zone }));
     }
     const rows = await call(c, () =>
@@ -788,7 +867,9 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
   router.openapi(listUsersRoute, async (c) => {
     const qy = c.req.valid('query');
     const page = pageFor(qy);
-    const rows = await call(c, () => storeFor(c).listUsers({ id: qy.id === undefined ? undefined : Number(qy.id), username: qy.username }, page));
+    const rows = await call(c, () =>
+      storeFor(c).listUsers({ id: qy.id === undefined ? undefined : Number(qy.id), username: qy.username }, page),
+    );
     return c.json(paged(rows, page.page, page.perPage), 200);
   });
 
@@ -802,9 +883,13 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
   router.openapi(createUserRoute, async (c) => {
     const b = c.req.valid('json');
     const username = checkUsername(b.username, b.usertype);
-    if (b.usertype === 'user' && b.password === undefined) throw new BadRequestError('password', "Missing required parameter 'password'.");
+    if (b.usertype === 'user' && b.password === undefined)
+      throw new BadRequestError('password', "Missing required parameter 'password'.");
     if (b.usertype !== 'user' && b.password !== undefined) {
-      throw new BadRequestError('password', `Invalid parameter 'password': a '${b.usertype}' user has no password (it authenticates by Auth-Type := Accept).`);
+      throw new BadRequestError(
+        'password',
+        `Invalid parameter 'password': a '${b.usertype}' user has no password (it authenticates by Auth-Type := Accept).`,
+      );
     }
     const stamp = await call(c, () =>
       storeFor(c).createUser(
@@ -851,10 +936,15 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
   router.openapi(attachProfileRoute, async (c) => {
     const id = userIdOf(c.req.valid('param').userId);
     const profile = c.req.valid('json').profileName.trim();
-    if (!PROFILE.test(profile)) throw new BadRequestError('profileName', "Invalid parameter 'profileName': use letters, digits, - and _ only.");
+    if (!PROFILE.test(profile))
+      throw new BadRequestError('profileName', "Invalid parameter 'profileName': use letters, digits, - and _ only.");
     const m = await call(c, () => storeFor(c).attachProfile(id, profile, actor(c)));
     return c.json(
-      { status: true as const, message: `Profile '${profile}' attached to user '${m.username}'.`, result: { username: m.username, attached: profile, profile: m.profile } },
+      {
+        status: true as const,
+        message: `Profile '${profile}' attached to user '${m.username}'.`,
+        result: { username: m.username, attached: profile, profile: m.profile },
+      },
       200,
     );
   });
@@ -862,13 +952,25 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
   router.openapi(detachProfileRoute, async (c) => {
     const id = userIdOf(c.req.valid('param').userId);
     const profile = c.req.valid('json').profileName.trim();
-    if (!PROFILE.test(profile)) throw new BadRequestError('profileName', "Invalid parameter 'profileName': use letters, digits, - and _ only.");
+    if (!PROFILE.test(profile))
+      throw new BadRequestError('profileName', "Invalid parameter 'profileName': use letters, digits, - and _ only.");
     const m = await call(c, () => storeFor(c).detachProfile(id, profile, actor(c)));
     if (!m.changed) {
-      return c.json({ status: true as const, message: `User '${m.username}' is not attached to profile '${profile}'; no action needed.`, result: [] as string[] }, 200);
+      return c.json(
+        {
+          status: true as const,
+          message: `User '${m.username}' is not attached to profile '${profile}'; no action needed.`,
+          result: [] as string[],
+        },
+        200,
+      );
     }
     return c.json(
-      { status: true as const, message: `Profile '${profile}' detached from user '${m.username}'.`, result: { username: m.username, detached: profile, profile: m.profile } },
+      {
+        status: true as const,
+        message: `Profile '${profile}' detached from user '${m.username}'.`,
+        result: { username: m.username, detached: profile, profile: m.profile },
+      },
       200,
     );
   });
@@ -898,7 +1000,14 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
       const def = cat.get(r.attribute);
       return { [r.attribute]: { id: String(r.id), format: def?.format ?? 'String', value: cat.fromStored(def, r.value) } };
     });
-    return c.json({ status: true as const, message: `Attributes of user '${u.username}'.`, result: { id: u.id, username: u.username, attributes } }, 200);
+    return c.json(
+      {
+        status: true as const,
+        message: `Attributes of user '${u.username}'.`,
+        result: { id: u.id, username: u.username, attributes },
+      },
+      200,
+    );
   });
 
   router.openapi(attachAccessRoute, async (c) => {
@@ -931,7 +1040,15 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
       }
       accepted.push({ attribute: def.name, value: cat.fromStored(def, stored.value), write: cat.userWrite(def, stored.value) });
     }
-    const actions = accepted.length ? await call(c, () => store.setUserAttributes(id, accepted.map((a) => a.write), actor(c))) : [];
+    const actions = accepted.length
+      ? await call(c, () =>
+          store.setUserAttributes(
+            id,
+            accepted.map((a) => a.write),
+            actor(c),
+          ),
+        )
+      : [];
     const u = await call(c, () => store.userAttributes(id));
     const success = accepted.map((a, i) => ({ attribute: a.attribute, value: a.value, action: actions[i]! }));
     const body = {
@@ -966,7 +1083,8 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
     const success: Array<{ attribute: string; action: 'detached'; message: string }> = [];
     const skipped: Array<{ attribute: string; message: string }> = [];
     known.forEach((k, i) => {
-      if ((counts[i] ?? 0) > 0) success.push({ attribute: k.attribute, action: 'detached', message: `Attribute '${k.attribute}' detached.` });
+      if ((counts[i] ?? 0) > 0)
+        success.push({ attribute: k.attribute, action: 'detached', message: `Attribute '${k.attribute}' detached.` });
       else skipped.push({ attribute: k.attribute, message: `Attribute '${k.attribute}' is not set on user '${u.username}'.` });
     });
     const body = {

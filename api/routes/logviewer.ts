@@ -35,12 +35,25 @@ export interface LogviewerRouteDeps {
 
 // ------------------------------------------------------------------ schemas
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
+const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
 
 const filterParams = {
   host: textParam('host', 255, 'Exact FromHost (host name or IP as the message names it), case-sensitive', 'routerA'),
-  message: textParam('message', 1000, 'Substring of the message, any letter case; % _ and \\ are plain characters', 'Accepted password'),
-  tag: textParam('tag', 255, 'Program: `sshd`, `sshd:` and `sshd[812]:` all match the tags sshd:, sshd[812]:, sshd and sshd[812]', 'sshd'),
+  message: textParam(
+    'message',
+    1000,
+    'Substring of the message, any letter case; % _ and \\ are plain characters',
+    'Accepted password',
+  ),
+  tag: textParam(
+    'tag',
+    255,
+    'Program: `sshd`, `sshd:` and `sshd[812]:` all match the tags sshd:, sshd[812]:, sshd and sshd[812]',
+    'sshd',
+  ),
   priority: z
     .string()
     .regex(/^[0-7]$/, 'must be an integer from 0 to 7')
@@ -113,7 +126,8 @@ const latestRoute = createRoute({
  */
 export function parseSyslogTime(name: 'startTime' | 'endTime', raw: string, zone: string): string {
   let t = parseTimeParam(name, raw, zone);
-  if (t.millisecond > 0) t = name === 'startTime' ? checkYears(name, t.plus({ seconds: 1 }).startOf('second')) : t.startOf('second');
+  if (t.millisecond > 0)
+    t = name === 'startTime' ? checkYears(name, t.plus({ seconds: 1 }).startOf('second')) : t.startOf('second');
   return t.toFormat('yyyy-LL-dd HH:mm:ss');
 }
 
@@ -137,7 +151,8 @@ export function filterOf(q: Query, zone: string, withTime: boolean): SyslogFilte
   if (q.priority !== undefined) f.priority = Number(q.priority);
   if (!withTime) {
     for (const name of ['startTime', 'endTime'] as const) {
-      if (q[name] !== undefined) throw new BadRequestError(name, `Invalid parameter '${name}': latest takes no time range; use search.`);
+      if (q[name] !== undefined)
+        throw new BadRequestError(name, `Invalid parameter '${name}': latest takes no time range; use search.`);
     }
     return f;
   }
@@ -166,7 +181,8 @@ export function createLogviewerRoutes(deps: LogviewerRouteDeps): OpenAPIHono<App
       rows = await store.find(filter, page);
     } catch (err) {
       // A value the checks above let through and the database refused: the client's, so a 400 and nothing for the operator.
-      if (err instanceof SyslogInputError) throw new BadRequestError(undefined, 'Invalid input: a filter value is one the syslog database cannot compare.');
+      if (err instanceof SyslogInputError)
+        throw new BadRequestError(undefined, 'Invalid input: a filter value is one the syslog database cannot compare.');
       if (!(err instanceof SyslogStoreError)) throw err;
       deps.onStoreError?.(entity, err);
       throw new UnavailableError('The syslog database cannot be read right now.', {}, { cause: err });
@@ -176,6 +192,8 @@ export function createLogviewerRoutes(deps: LogviewerRouteDeps): OpenAPIHono<App
 
   router.openapi(searchRoute, (c) => run(c, c.req.valid('query'), true));
   // latest's schema has no time parameters (validation would drop them): look at the raw query.
-  router.openapi(latestRoute, (c) => run(c, { ...c.req.valid('query'), startTime: c.req.query('startTime'), endTime: c.req.query('endTime') }, false));
+  router.openapi(latestRoute, (c) =>
+    run(c, { ...c.req.valid('query'), startTime: c.req.query('startTime'), endTime: c.req.query('endTime') }, false),
+  );
   return router;
 }

@@ -23,7 +23,10 @@ export function parseQueryMinute(text: string, zone: string): number | undefined
   const local = LOCAL_TIME.exec(text);
   let t: DateTime | undefined;
   if (local) {
-    t = DateTime.fromObject({ year: +local[1]!, month: +local[2]!, day: +local[3]!, hour: +local[4]!, minute: +local[5]!, second: +(local[6] ?? 0) }, { zone });
+    t = DateTime.fromObject(
+      { year: +local[1]!, month: +local[2]!, day: +local[3]!, hour: +local[4]!, minute: +local[5]!, second: +(local[6] ?? 0) },
+      { zone },
+    );
   } else if (ISO_TIME.test(text)) t = DateTime.fromISO(text).setZone(zone);
   if (!t?.isValid) return undefined;
   return t.startOf('minute').toMillis();

@@ -66,7 +66,11 @@ const entityParam = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be a flow source name')
   .optional()
-  .openapi({ param: { name: 'entity', in: 'query' }, description: 'Flow source, `netflow` (default) or `lentor`; the token’s entity must own it', example: 'netflow' });
+  .openapi({
+    param: { name: 'entity', in: 'query' },
+    description: 'Flow source, `netflow` (default) or `lentor`; the token’s entity must own it',
+    example: 'netflow',
+  });
 
 const latestSchema = z
   .object({
@@ -87,7 +91,10 @@ const latestSchema = z
 /** A count in JSON (countJson): exact, a number up to 2^53 − 1 and a string of decimal digits above. */
 const count = z
   .union([z.number().int().min(0), z.string().regex(/^\d+$/)])
-  .openapi({ description: 'Exact count: a JSON number up to 2^53 − 1 (9007199254740991), above that a string of decimal digits', example: 1500 });
+  .openapi({
+    description: 'Exact count: a JSON number up to 2^53 − 1 (9007199254740991), above that a string of decimal digits',
+    example: 1500,
+  });
 
 const addressTop = z.object({ ip: z.string(), bytes: count, packets: count, flows: count });
 
@@ -109,11 +116,26 @@ const kpiSchema = z
       }),
       top_src: z.array(addressTop),
       top_dst_ip: z.array(addressTop),
-      top_dst: z.array(z.object({ port: z.number().int(), label: z.string().openapi({ example: 'https' }), flows: z.number().int(), bytes: count })),
-      protocols: z.array(
-        z.object({ proto: z.string().openapi({ example: 'TCP' }), proto_num: z.number().int(), bytes: count, flows: z.number().int(), pct: z.number() }),
+      top_dst: z.array(
+        z.object({
+          port: z.number().int(),
+          label: z.string().openapi({ example: 'https' }),
+          flows: z.number().int(),
+          bytes: count,
+        }),
       ),
-      timeseries: z.array(z.object({ timestamp: z.string().openapi({ example: '2026-03-25T09:00:00Z' }), bytes: count, flows: z.number().int() })),
+      protocols: z.array(
+        z.object({
+          proto: z.string().openapi({ example: 'TCP' }),
+          proto_num: z.number().int(),
+          bytes: count,
+          flows: z.number().int(),
+          pct: z.number(),
+        }),
+      ),
+      timeseries: z.array(
+        z.object({ timestamp: z.string().openapi({ example: '2026-03-25T09:00:00Z' }), bytes: count, flows: z.number().int() }),
+      ),
     }),
   })
   .openapi('NetflowKpi');
@@ -128,8 +150,15 @@ const flowRecord = z
     dst_port: z.string(),
     proto: z.string(),
     flags: z.string().openapi({ example: '.AP...' }),
-    packets: z.string().openapi({ description: 'Exact decimal count, up to 2^64 − 1 and beyond (scaled by sampling)', example: '18446744073709551615' }),
-    bytes: z.string().openapi({ description: 'Exact decimal count, up to 2^64 − 1 and beyond (scaled by sampling)', example: '1500' }),
+    packets: z
+      .string()
+      .openapi({
+        description: 'Exact decimal count, up to 2^64 − 1 and beyond (scaled by sampling)',
+        example: '18446744073709551615',
+      }),
+    bytes: z
+      .string()
+      .openapi({ description: 'Exact decimal count, up to 2^64 − 1 and beyond (scaled by sampling)', example: '1500' }),
     duration: z.string().openapi({ example: '1.250' }),
     verdict: z.enum(['Allow', 'Deny']),
   })
@@ -140,7 +169,13 @@ const flowsSchema = z
     status: z.literal(true),
     result: z.object({
       flows: z.array(flowRecord),
-      total: z.number().int().openapi({ description: 'Records returned (api.md 3.1.0), at most `limit`; not the number of flows in the window, which kpi.active_flows gives' }),
+      total: z
+        .number()
+        .int()
+        .openapi({
+          description:
+            'Records returned (api.md 3.1.0), at most `limit`; not the number of flows in the window, which kpi.active_flows gives',
+        }),
     }),
   })
   .openapi('NetflowFlows');
@@ -149,7 +184,10 @@ const resolveSchema = z
   .object({ status: z.literal(true), result: z.record(z.string(), z.string()) })
   .openapi('NetflowResolve', { example: { status: true, result: { '8.8.8.8': 'dns.google', '192.0.2.1': '' } } });
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
+const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { 'application/json': { schema } },
+});
 
 const latestRoute = createRoute({
   method: 'get',
@@ -182,7 +220,11 @@ const flowsRoute = createRoute({
         .string()
         .regex(/^\d+$/, 'must be an integer of at least 1')
         .optional()
-        .openapi({ param: { name: 'limit', in: 'query' }, description: 'Default 200; above 200 is reduced to 200', example: '200' }),
+        .openapi({
+          param: { name: 'limit', in: 'query' },
+          description: 'Default 200; above 200 is reduced to 200',
+          example: '200',
+        }),
       entity: entityParam,
     }),
   },
@@ -199,7 +241,11 @@ const resolveRoute = createRoute({
       ips: z
         .string()
         .optional()
-        .openapi({ param: { name: 'ips', in: 'query' }, description: 'Comma-separated IPv4/IPv6 addresses', example: '8.8.8.8,2001:4860:4860::8888' }),
+        .openapi({
+          param: { name: 'ips', in: 'query' },
+          description: 'Comma-separated IPv4/IPv6 addresses',
+          example: '8.8.8.8,2001:4860:4860::8888',
+        }),
     }),
   },
   responses: { 200: json(resolveSchema, 'Resolve map'), 400: authFailures[400], 401: authFailures[401], 403: authFailures[403] },
@@ -208,13 +254,18 @@ const resolveRoute = createRoute({
 /** The time window `[from, to)` of two inclusive minutes; 400 naming the parameter when one is not a valid time. */
 export function parseWindow(start: string, end: string, zone: string): { from: number; to: number } {
   const from = parseQueryMinute(start, zone);
-  if (from === undefined) throw new BadRequestError('start', `Invalid parameter 'start': '${start}' is not a valid time (${QUERY_TIME_FORMS}).`);
+  if (from === undefined)
+    throw new BadRequestError('start', `Invalid parameter 'start': '${start}' is not a valid time (${QUERY_TIME_FORMS}).`);
   const last = parseQueryMinute(end, zone);
-  if (last === undefined) throw new BadRequestError('end', `Invalid parameter 'end': '${end}' is not a valid time (${QUERY_TIME_FORMS}).`);
+  if (last === undefined)
+    throw new BadRequestError('end', `Invalid parameter 'end': '${end}' is not a valid time (${QUERY_TIME_FORMS}).`);
   if (last < from) throw new BadRequestError('end', `Invalid parameter 'end': it must not be before 'start'.`);
   const to = last + MINUTE_MS;
   if (to - from > WINDOW_CAP_HOURS * 3_600_000) {
-    throw new BadRequestError('end', `Invalid parameter 'end': the window may span at most ${WINDOW_CAP_HOURS} hours (31 days) from 'start'.`);
+    throw new BadRequestError(
+      'end',
+      `Invalid parameter 'end': the window may span at most ${WINDOW_CAP_HOURS} hours (31 days) from 'start'.`,
+    );
   }
   return { from, to };
 }
@@ -291,10 +342,26 @@ export function createNetflowRoutes(deps: NetflowRouteDeps): OpenAPIHono<AppEnv>
           avg_throughput_mbps: throughputMbps(k.bytes, to - from),
           denied_flows: k.rstFlows,
         },
-        top_src: k.topSrc.map((e) => ({ ip: e.ip, bytes: countJson(e.bytes), packets: countJson(e.packets), flows: countJson(e.flows) })),
-        top_dst_ip: k.topDst.map((e) => ({ ip: e.ip, bytes: countJson(e.bytes), packets: countJson(e.packets), flows: countJson(e.flows) })),
+        top_src: k.topSrc.map((e) => ({
+          ip: e.ip,
+          bytes: countJson(e.bytes),
+          packets: countJson(e.packets),
+          flows: countJson(e.flows),
+        })),
+        top_dst_ip: k.topDst.map((e) => ({
+          ip: e.ip,
+          bytes: countJson(e.bytes),
+          packets: countJson(e.packets),
+          flows: countJson(e.flows),
+        })),
         top_dst: k.topPorts.map((e) => ({ port: e.port, label: serviceName(e.port), flows: e.flows, bytes: countJson(e.bytes) })),
-        protocols: k.protocols.map((p) => ({ proto: protocolName(p.proto), proto_num: p.proto, bytes: countJson(p.bytes), flows: p.flows, pct: percent(p.bytes, k.bytes) })),
+        protocols: k.protocols.map((p) => ({
+          proto: protocolName(p.proto),
+          proto_num: p.proto,
+          bytes: countJson(p.bytes),
+          flows: p.flows,
+          pct: percent(p.bytes, k.bytes),
+        })),
         timeseries: k.hours.map((h) => ({ timestamp: formatIsoUtc(h.hourStart), bytes: countJson(h.bytes), flows: h.flows })),
       }) as z.infer<typeof kpiSchema>,
       200,

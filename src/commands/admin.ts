@@ -1,7 +1,14 @@
 /** `netsvc admin …`: entities, users, per-area switches and API credentials. */
 import { isIP } from 'node:net';
 import type { Command } from 'commander';
-import { AREAS, type AdminStore, type Area, type AreaSwitches, type EntityRecord, type UserRecord } from '../../storage/admin/admin-store.js';
+import {
+  AREAS,
+  type AdminStore,
+  type Area,
+  type AreaSwitches,
+  type EntityRecord,
+  type UserRecord,
+} from '../../storage/admin/admin-store.js';
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
 import type { Config } from '../config.js';
 import { openAdminStore } from '../admin-store.js';
@@ -10,7 +17,10 @@ import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 function parseAreas(list: string | undefined): Partial<AreaSwitches> {
   if (list === undefined) return {};
   const out: Partial<AreaSwitches> = {};
-  for (const raw of list.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const raw of list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (!(AREAS as readonly string[]).includes(raw)) throw new UsageError(`unknown area '${raw}' (areas: ${AREAS.join(', ')})`);
     out[raw as Area] = true;
   }
@@ -30,10 +40,21 @@ function entityJson(e: EntityRecord) {
 }
 
 function userJson(u: UserRecord) {
-  return { entity: u.entity, user: u.name, areas: u.areas, api_id: u.apiId, credential_version: u.credentialVersion, created_at: u.createdAt };
+  return {
+    entity: u.entity,
+    user: u.name,
+    areas: u.areas,
+    api_id: u.apiId,
+    credential_version: u.credentialVersion,
+    created_at: u.createdAt,
+  };
 }
 
-async function withStore<T>(ctx: CliContext, cmd: Command, fn: (store: AdminStore, config: Config) => T | Promise<T>): Promise<T> {
+async function withStore<T>(
+  ctx: CliContext,
+  cmd: Command,
+  fn: (store: AdminStore, config: Config) => T | Promise<T>,
+): Promise<T> {
   const config = await ctx.config(cmd);
   const store = openAdminStore(config);
   try {
@@ -46,7 +67,8 @@ async function withStore<T>(ctx: CliContext, cmd: Command, fn: (store: AdminStor
 /** Registers `admin entity|user|credentials …`. */
 export function registerAdminCommands(program: Command, ctx: CliContext): void {
   const admin = withGlobalOptions(program.command('admin')).description('manage entities, users, API areas and credentials');
-  const print = (json: boolean | undefined, value: unknown, text: string) => ctx.out(json ? JSON.stringify(value, null, 2) : text);
+  const print = (json: boolean | undefined, value: unknown, text: string) =>
+    ctx.out(json ? JSON.stringify(value, null, 2) : text);
 
   const entity = withGlobalOptions(admin.command('entity')).description('entities (tenants/sites) and their API areas');
   withGlobalOptions(entity.command('add <entity>'))
@@ -74,7 +96,10 @@ export function registerAdminCommands(program: Command, ctx: CliContext): void {
         print(opts.json, all.map(entityJson), all.map((e) => `${e.name}\t${areaText(e.areas)}`).join('\n') || '(no entities)');
       }),
     );
-  for (const [verb, enabled] of [['enable', true], ['disable', false]] as const) {
+  for (const [verb, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
     withGlobalOptions(entity.command(`${verb} <entity> <areas...>`))
       .description(`switch ${enabled ? 'on' : 'off'} API areas of an entity`)
       .option('--json', 'print JSON')
@@ -108,7 +133,10 @@ export function registerAdminCommands(program: Command, ctx: CliContext): void {
         print(opts.json, all.map(userJson), text || '(no users)');
       }),
     );
-  for (const [verb, enabled] of [['enable', true], ['disable', false]] as const) {
+  for (const [verb, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
     withGlobalOptions(user.command(`${verb} <entity> <user> <areas...>`))
       .description(`switch ${enabled ? 'on' : 'off'} API areas of a user`)
       .option('--json', 'print JSON')
@@ -129,7 +157,11 @@ export function registerAdminCommands(program: Command, ctx: CliContext): void {
       withStore(ctx, cmd, async (store) => {
         const { apiId, secret } = generateCredential();
         store.replaceCredential(entityName, userName, apiId, await hashSecret(secret));
-        print(opts.json, { api_id: apiId, secret }, `api_id: ${apiId}\nsecret: ${secret}\n(the secret is shown only now; store it safely)`);
+        print(
+          opts.json,
+          { api_id: apiId, secret },
+          `api_id: ${apiId}\nsecret: ${secret}\n(the secret is shown only now; store it safely)`,
+        );
       }),
     );
 
@@ -142,9 +174,12 @@ export function registerAdminCommands(program: Command, ctx: CliContext): void {
     .action((address: string | undefined, opts: { all?: boolean }, cmd: Command) =>
       withStore(ctx, cmd, (store) => {
         if ((opts.all ?? false) === (address !== undefined)) throw new UsageError('give one client address, or --all');
-        if (address !== undefined && !isIP(address)) throw new UsageError(`'${address}' is not an IP address (the client address serve logs with 'login refused')`);
+        if (address !== undefined && !isIP(address))
+          throw new UsageError(`'${address}' is not an IP address (the client address serve logs with 'login refused')`);
         store.requestUnlock(address ?? '*');
-        ctx.out(`unlock of ${address ?? 'every address'} requested: serve lets ${address ? 'it' : 'them'} try again at the next attempt`);
+        ctx.out(
+          `unlock of ${address ?? 'every address'} requested: serve lets ${address ? 'it' : 'them'} try again at the next attempt`,
+        );
       }),
     );
 }

@@ -15,11 +15,12 @@ export function registerDbIndexSyslogCommand(db: Command, ctx: CliContext): void
         'safe to run while rsyslog writes (MariaDB: online ALTER, PostgreSQL: CREATE INDEX CONCURRENTLY)',
     )
     .option('-e, --entity <name>', 'only this entity (default: every entity with a syslog database)')
-    .option('--drop', "remove the indexes this command created")
+    .option('--drop', 'remove the indexes this command created')
     .action(async (opts: { entity?: string; drop?: boolean }, cmd: Command) => {
       const config = await ctx.config(cmd);
       const entities = Object.entries(config.entities).filter(([name, e]) => e.syslog && (!opts.entity || name === opts.entity));
-      if (opts.entity && entities.length === 0) throw new UsageError(`entity '${opts.entity}' has no syslog database in the configuration`);
+      if (opts.entity && entities.length === 0)
+        throw new UsageError(`entity '${opts.entity}' has no syslog database in the configuration`);
       const { openSyslogStore } = await import('../../storage/syslog/open-syslog-store.js');
       for (const [name, entity] of entities) {
         const url = entity.syslog!;

@@ -14,7 +14,11 @@ import { dbIndexGroup } from './db-index-group.js';
  * and PostgreSQL only with `createPeerTables` (`--create-peer-tables`), since
  * there FreeRADIUS's schema is usually the operator's to load.
  */
-export async function migrateRadiusDatabases(config: Config, out: (line: string) => void, createPeerTables = false): Promise<void> {
+export async function migrateRadiusDatabases(
+  config: Config,
+  out: (line: string) => void,
+  createPeerTables = false,
+): Promise<void> {
   const { openEntityRadiusStore } = await import('../radius-stores.js');
   for (const [name, url] of radiusEntities(config)) {
     const store = openEntityRadiusStore(config, url);
@@ -32,7 +36,11 @@ export async function migrateRadiusDatabases(config: Config, out: (line: string)
         ? ": run netsvc db migrate --create-peer-tables to create them from FreeRADIUS 3.2's schema, which netsvc ships " +
           `(storage/radius/schema/), or load FreeRADIUS's own (Debian: /etc/freeradius/3.0/mods-config/sql/main/${url.startsWith('mysql') ? 'mysql' : 'postgresql'}/schema.sql) and run netsvc db migrate again`
         : '';
-      throw new RadiusStoreError(err instanceof RadiusStoreError ? err.code : 'unavailable', `radius ${label}: ${(err as Error).message}${fix}`, { cause: err });
+      throw new RadiusStoreError(
+        err instanceof RadiusStoreError ? err.code : 'unavailable',
+        `radius ${label}: ${(err as Error).message}${fix}`,
+        { cause: err },
+      );
     } finally {
       await store.close();
     }
@@ -50,7 +58,8 @@ export function registerDbIndexRadiusCommand(db: Command, ctx: CliContext): void
     .action(async (opts: { entity?: string }, cmd: Command) => {
       const config = await ctx.config(cmd);
       const entities = radiusEntities(config).filter(([name]) => !opts.entity || name === opts.entity);
-      if (opts.entity && !entities.length) throw new UsageError(`entity '${opts.entity}' has no radius database in the configuration`);
+      if (opts.entity && !entities.length)
+        throw new UsageError(`entity '${opts.entity}' has no radius database in the configuration`);
       const { openEntityRadiusStore } = await import('../radius-stores.js');
       for (const [name, url] of entities) {
         const label = `${name} (${redactUrl(url)})`;

@@ -24,7 +24,9 @@ async function migrateSyslogDatabases(config: Config, out: (line: string) => voi
     const store = openSyslogStore(url, config.dataDir);
     try {
       if (createPeerTables || embedded) {
-        out(`syslog ${label}: ${(await store.createPeerTables()) ? "rsyslog's SystemEvents tables created" : 'SystemEvents already there'}`);
+        out(
+          `syslog ${label}: ${(await store.createPeerTables()) ? "rsyslog's SystemEvents tables created" : 'SystemEvents already there'}`,
+        );
       } else if (!(await store.hasSystemEvents())) {
         const debian = url.startsWith('mysql') ? 'rsyslog-mysql/install/mysql' : 'rsyslog-pgsql/install/pgsql';
         throw new SyslogStoreError(
@@ -47,7 +49,7 @@ export function registerDbCommands(program: Command, ctx: CliContext): Command {
   withGlobalOptions(db.command('migrate'))
     .description(
       "create netsvc's own tables in every entity's databases (FreeRADIUS's and rsyslog's columns are never altered); " +
-        'the embedded SQLite databases get FreeRADIUS\'s and rsyslog\'s tables too',
+        "the embedded SQLite databases get FreeRADIUS's and rsyslog's tables too",
     )
     .option(
       '--create-peer-tables',

@@ -44,7 +44,10 @@ export function parseWhen(text: string, zone: string, end: boolean): number {
       { year: +m[1]!, month: +m[2]!, day: +m[3]!, hour: +(m[4] ?? 0), minute: +(m[5] ?? 0), second: +(m[6] ?? 0) },
       { zone },
     );
-    if (!dt.isValid) throw new UsageError(`invalid time '${text}' (${dt.invalidExplanation ?? dt.invalidReason}): use YYYY/MM/DD HH:mm, YYYY-MM-DD or ISO 8601`);
+    if (!dt.isValid)
+      throw new UsageError(
+        `invalid time '${text}' (${dt.invalidExplanation ?? dt.invalidReason}): use YYYY/MM/DD HH:mm, YYYY-MM-DD or ISO 8601`,
+      );
     // An end given to the minute covers that minute (as the netflow API's windows do); a date covers the day.
     const extra = !end ? 0 : m[6] !== undefined ? 1000 : m[4] !== undefined ? 60_000 : 86_400_000;
     return dt.toMillis() + extra;
@@ -209,7 +212,14 @@ function addTotals(into: FileTotals, t: FileTotals): void {
 }
 
 /** Runs `dump`; returns normally, or throws DumpError after printing when damage was met. */
-export function runDump(target: string, opts: DumpOptions, dataDir: string, zone: string, out: (s: string) => void, err: (s: string) => void): void {
+export function runDump(
+  target: string,
+  opts: DumpOptions,
+  dataDir: string,
+  zone: string,
+  out: (s: string) => void,
+  err: (s: string) => void,
+): void {
   if (opts.csv && opts.json) throw new UsageError('--csv and --json exclude each other');
   const from = opts.from !== undefined ? parseWhen(opts.from, zone, false) : undefined;
   const to = opts.to !== undefined ? parseWhen(opts.to, zone, true) : undefined;
@@ -265,7 +275,10 @@ export function runDump(target: string, opts: DumpOptions, dataDir: string, zone
     let packets = 0;
     if (opts.csv) out(CSV_HEADER.join(','));
     else if (opts.json) out('[');
-    else out(`${'Date first seen'.padEnd(23)} ${'Duration'.padStart(9)} Proto ${'Src IP Addr:Port'.padStart(30)}    ${'Dst IP Addr:Port'.padEnd(30)} Flags  ${'Packets'.padStart(8)} ${'Bytes'.padStart(10)}`);
+    else
+      out(
+        `${'Date first seen'.padEnd(23)} ${'Duration'.padStart(9)} Proto ${'Src IP Addr:Port'.padStart(30)}    ${'Dst IP Addr:Port'.padEnd(30)} Flags  ${'Packets'.padStart(8)} ${'Bytes'.padStart(10)}`,
+      );
     outer: for (const b of scanFlows(files, { from, to, stats, onError })) {
       for (let i = 0; i < b.length; i++) {
         if (printed >= limit) break outer;
@@ -303,6 +316,13 @@ export function registerDumpCommand(program: Command, ctx: CliContext): Command 
     .option('--stats', 'totals like nfdump -I instead of records')
     .action(async (target: string, opts: DumpOptions, cmd: Command) => {
       const config = await ctx.config(cmd);
-      runDump(target, opts, config.dataDir, config.timezone, (s) => ctx.out(s), (s) => ctx.err(s));
+      runDump(
+        target,
+        opts,
+        config.dataDir,
+        config.timezone,
+        (s) => ctx.out(s),
+        (s) => ctx.err(s),
+      );
     });
 }

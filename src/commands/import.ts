@@ -64,7 +64,13 @@ export async function runImport(config: Config, files: readonly string[], opts: 
     : summary;
   const sourceConfig = config.flowSources[opts.source];
   const decoder = createFlowDecoder({ samplingOverride: { ...sourceConfig?.sampling } });
-  const result = await importCaptures(files, { source: opts.source, sink, port: opts.port, decoder, onProgress: opts.onProgress });
+  const result = await importCaptures(files, {
+    source: opts.source,
+    sink,
+    port: opts.port,
+    decoder,
+    onProgress: opts.onProgress,
+  });
   const s = summary.summary();
   const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
   return {
@@ -180,7 +186,10 @@ function humanReport(r: ImportReport): string {
   if (r.firstReceived) lines.push(`  received ${r.firstReceived} … ${r.lastReceived}`);
   if (r.stored) {
     const st = r.stored;
-    lines.push(`  stored ${st.rowsWritten} flows in ${st.files.length} hourly file(s) under ${st.dir}` + (st.writeErrors ? ` (${st.writeErrors} write errors, ${st.rowsLost} flows lost)` : ''));
+    lines.push(
+      `  stored ${st.rowsWritten} flows in ${st.files.length} hourly file(s) under ${st.dir}` +
+        (st.writeErrors ? ` (${st.writeErrors} write errors, ${st.rowsLost} flows lost)` : ''),
+    );
   }
   const c = r.counters;
   const notable = Object.entries(c).filter(([k, v]) => v > 0 && !['packets', 'flows', 'bytes', 'packetsInFlows'].includes(k));
@@ -199,7 +208,8 @@ export function registerImportCommand(program: Command, ctx: CliContext): void {
     .option('--json', 'print the summary as JSON')
     .action(async (files: string[], opts: { port?: string; source: string; store: boolean; json?: boolean }, cmd: Command) => {
       const config = await ctx.config(cmd);
-      if (!/^[A-Za-z0-9_-]+$/.test(opts.source)) throw new UsageError(`--source must be a flow source name, got '${opts.source}'`);
+      if (!/^[A-Za-z0-9_-]+$/.test(opts.source))
+        throw new UsageError(`--source must be a flow source name, got '${opts.source}'`);
       for (const f of files) if (!existsSync(f)) throw new UsageError(`no such file: ${f}`);
       const port = parsePort(opts.port);
       let bar: SingleBar | undefined;

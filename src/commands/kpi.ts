@@ -65,7 +65,14 @@ export function registerKpiCommands(program: Command, ctx: CliContext): void {
       // The hour holding the --to time is included.
       const to = opts.to === undefined ? undefined : hourStartOf(parseWhen(opts.to, zone, false), zone) + 1;
       if (from !== undefined && to !== undefined && to <= from) throw new UsageError('--to is before --from');
-      const bar = process.stderr.isTTY && !opts.json ? new SingleBar({ format: 'kpi rebuild {source} [{bar}] {value}/{total} hours', hideCursor: true, clearOnComplete: true }) : undefined;
+      const bar =
+        process.stderr.isTTY && !opts.json
+          ? new SingleBar({
+              format: 'kpi rebuild {source} [{bar}] {value}/{total} hours',
+              hideCursor: true,
+              clearOnComplete: true,
+            })
+          : undefined;
       let current = '';
       const reports = await rebuildKpi(config, {
         sources: opts.source ? [opts.source] : all,

@@ -9,7 +9,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import type { AttributeCatalogue } from '../../storage/radius/attribute-catalogue.js';
-import { NAME_MAX, RadiusStoreError, type AttributeRow, type ProfileDescription, type RadiusStore } from '../../storage/radius/radius-store.js';
+import {
+  NAME_MAX,
+  RadiusStoreError,
+  type AttributeRow,
+  type ProfileDescription,
+  type RadiusStore,
+} from '../../storage/radius/radius-store.js';
 import type { Config } from '../config.js';
 import { radiusEntities } from '../radius-entities.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
@@ -40,15 +46,21 @@ function checkName(name: string): string {
 /** Warnings about rows that stop a user's own value from winning, or stop later profiles from applying. */
 export function profileWarnings(d: ProfileDescription): string[] {
   const out: string[] = [];
-  const fallThrough = d.attributes.some((a) => a.table === 'reply' && a.attribute.toLowerCase() === 'fall-through' && /^yes$/i.test(a.value));
+  const fallThrough = d.attributes.some(
+    (a) => a.table === 'reply' && a.attribute.toLowerCase() === 'fall-through' && /^yes$/i.test(a.value),
+  );
   if (!fallThrough) {
-    out.push("no 'Fall-Through = Yes' in radgroupreply: FreeRADIUS applies no profile after this one (netsvc profile set adds it)");
+    out.push(
+      "no 'Fall-Through = Yes' in radgroupreply: FreeRADIUS applies no profile after this one (netsvc profile set adds it)",
+    );
   }
   for (const a of d.attributes) {
     if (a.attribute.toLowerCase() === 'fall-through') continue;
     if (a.table === 'reply' && a.op === ':=') out.push(`reply ${a.attribute} uses ':=': it replaces a user's own value; use '='`);
-    if (a.table === 'check' && a.op === ':=') out.push(`check ${a.attribute} uses ':=': it replaces a user's own value; use '+='`);
-    if (a.table === 'check' && (a.op === '=' || a.op === '==')) out.push(`check ${a.attribute} uses '${a.op}': that is a comparison, not a setting`);
+    if (a.table === 'check' && a.op === ':=')
+      out.push(`check ${a.attribute} uses ':=': it replaces a user's own value; use '+='`);
+    if (a.table === 'check' && (a.op === '=' || a.op === '=='))
+      out.push(`check ${a.attribute} uses '${a.op}': that is a comparison, not a setting`);
   }
   return out;
 }
@@ -75,7 +87,12 @@ function attributeLine(a: AttributeRow, cat: AttributeCatalogue): string {
 }
 
 /** Runs `fn` with the chosen entity's RadiusStore open, and closes it. */
-export async function withRadius<T>(ctx: CliContext, cmd: Command, entity: string | undefined, fn: (store: RadiusStore) => Promise<T>): Promise<T> {
+export async function withRadius<T>(
+  ctx: CliContext,
+  cmd: Command,
+  entity: string | undefined,
+  fn: (store: RadiusStore) => Promise<T>,
+): Promise<T> {
   const config = await ctx.config(cmd);
   const [, url] = pickEntity(config, entity);
   const { openEntityRadiusStore } = await import('../radius-stores.js');
@@ -89,11 +106,16 @@ export async function withRadius<T>(ctx: CliContext, cmd: Command, entity: strin
 
 /** Registers `profile list|add|describe|set|unset`. */
 export function registerProfileCommands(program: Command, ctx: CliContext): void {
-  const profile = withGlobalOptions(program.command('profile')).description('hotspot profiles (FreeRADIUS groups) and their attributes');
-  const entityOpt = (c: Command) => withGlobalOptions(c).option('-e, --entity <name>', 'entity whose RADIUS database to use (default: the only one, or default)');
+  const profile = withGlobalOptions(program.command('profile')).description(
+    'hotspot profiles (FreeRADIUS groups) and their attributes',
+  );
+  const entityOpt = (c: Command) =>
+    withGlobalOptions(c).option('-e, --entity <name>', 'entity whose RADIUS database to use (default: the only one, or default)');
 
   entityOpt(profile.command('list'))
-    .description('list profiles: groups in radgroupcheck, radgroupreply, radusergroup or netsvc (the disabled-users group is hidden)')
+    .description(
+      'list profiles: groups in radgroupcheck, radgroupreply, radusergroup or netsvc (the disabled-users group is hidden)',
+    )
     .option('--json', 'print JSON')
     .action((opts: { entity?: string; json?: boolean }, cmd: Command) =>
       withRadius(ctx, cmd, opts.entity, async (store) => {
@@ -131,7 +153,9 @@ export function registerProfileCommands(program: Command, ctx: CliContext): void
           ctx.out(JSON.stringify({ ...d, warnings }, null, 2));
           return;
         }
-        ctx.out(`profile ${d.groupname}${d.description ? `: ${d.description}` : ''} (${d.members} member${d.members === 1 ? '' : 's'})`);
+        ctx.out(
+          `profile ${d.groupname}${d.description ? `: ${d.description}` : ''} (${d.members} member${d.members === 1 ? '' : 's'})`,
+        );
         const cat = await catalogue();
         for (const a of d.attributes) ctx.out(attributeLine(a, cat));
         for (const w of warnings) ctx.out(`warning: ${w}`);
@@ -144,7 +168,13 @@ export function registerProfileCommands(program: Command, ctx: CliContext): void
       withRadius(ctx, cmd, opts.entity, async (store) => {
         const cat = await catalogue();
         const def = cat.get(attribute);
-        if (!def) throw new UsageError(`unknown attribute '${attribute}' (known: ${cat.all().map((d) => d.name).join(', ')})`);
+        if (!def)
+          throw new UsageError(
+            `unknown attribute '${attribute}' (known: ${cat
+              .all()
+              .map((d) => d.name)
+              .join(', ')})`,
+          );
         const stored = cat.toStored(def, value);
         if (!stored.ok) throw new UsageError(stored.error);
         const action = await store.setProfileAttribute(checkName(name), cat.profileWrite(def, stored.value));

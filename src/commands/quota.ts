@@ -28,7 +28,10 @@ export function transactionTime(text: string, zone: string): string {
   const opts = { zone, setZone: false };
   let t = DateTime.fromISO(text, opts);
   if (!t.isValid) t = DateTime.fromSQL(text, opts);
-  if (!t.isValid) throw new UsageError(`--time '${text}' is not an ISO 8601 time (2026-03-25T10:00:00+01:00, or 2026-03-25 10:00 in the configured zone)`);
+  if (!t.isValid)
+    throw new UsageError(
+      `--time '${text}' is not an ISO 8601 time (2026-03-25T10:00:00+01:00, or 2026-03-25 10:00 in the configured zone)`,
+    );
   return t.setZone(zone).toFormat(WALL);
 }
 
@@ -44,7 +47,16 @@ export function recorder(by: string | undefined, env: NodeJS.ProcessEnv): string
 }
 
 function line(p: QuotaPurchase): string {
-  return [p.id, p.transaction_time, p.username, p.plan_name, `${p.amount} ${p.currency}`, p.user_profiles || '-', p.create_by, p.remarks].join('\t');
+  return [
+    p.id,
+    p.transaction_time,
+    p.username,
+    p.plan_name,
+    `${p.amount} ${p.currency}`,
+    p.user_profiles || '-',
+    p.create_by,
+    p.remarks,
+  ].join('\t');
 }
 
 /** The store's rule as a usage error, so a typo in an option exits 2 before the database is opened. */
@@ -62,7 +74,10 @@ async function requireDatabase(ctx: CliContext, cmd: Command, entity: string | u
   const config = await ctx.config(cmd);
   const [name, url] = pickEntity(config, entity);
   if (radiusDatabaseMissing(config, url)) {
-    throw new RadiusStoreError('schema_missing', `entity '${name}' has no RADIUS database yet (${url}): run netsvc db migrate, or start netsvc serve once`);
+    throw new RadiusStoreError(
+      'schema_missing',
+      `entity '${name}' has no RADIUS database yet (${url}): run netsvc db migrate, or start netsvc serve once`,
+    );
   }
 }
 
@@ -85,8 +100,11 @@ interface AddOptions {
 
 /** Registers `quota add` and `quota list`. */
 export function registerQuotaCommands(program: Command, ctx: CliContext): void {
-  const quota = withGlobalOptions(program.command('quota')).description('hotspot quota purchases (GET /hotspot/quota-purchase-report)');
-  const entityOpt = (c: Command) => withGlobalOptions(c).option('-e, --entity <name>', 'entity whose RADIUS database to use (default: the only one, or default)');
+  const quota = withGlobalOptions(program.command('quota')).description(
+    'hotspot quota purchases (GET /hotspot/quota-purchase-report)',
+  );
+  const entityOpt = (c: Command) =>
+    withGlobalOptions(c).option('-e, --entity <name>', 'entity whose RADIUS database to use (default: the only one, or default)');
 
   entityOpt(quota.command('add <username>'))
     .description('record a quota purchase of an existing hotspot user (a MAC in any notation finds a MAC user)')
@@ -100,10 +118,21 @@ export function registerQuotaCommands(program: Command, ctx: CliContext): void {
     .option('--json', 'print the recorded purchase as JSON')
     .action(async (username: string, opts: AddOptions, cmd: Command) => {
       const config = await ctx.config(cmd);
-      const time = opts.time === undefined ? DateTime.now().setZone(config.timezone).toFormat(WALL) : transactionTime(opts.time, config.timezone);
+      const time =
+        opts.time === undefined
+          ? DateTime.now().setZone(config.timezone).toFormat(WALL)
+          : transactionTime(opts.time, config.timezone);
       const by = recorder(opts.by, ctx.env);
       const purchase = checked(
-        { transaction_time: time, username, plan_name: opts.plan, currency: opts.currency, amount: opts.amount, user_profiles: opts.profiles, remarks: opts.remarks },
+        {
+          transaction_time: time,
+          username,
+          plan_name: opts.plan,
+          currency: opts.currency,
+          amount: opts.amount,
+          user_profiles: opts.profiles,
+          remarks: opts.remarks,
+        },
         by,
         config.timezone,
       );
@@ -111,7 +140,10 @@ export function registerQuotaCommands(program: Command, ctx: CliContext): void {
       return withRadius(ctx, cmd, opts.entity, async (store) => {
         const rec = await store.recordQuotaPurchase(purchase, { name: by });
         if (opts.json) ctx.out(JSON.stringify(rec, null, 2));
-        else ctx.out(`recorded purchase ${rec.id}: ${rec.username} ${rec.plan_name} ${rec.amount} ${rec.currency} at ${rec.transaction_time} (by ${rec.create_by})`);
+        else
+          ctx.out(
+            `recorded purchase ${rec.id}: ${rec.username} ${rec.plan_name} ${rec.amount} ${rec.currency} at ${rec.transaction_time} (by ${rec.create_by})`,
+          );
       });
     });
 

@@ -24,7 +24,10 @@ export interface ReplayCommandOptions {
 }
 
 /** Reads the captures (datagrams to `port` only, when given) and sends them; returns what was sent. */
-export async function runReplay(files: readonly string[], opts: ReplayCommandOptions): Promise<ReplayResult & { datagrams: number }> {
+export async function runReplay(
+  files: readonly string[],
+  opts: ReplayCommandOptions,
+): Promise<ReplayResult & { datagrams: number }> {
   const dest = parseDestination(opts.to);
   const datagrams: ReplayDatagram[] = [];
   for (const f of files) {
@@ -74,7 +77,8 @@ export function registerReplayCommand(program: Command, ctx: CliContext): void {
         for (const f of files) if (!existsSync(f)) throw new UsageError(`no such file: ${f}`);
         const rate = positive('--rate', opts.rate, false);
         const timing = (opts.timing ?? (rate !== undefined ? 'fixed' : 'original')) as ReplayTiming;
-        if (!['original', 'fixed', 'max'].includes(timing)) throw new UsageError(`--timing must be original, fixed or max, got '${opts.timing}'`);
+        if (!['original', 'fixed', 'max'].includes(timing))
+          throw new UsageError(`--timing must be original, fixed or max, got '${opts.timing}'`);
         if (timing === 'fixed' && rate === undefined) throw new UsageError('--timing fixed needs --rate');
         const abort = new AbortController();
         const stop = (): void => abort.abort();
@@ -91,7 +95,10 @@ export function registerReplayCommand(program: Command, ctx: CliContext): void {
           });
           const pps = r.elapsedMs > 0 ? Math.round((r.sent / r.elapsedMs) * 1000) : r.sent;
           if (opts.json) ctx.out(JSON.stringify({ to: opts.to, timing, ...r, pps }));
-          else ctx.out(`sent ${r.sent} datagrams (${r.bytes} bytes) to ${opts.to} in ${(r.elapsedMs / 1000).toFixed(3)} s (${pps}/s), ${r.errors} errors`);
+          else
+            ctx.out(
+              `sent ${r.sent} datagrams (${r.bytes} bytes) to ${opts.to} in ${(r.elapsedMs / 1000).toFixed(3)} s (${pps}/s), ${r.errors} errors`,
+            );
         } catch (err) {
           if (err instanceof ReplayOptionError) throw new UsageError(err.message);
           throw err;

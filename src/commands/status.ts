@@ -43,7 +43,10 @@ export interface SyslogStatus {
 export interface StatusReport {
   url: string;
   sources: Record<string, SourceStatus>;
-  sockets: Record<string, { unclaimed: number; queueDepth: number; queueHighWater: number; receiveBuffer: number; kernelDrops?: number }>;
+  sockets: Record<
+    string,
+    { unclaimed: number; queueDepth: number; queueHighWater: number; receiveBuffer: number; kernelDrops?: number }
+  >;
   /** Present when the syslog receiver runs. */
   syslog?: SyslogStatus;
   /** Each entity's hotspot and logviewer database, from the instance's /health (absent when it has none). */
@@ -77,12 +80,32 @@ export function statusFromSamples(url: string, samples: readonly Sample[]): Stat
   const byMetric = new Map<string, CounterName>(COUNTER_NAMES.map((c) => [flowMetricName(c), c]));
   const report: StatusReport = { url, sources: {}, sockets: {} };
   const source = (name: string): SourceStatus =>
-    (report.sources[name] ??= { received: 0, queueDrops: 0, sinkErrors: 0, sinkLostFlows: 0, total: zeroCounters(), exporters: {} });
+    (report.sources[name] ??= {
+      received: 0,
+      queueDrops: 0,
+      sinkErrors: 0,
+      sinkLostFlows: 0,
+      total: zeroCounters(),
+      exporters: {},
+    });
   const socket = (listen: string): StatusReport['sockets'][string] =>
     (report.sockets[listen] ??= { unclaimed: 0, queueDepth: 0, queueHighWater: 0, receiveBuffer: 0 });
   for (const s of samples) {
     if (s.name.startsWith(SYSLOG_METRIC_PREFIX)) {
-      syslogSample((report.syslog ??= { receivedUdp: 0, receivedTcp: 0, stored: 0, dropped: 0, queueDepth: 0, writeErrors: 0, tcpOpen: 0, tcpRejected: {}, tcpIdleClosed: 0 }), s);
+      syslogSample(
+        (report.syslog ??= {
+          receivedUdp: 0,
+          receivedTcp: 0,
+          stored: 0,
+          dropped: 0,
+          queueDepth: 0,
+          writeErrors: 0,
+          tcpOpen: 0,
+          tcpRejected: {},
+          tcpIdleClosed: 0,
+        }),
+        s,
+      );
       continue;
     }
     if (!s.name.startsWith(FLOW_METRIC_PREFIX)) continue;
@@ -163,7 +186,9 @@ export async function fetchStatus(url: string, timeoutMs = 5000): Promise<Status
   try {
     res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
-    throw new StatusError(`cannot reach netsvc at ${url} (is \`netsvc serve\` running?): ${(err as Error).cause ?? (err as Error).message}`);
+    throw new StatusError(
+      `cannot reach netsvc at ${url} (is \`netsvc serve\` running?): ${(err as Error).cause ?? (err as Error).message}`,
+    );
   }
   if (!res.ok) throw new StatusError(`${url} answered HTTP ${res.status}`);
   const report = statusFromSamples(url, parseMetrics(await res.text()));
@@ -202,7 +227,9 @@ export function formatStatus(r: StatusReport): string {
   if (Object.keys(r.sources).length === 0) lines.push('(no flow sources reported)');
   for (const [listen, s] of Object.entries(r.sockets)) {
     const drops = s.kernelDrops === undefined ? '' : `, kernel drops ${s.kernelDrops}`;
-    lines.push(`socket ${listen}: receive buffer ${s.receiveBuffer} B, queue ${s.queueDepth} (max ${s.queueHighWater}), unclaimed ${s.unclaimed}${drops}`);
+    lines.push(
+      `socket ${listen}: receive buffer ${s.receiveBuffer} B, queue ${s.queueDepth} (max ${s.queueHighWater}), unclaimed ${s.unclaimed}${drops}`,
+    );
   }
   const y = r.syslog;
   if (y) {
@@ -213,7 +240,9 @@ export function formatStatus(r: StatusReport): string {
       .filter(([, n]) => n > 0)
       .map(([reason, n]) => `${reason} ${n}`)
       .join(', ');
-    lines.push(`syslog: received udp ${y.receivedUdp}${buffer}${drops}, tcp ${y.receivedTcp}; stored ${y.stored}, queued ${y.queueDepth}, dropped ${y.dropped}, write errors ${y.writeErrors}`);
+    lines.push(
+      `syslog: received udp ${y.receivedUdp}${buffer}${drops}, tcp ${y.receivedTcp}; stored ${y.stored}, queued ${y.queueDepth}, dropped ${y.dropped}, write errors ${y.writeErrors}`,
+    );
     lines.push(`syslog tcp: ${y.tcpOpen} open, ${refused} refused${why ? ` (${why})` : ''}, ${y.tcpIdleClosed} closed idle`);
   }
   for (const d of r.databases ?? []) {

@@ -1,6 +1,16 @@
 import Database from 'better-sqlite3';
 import { prepareSqliteFile } from '../sql/sqlite-file.js';
-import { AdminStoreError, AREAS, type AdminStore, type Area, type AreaSwitches, type CredentialRecord, type EntityRecord, type PrincipalState, type UserRecord } from './admin-store.js';
+import {
+  AdminStoreError,
+  AREAS,
+  type AdminStore,
+  type Area,
+  type AreaSwitches,
+  type CredentialRecord,
+  type EntityRecord,
+  type PrincipalState,
+  type UserRecord,
+} from './admin-store.js';
 
 const NAME = /^[A-Za-z0-9_.@-]{1,64}$/;
 
@@ -53,7 +63,8 @@ function switches(row: AreaRow): AreaSwitches {
 }
 
 function checkName(kind: string, name: string): void {
-  if (!NAME.test(name)) throw new AdminStoreError('invalid', `${kind} name '${name}' must be 1-64 characters of A-Z a-z 0-9 _ . @ -`);
+  if (!NAME.test(name))
+    throw new AdminStoreError('invalid', `${kind} name '${name}' must be 1-64 characters of A-Z a-z 0-9 _ . @ -`);
 }
 
 // Column names come from this fixed list, never from input.
@@ -93,7 +104,11 @@ export class SqliteAdminStore implements AdminStore {
   }
 
   requestUnlock(address: string): void {
-    this.db.prepare('INSERT INTO auth_unlocks (address, requested_at) VALUES (?, ?) ON CONFLICT (address) DO UPDATE SET requested_at = excluded.requested_at').run(address, this.now().getTime());
+    this.db
+      .prepare(
+        'INSERT INTO auth_unlocks (address, requested_at) VALUES (?, ?) ON CONFLICT (address) DO UPDATE SET requested_at = excluded.requested_at',
+      )
+      .run(address, this.now().getTime());
   }
 
   unlockRequestedAt(address: string): number {
@@ -178,7 +193,9 @@ export class SqliteAdminStore implements AdminStore {
   replaceCredential(entity: string, user: string, apiId: string, secretHash: string): UserRecord {
     this.userRow(entity, user);
     this.db
-      .prepare('UPDATE users SET api_id = ?, secret_hash = ?, credential_version = credential_version + 1 WHERE entity = ? AND name = ?')
+      .prepare(
+        'UPDATE users SET api_id = ?, secret_hash = ?, credential_version = credential_version + 1 WHERE entity = ? AND name = ?',
+      )
       .run(apiId, secretHash, entity, user);
     return this.toUser(this.userRow(entity, user));
   }

@@ -9,7 +9,7 @@
  * exact. Keys live in typed arrays and Maps of numbers (IPv4) or short
  * strings (IPv6), not an object per key.
  */
-import { FlowBatch, formatAddress } from '../../collector/flow-batch.js';
+import { type FlowBatch, formatAddress } from '../../collector/flow-batch.js';
 import { TCP_RST, emptyTotals, type ColumnName, type FileTotals } from './format.js';
 import { scanFlows, type CaptureFileInfo, type ScanOptions } from './reader.js';
 
@@ -74,7 +74,9 @@ class KeyTable {
   }
 
   private hash(a: number, b: number, c: number, d: number): number {
-    return Math.imul(d ^ Math.imul(c, 0x85ebca6b) ^ Math.imul(b, 0xc2b2ae35) ^ Math.imul(a, 0x27d4eb2f), 0x9e3779b1) >>> this.shift;
+    return (
+      Math.imul(d ^ Math.imul(c, 0x85ebca6b) ^ Math.imul(b, 0xc2b2ae35) ^ Math.imul(a, 0x27d4eb2f), 0x9e3779b1) >>> this.shift
+    );
   }
 
   private growSlots(): void {
@@ -160,7 +162,16 @@ const MEASURES = ['bytes', 'flows', 'packets'] as const;
 
 /** Mutable aggregates over flows added with `add`. */
 export class FlowAggregates implements FlowAggregatesView {
-  private readonly t: AggregateTotals = { bytes: 0, packets: 0, flows: 0, rstFlows: 0, first: 0, last: 0, receivedMin: 0, receivedMax: 0 };
+  private readonly t: AggregateTotals = {
+    bytes: 0,
+    packets: 0,
+    flows: 0,
+    rstFlows: 0,
+    first: 0,
+    last: 0,
+    receivedMin: 0,
+    receivedMax: 0,
+  };
   private readonly protoBytes = new Float64Array(256);
   private readonly protoPackets = new Float64Array(256);
   private readonly protoFlows = new Float64Array(256);
@@ -171,7 +182,18 @@ export class FlowAggregates implements FlowAggregatesView {
   };
 
   /** Columns `add` reads, for scans that decode only what they need. */
-  static readonly COLUMNS: readonly ColumnName[] = ['received', 'start', 'end', 'bytes', 'packets', 'proto', 'tcpFlags', 'dstPort', 'srcAddr', 'dstAddr'];
+  static readonly COLUMNS: readonly ColumnName[] = [
+    'received',
+    'start',
+    'end',
+    'bytes',
+    'packets',
+    'proto',
+    'tcpFlags',
+    'dstPort',
+    'srcAddr',
+    'dstAddr',
+  ];
 
   /** Adds rows [from, from+n) of a batch. */
   add(batch: FlowBatch, from = 0, n = batch.length - from): void {
@@ -222,7 +244,8 @@ export class FlowAggregates implements FlowAggregatesView {
   protocols(): Array<KeyStats & { proto: number }> {
     const out: Array<KeyStats & { proto: number }> = [];
     for (let p = 0; p < 256; p++) {
-      if (this.protoFlows[p]! > 0) out.push({ proto: p, bytes: this.protoBytes[p]!, packets: this.protoPackets[p]!, flows: this.protoFlows[p]! });
+      if (this.protoFlows[p]! > 0)
+        out.push({ proto: p, bytes: this.protoBytes[p]!, packets: this.protoPackets[p]!, flows: this.protoFlows[p]! });
     }
     return out;
   }
@@ -306,7 +329,10 @@ export function aggregateFiles(files: readonly (string | CaptureFileInfo)[], opt
 /** nfdump-style totals of files in a window (what `dump --stats` prints). */
 export function totalsOfFiles(files: readonly (string | CaptureFileInfo)[], opts: ScanOptions = {}): FileTotals {
   const t = emptyTotals();
-  for (const batch of scanFlows(files, { ...opts, columns: ['received', 'start', 'end', 'bytes', 'packets', 'proto', 'tcpFlags'] })) {
+  for (const batch of scanFlows(files, {
+    ...opts,
+    columns: ['received', 'start', 'end', 'bytes', 'packets', 'proto', 'tcpFlags'],
+  })) {
     accumulateTotals(t, batch);
   }
   return t;

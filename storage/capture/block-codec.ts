@@ -106,7 +106,8 @@ export function encodeBlock(batch: FlowBatch, from: number, n: number, codec: By
     }
     const values = c[name].subarray(from, from + n) as NumericArray;
     const kind = PREFERRED[name] ?? 'int';
-    const ref = name === 'start' ? c.received.subarray(from, from + n) : name === 'end' ? c.start.subarray(from, from + n) : undefined;
+    const ref =
+      name === 'start' ? c.received.subarray(from, from + n) : name === 'end' ? c.start.subarray(from, from + n) : undefined;
     add(id, encodeNumeric(values, n, kind, ref));
   });
   const meta = encodeBlockMeta(index, entries);
@@ -173,7 +174,12 @@ export function decodeBlockColumns(
           target.fill(0);
           continue;
         }
-        const ref = numeric === 'start' ? cols.received.subarray(at, at + rows) : numeric === 'end' ? cols.start.subarray(at, at + rows) : undefined;
+        const ref =
+          numeric === 'start'
+            ? cols.received.subarray(at, at + rows)
+            : numeric === 'end'
+              ? cols.start.subarray(at, at + rows)
+              : undefined;
         decodeNumeric(e, stream(e), rows, target, ref);
       } else {
         const target = out[name].subarray(at * 16, (at + rows) * 16);

@@ -110,7 +110,15 @@ function encodeRawFloat(d: Float64Array, n: number, min: number, max: number): T
  * when the range needs more than 4 bytes. Plain loops per width because
  * this is the writer's hottest code.
  */
-function encodeFor(d: Float64Array, n: number, base: number, top: number, transform: number, min: number, max: number): TransformedColumn | undefined {
+function encodeFor(
+  d: Float64Array,
+  n: number,
+  base: number,
+  top: number,
+  transform: number,
+  min: number,
+  max: number,
+): TransformedColumn | undefined {
   const width = widthFor(top - base);
   if (width === 0) return undefined;
   const out = new Uint8Array(n * width);
@@ -282,7 +290,6 @@ export function decodeNumeric(
 const ADDR_MIXED = 1; // a kind byte per row precedes the parts
 const ADDR_ALL_V4 = 2;
 const ADDR_ALL_V6 = 3;
-
 
 /** Transforms an address column (16 bytes per row) of `n` rows. */
 export function encodeAddresses(col: Uint8Array, n: number): TransformedColumn {

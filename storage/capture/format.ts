@@ -126,14 +126,7 @@ export function isAddressColumn(name: ColumnName): name is AddressColumn {
 
 /** Why a capture file or block cannot be read. */
 export type CaptureErrorCode =
-  | 'bad-magic'
-  | 'wrong-byte-order'
-  | 'unsupported-version'
-  | 'bad-header'
-  | 'truncated'
-  | 'bad-checksum'
-  | 'bad-block'
-  | 'io';
+  'bad-magic' | 'wrong-byte-order' | 'unsupported-version' | 'bad-header' | 'truncated' | 'bad-checksum' | 'bad-block' | 'io';
 
 /** A capture file (or one of its blocks) is damaged or unreadable; `code` says how. */
 export class CaptureFileError extends Error {
@@ -270,7 +263,8 @@ export function decodeHeader(b: Buffer, path?: string): FileHeader {
   if (magic === MAGIC_SWAPPED) throw new CaptureFileError('wrong-byte-order', 'written in the other byte order', path, 0);
   if (magic !== MAGIC) throw new CaptureFileError('bad-magic', 'not a netsvc capture file (bad magic)', path, 0);
   const version = b.readUInt16LE(4);
-  if (version !== VERSION) throw new CaptureFileError('unsupported-version', `format version ${version} is not supported`, path, 4);
+  if (version !== VERSION)
+    throw new CaptureFileError('unsupported-version', `format version ${version} is not supported`, path, 4);
   const headerSize = b.readUInt16LE(6);
   const sourceLen = b.readUInt8(21);
   if (headerSize < HEADER_FIXED_SIZE + sourceLen || headerSize % 8 !== 0) {

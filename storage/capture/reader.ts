@@ -65,7 +65,7 @@ export function listCaptureFiles(dataDir: string, source: string, zone: string, 
     const parsed = parseCaptureName(name, zone);
     if (!parsed || parsed.kind === 'sealing') continue;
     const path = join(dir, name);
-    let size = 0;
+    let size: number;
     try {
       size = cfs.statSync(path).size;
     } catch {
@@ -152,7 +152,9 @@ export class CaptureFile {
     try {
       fd = cfs.openSync(path, 'r');
     } catch (err) {
-      throw new CaptureFileError('io', `cannot open: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, path, undefined, { cause: err });
+      throw new CaptureFileError('io', `cannot open: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, path, undefined, {
+        cause: err,
+      });
     }
     try {
       const size = cfs.fstatSync(fd).size;
@@ -191,7 +193,14 @@ export class CaptureFile {
   }
 
   /** Like readBlock for only the rows `idx` (ascending) of block `i`, into rows `at …` of `out`. */
-  readBlockRows(i: number, idx: ArrayLike<number>, wanted: readonly ColumnName[], out: FlowBatch, at: number, loaded?: LoadedBlock): void {
+  readBlockRows(
+    i: number,
+    idx: ArrayLike<number>,
+    wanted: readonly ColumnName[],
+    out: FlowBatch,
+    at: number,
+    loaded?: LoadedBlock,
+  ): void {
     const { payload, columns, rows, offset } = loaded ?? this.loadBlock(i);
     decodeBlockRows(payload, columns, rows, idx, new Set(wanted), this.codecs, out, at, this.path, offset);
   }
@@ -210,7 +219,8 @@ export class CaptureFile {
     if (checksum(payload.subarray(0, metaSize)) !== h.crc) {
       throw new CaptureFileError('bad-checksum', 'block index checksum mismatch', this.path, loc.offset);
     }
-    if (index.rows !== loc.rows) throw new CaptureFileError('bad-block', 'block row count does not match the directory', this.path, loc.offset);
+    if (index.rows !== loc.rows)
+      throw new CaptureFileError('bad-block', 'block row count does not match the directory', this.path, loc.offset);
     return { payload, columns, rows: index.rows, offset: loc.offset };
   }
 
@@ -230,7 +240,9 @@ function readAt(cfs: CaptureFs, fd: number, pos: number, len: number, path: stri
       got += n;
     }
   } catch (err) {
-    throw new CaptureFileError('io', `read failed: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, path, pos, { cause: err });
+    throw new CaptureFileError('io', `read failed: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, path, pos, {
+      cause: err,
+    });
   }
   if (got < len) throw new CaptureFileError('truncated', `expected ${len} bytes at offset ${pos}, file ends`, path, pos);
   return buf;
@@ -247,9 +259,14 @@ function readFooter(
   const t = readAt(cfs, fd, size - TRAILER_SIZE, TRAILER_SIZE, path);
   const th = decodeBlockHeader(t, 0);
   const tp = t.subarray(BLOCK_HEADER_SIZE);
-  if (th.type !== BLOCK.trailer || th.size !== 16 || tp.readUInt32LE(8) !== TRAILER_MAGIC || checksum(tp) !== th.crc) return undefined;
+  if (th.type !== BLOCK.trailer || th.size !== 16 || tp.readUInt32LE(8) !== TRAILER_MAGIC || checksum(tp) !== th.crc)
+    return undefined;
   const footerOffset = tp.readDoubleLE(0);
-  if (!Number.isSafeInteger(footerOffset) || footerOffset < header.headerSize || footerOffset > size - TRAILER_SIZE - BLOCK_HEADER_SIZE) {
+  if (
+    !Number.isSafeInteger(footerOffset) ||
+    footerOffset < header.headerSize ||
+    footerOffset > size - TRAILER_SIZE - BLOCK_HEADER_SIZE
+  ) {
     throw new CaptureFileError('bad-block', 'trailer points outside the file', path, size - TRAILER_SIZE);
   }
   const fh = decodeBlockHeader(readAt(cfs, fd, footerOffset, BLOCK_HEADER_SIZE, path), 0);
@@ -294,9 +311,13 @@ function walkBlocks(
     if (h.type === BLOCK.data) {
       let meta;
       try {
-        const payload = h.size + BLOCK_HEADER_SIZE <= probe.length ? probe.subarray(BLOCK_HEADER_SIZE) : readAt(cfs, fd, pos + BLOCK_HEADER_SIZE, Math.min(h.size, 65536), path);
+        const payload =
+          h.size + BLOCK_HEADER_SIZE <= probe.length
+            ? probe.subarray(BLOCK_HEADER_SIZE)
+            : readAt(cfs, fd, pos + BLOCK_HEADER_SIZE, Math.min(h.size, 65536), path);
         meta = decodeBlockMeta(payload, h.size, path, pos);
-        if (checksum(payload.subarray(0, meta.metaSize)) !== h.crc) throw new CaptureFileError('bad-checksum', 'block index checksum mismatch', path, pos);
+        if (checksum(payload.subarray(0, meta.metaSize)) !== h.crc)
+          throw new CaptureFileError('bad-checksum', 'block index checksum mismatch', path, pos);
       } catch (err) {
         if (err instanceof CaptureFileError && err.code !== 'io') {
           // A block being written, or damage: nothing after it can be trusted in an open file.
@@ -333,7 +354,12 @@ function overlaps(b: { receivedMin: number; receivedMax: number }, w: Window): b
   return (w.from === undefined || b.receivedMax >= w.from) && (w.to === undefined || b.receivedMin < w.to);
 }
 
-function openForScan(file: string | CaptureFileInfo, opts: ScanOptions, stats: ReadStats, codecs: CodecSet): CaptureFile | undefined {
+function openForScan(
+  file: string | CaptureFileInfo,
+  opts: ScanOptions,
+  stats: ReadStats,
+  codecs: CodecSet,
+): CaptureFile | undefined {
   const path = typeof file === 'string' ? file : file.path;
   const requireSealed = typeof file !== 'string' && file.kind === 'sealed';
   try {
@@ -448,7 +474,14 @@ export function newestFlows(files: readonly (string | CaptureFileInfo)[], opts: 
     }
     candidates.sort((a, b) => b.startMax - a.startMax || b.order - a.order);
     // Pass 1 decodes received and start only; pass 2 gathers the other columns of the rows kept.
-    type Kept = { cand: (typeof candidates)[number]; loaded: LoadedBlock; row: number; start: number; received: number; order: number };
+    type Kept = {
+      cand: (typeof candidates)[number];
+      loaded: LoadedBlock;
+      row: number;
+      start: number;
+      received: number;
+      order: number;
+    };
     let kept: Kept[] = [];
     const cmp = (a: Kept, b: Kept): number => b.start - a.start || b.received - a.received || b.order - a.order;
     for (const c of candidates) {
@@ -507,7 +540,14 @@ export function newestFlows(files: readonly (string | CaptureFileInfo)[], opts: 
       list.sort((a, b) => a.row - b.row);
       const tmp = new FlowBatch(list.length);
       try {
-        cand.file.readBlockRows(cand.block, list.map((k) => k.row), wanted, tmp, 0, list[0]!.loaded);
+        cand.file.readBlockRows(
+          cand.block,
+          list.map((k) => k.row),
+          wanted,
+          tmp,
+          0,
+          list[0]!.loaded,
+        );
       } catch (err) {
         if (!(err instanceof CaptureFileError)) throw err;
         // a column other than the times is damaged: those rows cannot be shown

@@ -36,7 +36,8 @@ export function warmUpEncoding(codec: ByteCodec, nowMs: number, rows = 16_384, r
     c.dstAs[i] = k % 3 === 0 ? 64_500 + (k % 7) : 0;
     if (i % 64 === 63) {
       c.ipVersion[i] = 6;
-      for (const col of [b.srcAddr, b.dstAddr]) for (let j = 0; j < 16; j++) col[i * 16 + j] = j === 0 ? 0x20 : j === 1 ? 0x01 : (k >> j) & 0xff;
+      for (const col of [b.srcAddr, b.dstAddr])
+        for (let j = 0; j < 16; j++) col[i * 16 + j] = j === 0 ? 0x20 : j === 1 ? 0x01 : (k >> j) & 0xff;
       b.nextHop.fill(0, i * 16, i * 16 + 16);
     } else {
       c.ipVersion[i] = 4;

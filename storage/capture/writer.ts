@@ -488,14 +488,20 @@ export class CaptureWriter implements FlowSink {
       } catch (err) {
         // Whole when the file was checked at start; damaged since (the disk): its rows are not counted.
         this.counters.recoveredDroppedBlocks++;
-        this.opts.log?.error({ err, path: h.path, block: i }, 'recovered block could not be read back; its flows are not in the open hour figures');
+        this.opts.log?.error(
+          { err, path: h.path, block: i },
+          'recovered block could not be read back; its flows are not in the open hour figures',
+        );
       }
       if (performance.now() >= until) break;
     }
     if (r.next < r.file.blocks.length) return false;
     r.file.close();
     h.recovery = undefined;
-    this.opts.log?.info({ path: h.path, flows: h.totals.all.flows, ms: Math.round(performance.now() - r.startedMs) }, 'open hour read back after the restart');
+    this.opts.log?.info(
+      { path: h.path, flows: h.totals.all.flows, ms: Math.round(performance.now() - r.startedMs) },
+      'open hour read back after the restart',
+    );
     return true;
   }
 
@@ -518,7 +524,14 @@ export class CaptureWriter implements FlowSink {
   }
 
   /** Open hours (source, hour start, file path, rows written, buffered and not yet aggregated), for status output. */
-  openHours(): Array<{ source: string; hourStart: number; path: string; rows: number; pending: number; aggregationBacklog: number }> {
+  openHours(): Array<{
+    source: string;
+    hourStart: number;
+    path: string;
+    rows: number;
+    pending: number;
+    aggregationBacklog: number;
+  }> {
     return [...this.hours.values()].map((h) => ({
       source: h.source,
       hourStart: h.hourStart,
@@ -696,7 +709,10 @@ export class CaptureWriter implements FlowSink {
           // The next block is written at h.offset anyway, over whatever is there.
         }
         this.rateLimited('write', () =>
-          this.opts.log?.error({ err, path: h.path, rows }, 'capture block write failed; its rows are dropped, earlier blocks are intact'),
+          this.opts.log?.error(
+            { err, path: h.path, rows },
+            'capture block write failed; its rows are dropped, earlier blocks are intact',
+          ),
         );
         continue;
       }
@@ -758,7 +774,7 @@ export class CaptureWriter implements FlowSink {
     const zone = this.opts.timezone;
     const dir = this.dir(h.source);
     const finalPath = join(dir, sealedName(h.hourStart, zone));
-    let ok = false;
+    let ok: boolean;
     try {
       // The footer's totals must count the blocks a restart found, too.
       if (h.recovery) await this.finishRecovery(h);
@@ -782,7 +798,13 @@ export class CaptureWriter implements FlowSink {
     if (this.lastHour.get(h.source) === h) this.lastHour.delete(h.source);
     if (h.blocks.length > 0) {
       this.counters.hoursSealed++;
-      const event: HourSealedEvent = { source: h.source, hourStart: h.hourStart, hourEnd: h.hourEnd, path: finalPath, flows: h.totals.all.flows };
+      const event: HourSealedEvent = {
+        source: h.source,
+        hourStart: h.hourStart,
+        hourEnd: h.hourEnd,
+        path: finalPath,
+        flows: h.totals.all.flows,
+      };
       for (const fn of this.listeners) {
         try {
           await fn(event);
@@ -990,7 +1012,10 @@ export class CaptureWriter implements FlowSink {
           this.counters.recoveredDroppedBytes += dropped;
           this.counters.recoveredDroppedBlocks++;
           h.totals.recoveredDroppedBytes += dropped;
-          this.opts.log?.warn({ path, droppedBytes: dropped, keptBlocks: good.length }, 'recovered open capture file: cut a torn tail');
+          this.opts.log?.warn(
+            { path, droppedBytes: dropped, keptBlocks: good.length },
+            'recovered open capture file: cut a torn tail',
+          );
         }
       }
       h.fd = fd;
@@ -1003,7 +1028,11 @@ export class CaptureWriter implements FlowSink {
       // the hour's figures are answered from the file itself (aggregatesFor says so).
       if (good.length > 0) {
         h.recovery?.file.close();
-        h.recovery = { file: CaptureFile.open(path, { cfs: this.cfs, codecs: this.codecs }), next: 0, startedMs: performance.now() };
+        h.recovery = {
+          file: CaptureFile.open(path, { cfs: this.cfs, codecs: this.codecs }),
+          next: 0,
+          startedMs: performance.now(),
+        };
         this.scheduleRecovery();
       }
       if (cutAt === undefined) this.counters.recoveredFiles++;

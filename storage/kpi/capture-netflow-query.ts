@@ -16,7 +16,15 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import ipaddr from 'ipaddr.js';
 import { exactCount, formatAddress } from '../../collector/flow-batch.js';
 import type { FlowAggregatesView, KeyKind, KeyStats } from '../capture/aggregate.js';
-import { hourEndOf, hourStartOf, INTERVAL_SEC, parseCaptureName, sealedName, sourceDir, type CaptureFileError } from '../capture/format.js';
+import {
+  hourEndOf,
+  hourStartOf,
+  INTERVAL_SEC,
+  parseCaptureName,
+  sealedName,
+  sourceDir,
+  type CaptureFileError,
+} from '../capture/format.js';
 import { newestFlows, newReadStats, scanFlows, type CaptureFileInfo, type ReadStats } from '../capture/reader.js';
 import { AGGREGATE_COLUMNS, HourAggregate, keyTableSource, portSource } from './hour-aggregate.js';
 import { BYTES, FLOWS, type Metric, type RankedRows } from './key-table.js';
@@ -52,7 +60,21 @@ export interface CaptureNetflowQueryOptions {
 const TOP_N = 10;
 /** Blocks scanned between yields to the event loop. */
 const YIELD_EVERY = 16;
-const FLOW_COLUMNS = ['received', 'start', 'end', 'srcAddr', 'dstAddr', 'srcPort', 'dstPort', 'proto', 'tcpFlags', 'packets', 'bytes', 'packetsRest', 'bytesRest'] as const;
+const FLOW_COLUMNS = [
+  'received',
+  'start',
+  'end',
+  'srcAddr',
+  'dstAddr',
+  'srcPort',
+  'dstPort',
+  'proto',
+  'tcpFlags',
+  'packets',
+  'bytes',
+  'packetsRest',
+  'bytesRest',
+] as const;
 const DIMENSIONS: ReadonlyArray<{ dim: Dimension; metric: Metric; kind: KeyKind }> = [
   { dim: 'src', metric: BYTES, kind: 'srcIp' },
   { dim: 'dst', metric: BYTES, kind: 'dstIp' },
@@ -84,7 +106,12 @@ function keyBytes(kind: KeyKind, key: string | number): Uint8Array {
 
 function rowsOf(kind: KeyKind, entries: Array<{ key: string | number } & KeyStats>): RankedRows {
   const w = KEY_WIDTH[kind === 'dstPort' ? 'port' : 'src'];
-  const rows: RankedRows = { keyWidth: w, length: entries.length, keys: new Uint8Array(entries.length * w), vals: new Float64Array(entries.length * 3) };
+  const rows: RankedRows = {
+    keyWidth: w,
+    length: entries.length,
+    keys: new Uint8Array(entries.length * w),
+    vals: new Float64Array(entries.length * 3),
+  };
   entries.forEach((e, i) => {
     rows.keys.set(keyBytes(kind, e.key), i * w);
     rows.vals[i * 3] = e.bytes;
@@ -124,7 +151,12 @@ function viewSource(view: FlowAggregatesView, kind: KeyKind, metric: Metric): Ra
 function addressTops(rows: RankedRows): AddressTop[] {
   const out: AddressTop[] = [];
   for (let i = 0; i < rows.length; i++) {
-    out.push({ ip: formatAddress(rows.keys, i), bytes: rows.vals[i * 3]!, packets: rows.vals[i * 3 + 1]!, flows: rows.vals[i * 3 + 2]! });
+    out.push({
+      ip: formatAddress(rows.keys, i),
+      bytes: rows.vals[i * 3]!,
+      packets: rows.vals[i * 3 + 1]!,
+      flows: rows.vals[i * 3 + 2]!,
+    });
   }
   return out;
 }
@@ -132,7 +164,12 @@ function addressTops(rows: RankedRows): AddressTop[] {
 function portTops(rows: RankedRows): PortTop[] {
   const out: PortTop[] = [];
   for (let i = 0; i < rows.length; i++) {
-    out.push({ port: (rows.keys[i * 2]! << 8) | rows.keys[i * 2 + 1]!, bytes: rows.vals[i * 3]!, packets: rows.vals[i * 3 + 1]!, flows: rows.vals[i * 3 + 2]! });
+    out.push({
+      port: (rows.keys[i * 2]! << 8) | rows.keys[i * 2 + 1]!,
+      bytes: rows.vals[i * 3]!,
+      packets: rows.vals[i * 3 + 1]!,
+      flows: rows.vals[i * 3 + 2]!,
+    });
   }
   return out;
 }
@@ -147,7 +184,12 @@ export class CaptureNetflowQuery implements NetflowQuery {
 
   get counters(): QueryCounters {
     const s = this.stats;
-    return { corruptFiles: s.corruptFiles, corruptBlocks: s.corruptBlocks, blocksRead: s.blocksRead, blocksSkipped: s.blocksSkipped };
+    return {
+      corruptFiles: s.corruptFiles,
+      corruptBlocks: s.corruptBlocks,
+      blocksRead: s.blocksRead,
+      blocksSkipped: s.blocksSkipped,
+    };
   }
 
   sources(): readonly string[] {
@@ -245,7 +287,10 @@ export class CaptureNetflowQuery implements NetflowQuery {
     };
   }
 
-  private cachedPart(source: string, hour: { hourStart: number; flows: number; bytes: number; packets: number; rstFlows: number }): HourPart {
+  private cachedPart(
+    source: string,
+    hour: { hourStart: number; flows: number; bytes: number; packets: number; rstFlows: number },
+  ): HourPart {
     const cache = this.opts.cache;
     const ranked: HourPart['ranked'] = {};
     for (const { dim } of DIMENSIONS) ranked[dim] = { level: (k) => cache.level(source, hour.hourStart, dim, k) };
@@ -256,7 +301,16 @@ export class CaptureNetflowQuery implements NetflowQuery {
     const t = view.totals();
     const ranked: HourPart['ranked'] = {};
     for (const { dim, metric, kind } of DIMENSIONS) ranked[dim] = viewSource(view, kind, metric);
-    return { hourStart, live: true, flows: t.flows, bytes: t.bytes, packets: t.packets, rstFlows: t.rstFlows, protocols: view.protocols(), ranked };
+    return {
+      hourStart,
+      live: true,
+      flows: t.flows,
+      bytes: t.bytes,
+      packets: t.packets,
+      rstFlows: t.rstFlows,
+      protocols: view.protocols(),
+      ranked,
+    };
   }
 
   /** The part of an open hour held by OpenHours: level 0 from the snapshot, deeper levels asked for by version. */
@@ -272,7 +326,16 @@ export class CaptureNetflowQuery implements NetflowQuery {
         },
       };
     }
-    return { hourStart, live: true, flows: snap.flows, bytes: snap.bytes, packets: snap.packets, rstFlows: snap.rstFlows, protocols: snap.protocols, ranked };
+    return {
+      hourStart,
+      live: true,
+      flows: snap.flows,
+      bytes: snap.bytes,
+      packets: snap.packets,
+      rstFlows: snap.rstFlows,
+      protocols: snap.protocols,
+      ranked,
+    };
   }
 
   async kpi(source: string, from: number, to: number, opts: { useCache?: boolean } = {}): Promise<KpiFigures> {

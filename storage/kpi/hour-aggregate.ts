@@ -145,7 +145,6 @@ export class HourAggregate {
   }
 }
 
-
 /** A RankedSource over a key table: the best 256 by a partial selection, deeper levels from a full ranking made on demand. */
 export function keyTableSource(table: KeyTable, metric: Metric): RankedSource {
   let full: Level[] | undefined;

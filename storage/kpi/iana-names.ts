@@ -10,7 +10,15 @@ const udp = names.services.udp as Record<string, string>;
 const keywords = names.protocols as Record<string, string>;
 
 /** The names api.md uses for the protocols it lists. */
-const API_NAMES: Readonly<Record<number, string>> = { 1: 'ICMP', 6: 'TCP', 17: 'UDP', 47: 'GRE', 50: 'ESP', 58: 'ICMPv6', 112: 'VRRP' };
+const API_NAMES: Readonly<Record<number, string>> = {
+  1: 'ICMP',
+  6: 'TCP',
+  17: 'UDP',
+  47: 'GRE',
+  50: 'ESP',
+  58: 'ICMPv6',
+  112: 'VRRP',
+};
 
 /** IANA service name of a port (TCP's, else UDP's), or "" when it has none. */
 export function serviceName(port: number): string {

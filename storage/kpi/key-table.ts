@@ -150,7 +150,12 @@ export class KeyTable {
 
   /** Every key with its counters, in no particular order (cut into levels by levels.ts). */
   rows(): RankedRows {
-    const out: RankedRows = { keyWidth: 16, length: this.size, keys: new Uint8Array(this.size * 16), vals: new Float64Array(this.size * 3) };
+    const out: RankedRows = {
+      keyWidth: 16,
+      length: this.size,
+      keys: new Uint8Array(this.size * 16),
+      vals: new Float64Array(this.size * 3),
+    };
     const bytes = new Uint8Array(this.w.buffer);
     const f = this.f;
     let n = 0;

@@ -54,7 +54,13 @@ export async function aggregateFiles(
   const agg = new HourAggregate();
   let blocks = 0;
   const every = opts.yieldEvery ?? 0;
-  for (const batch of scanFlows(files, { from: opts.from, to: opts.to, columns: AGGREGATE_COLUMNS, stats: opts.stats, onError: opts.onError })) {
+  for (const batch of scanFlows(files, {
+    from: opts.from,
+    to: opts.to,
+    columns: AGGREGATE_COLUMNS,
+    stats: opts.stats,
+    onError: opts.onError,
+  })) {
     agg.add(batch);
     if (every > 0 && ++blocks % every === 0) await yieldToLoop();
   }
@@ -112,7 +118,15 @@ export class KpiBuilder {
     } catch {
       return Promise.resolve(false); // gone already (retention, or reopened for late rows)
     }
-    return this.buildHour({ path: e.path, name: basename(e.path), source: e.source, hourStart: e.hourStart, hourEnd: e.hourEnd, kind: 'sealed', size });
+    return this.buildHour({
+      path: e.path,
+      name: basename(e.path),
+      source: e.source,
+      hourStart: e.hourStart,
+      hourEnd: e.hourEnd,
+      kind: 'sealed',
+      size,
+    });
   }
 
   private async build(file: CaptureFileInfo): Promise<boolean> {
@@ -126,7 +140,8 @@ export class KpiBuilder {
     const agg = await aggregateFiles([file], {
       stats: this.stats,
       yieldEvery: this.opts.yieldEvery ?? 1,
-      onError: (err) => this.opts.log?.warn({ err: err.message, path: file.path }, 'damaged capture data skipped while building the KPI cache'),
+      onError: (err) =>
+        this.opts.log?.warn({ err: err.message, path: file.path }, 'damaged capture data skipped while building the KPI cache'),
     });
     if (this.stats.corruptFiles > before) return false;
     this.cache.put(hourEntry(file, agg));
@@ -147,7 +162,12 @@ export class KpiBuilder {
    */
   sync(
     source: string,
-    opts: { from?: number; to?: number; force?: boolean; onProgress?: (done: number, total: number, file: CaptureFileInfo) => void } = {},
+    opts: {
+      from?: number;
+      to?: number;
+      force?: boolean;
+      onProgress?: (done: number, total: number, file: CaptureFileInfo) => void;
+    } = {},
   ): Promise<SyncResult> {
     return this.serial(async () => {
       const from = opts.from ?? -Infinity;

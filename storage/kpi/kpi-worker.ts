@@ -29,7 +29,8 @@ export interface BuildResponse {
 }
 
 /** Every answer; `open-*` requests are answered with `value`. */
-export type WorkerResponse = BuildResponse | { id: number; value: OpenHourSnapshot | OpenHourLevel | 'stale' | undefined; error?: string };
+export type WorkerResponse =
+  BuildResponse | { id: number; value: OpenHourSnapshot | OpenHourLevel | 'stale' | undefined; error?: string };
 
 /** How often tracked open hours are brought up to date when nobody asks. */
 const BACKGROUND_EVERY_MS = 1000;
@@ -77,7 +78,13 @@ parentPort?.on('message', (req: WorkerRequest) => {
           parentPort!.postMessage(res);
         })
         .catch((err: unknown) => {
-          const res: BuildResponse = { id: req.id, stored: false, corruptFiles: stats.corruptFiles, corruptBlocks: stats.corruptBlocks, error: String(err) };
+          const res: BuildResponse = {
+            id: req.id,
+            stored: false,
+            corruptFiles: stats.corruptFiles,
+            corruptBlocks: stats.corruptBlocks,
+            error: String(err),
+          };
           parentPort!.postMessage(res);
         });
       return;

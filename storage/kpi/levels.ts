@@ -52,7 +52,9 @@ function emptyRows(keyWidth: number, n: number): RankedRows {
 export function sortRows(rows: RankedRows, metric: Metric): RankedRows {
   const w = rows.keyWidth;
   const idx = Array.from({ length: rows.length }, (_, i) => i);
-  idx.sort((x, y) => rows.vals[y * 3 + metric]! - rows.vals[x * 3 + metric]! || compareKeys(rows.keys, x * w, rows.keys, y * w, w));
+  idx.sort(
+    (x, y) => rows.vals[y * 3 + metric]! - rows.vals[x * 3 + metric]! || compareKeys(rows.keys, x * w, rows.keys, y * w, w),
+  );
   const out = emptyRows(w, rows.length);
   idx.forEach((from, to) => {
     out.keys.set(rows.keys.subarray(from * w, from * w + w), to * w);

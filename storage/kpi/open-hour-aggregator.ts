@@ -128,7 +128,10 @@ export class OpenHourAggregator {
           this.counters.blocksAdded++;
         } catch (err) {
           this.counters.blocksDamaged++;
-          this.opts.log?.warn({ err: (err as Error).message, path, block: i }, 'damaged block of an open hour left out of its KPIs');
+          this.opts.log?.warn(
+            { err: (err as Error).message, path, block: i },
+            'damaged block of an open hour left out of its KPIs',
+          );
         }
         if (performance.now() >= until) break;
       }
@@ -204,7 +207,8 @@ export class OpenHourAggregator {
 export async function catchUpTracked(agg: OpenHourAggregator, unwatchedMs: number, sliceMs = 20): Promise<void> {
   while (!agg.backgroundStep(sliceMs, true)) await yieldToLoop();
   const until = performance.now() + unwatchedMs;
-  while (performance.now() < until && !agg.backgroundStep(Math.min(sliceMs, until - performance.now()), false)) await yieldToLoop();
+  while (performance.now() < until && !agg.backgroundStep(Math.min(sliceMs, until - performance.now()), false))
+    await yieldToLoop();
 }
 
 /** OpenHours over an aggregator in this thread (tests, and a build without the compiled worker). */

@@ -85,12 +85,14 @@ function encodeRows(rows: RankedRows): Buffer {
 }
 
 function decodeRows(data: Buffer, n: number, keyWidth: number): RankedRows {
-  if (data.length !== n * keyWidth + n * 24) throw new Error(`kpi level blob has ${data.length} bytes, expected ${n * (keyWidth + 24)}`);
+  if (data.length !== n * keyWidth + n * 24)
+    throw new Error(`kpi level blob has ${data.length} bytes, expected ${n * (keyWidth + 24)}`);
   const keys = new Uint8Array(n * keyWidth);
   keys.set(data.subarray(0, n * keyWidth));
   const vals = new Float64Array(n * 3);
   const from = data.subarray(n * keyWidth);
-  if (LITTLE_ENDIAN) new Uint8Array(vals.buffer).set(from); // one copy into aligned memory
+  if (LITTLE_ENDIAN)
+    new Uint8Array(vals.buffer).set(from); // one copy into aligned memory
   else for (let i = 0; i < n * 3; i++) vals[i] = from.readDoubleLE(i * 8);
   return { keyWidth, length: n, keys, vals };
 }
@@ -141,7 +143,9 @@ export class SqliteKpiCache implements KpiCache {
         `INSERT OR REPLACE INTO kpi_hour (source, hour_start, file, file_size, flows, bytes, packets, rst_flows, built_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      putProto: this.db.prepare(`INSERT INTO kpi_proto (source, hour_start, proto, flows, bytes, packets) VALUES (?, ?, ?, ?, ?, ?)`),
+      putProto: this.db.prepare(
+        `INSERT INTO kpi_proto (source, hour_start, proto, flows, bytes, packets) VALUES (?, ?, ?, ?, ?, ?)`,
+      ),
       putLevel: this.db.prepare(
         `INSERT INTO kpi_level (source, hour_start, dim, level, rows, next, codec, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
@@ -171,13 +175,32 @@ export class SqliteKpiCache implements KpiCache {
   private readonly putTx = (entry: HourEntry): void => {
     const { source, hourStart } = entry;
     this.dropNow(source, hourStart);
-    this.q.putHour.run(source, hourStart, entry.file, entry.fileSize, entry.flows, entry.bytes, entry.packets, entry.rstFlows, this.now());
+    this.q.putHour.run(
+      source,
+      hourStart,
+      entry.file,
+      entry.fileSize,
+      entry.flows,
+      entry.bytes,
+      entry.packets,
+      entry.rstFlows,
+      this.now(),
+    );
     for (const p of entry.protocols) this.q.putProto.run(source, hourStart, p.proto, p.flows, p.bytes, p.packets);
     for (const dim of Object.keys(KEY_WIDTH) as Dimension[]) {
       entry.levels[dim].forEach((lvl, k) => {
         const raw = encodeRows(lvl.rows);
         const codec = k === 0 ? RAW : DEFLATE;
-        this.q.putLevel.run(source, hourStart, dim, k, lvl.rows.length, lvl.next, codec, codec === RAW ? raw : deflateRawSync(raw, { level: 1 }));
+        this.q.putLevel.run(
+          source,
+          hourStart,
+          dim,
+          k,
+          lvl.rows.length,
+          lvl.next,
+          codec,
+          codec === RAW ? raw : deflateRawSync(raw, { level: 1 }),
+        );
       });
     }
   };

@@ -70,7 +70,13 @@ export interface MergeStats {
 }
 
 /** The exact top `n` keys by `metric` summed over `sources`, best first, ties by key bytes ascending. */
-export async function mergeTop(sources: readonly RankedSource[], metric: Metric, n: number, keyWidth: number, stats?: MergeStats): Promise<RankedRows> {
+export async function mergeTop(
+  sources: readonly RankedSource[],
+  metric: Metric,
+  n: number,
+  keyWidth: number,
+  stats?: MergeStats,
+): Promise<RankedRows> {
   const states: SourceState[] = sources.map((src) => ({ src, seen: [], next: 0, levels: 0, done: false }));
   const acc = new Map<string, Acc>();
   const read = async (s: SourceState): Promise<void> => {
@@ -136,7 +142,12 @@ function proven(all: Acc[], top: Acc[], n: number, sumT: number, metric: Metric,
 }
 
 function toRows(top: Acc[], keyWidth: number): RankedRows {
-  const out: RankedRows = { keyWidth, length: top.length, keys: new Uint8Array(top.length * keyWidth), vals: new Float64Array(top.length * 3) };
+  const out: RankedRows = {
+    keyWidth,
+    length: top.length,
+    keys: new Uint8Array(top.length * keyWidth),
+    vals: new Float64Array(top.length * 3),
+  };
   top.forEach((a, i) => {
     out.keys.set(a.key, i * keyWidth);
     out.vals.set(a.vals, i * 3);

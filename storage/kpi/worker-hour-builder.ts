@@ -20,7 +20,10 @@ export interface WorkerHourBuilder {
 }
 
 /** Starts the worker writing to the cache at `dbPath`, or undefined when there is no compiled worker script. */
-export function startWorkerHourBuilder(dbPath: string, script = new URL('./kpi-worker.js', import.meta.url)): WorkerHourBuilder | undefined {
+export function startWorkerHourBuilder(
+  dbPath: string,
+  script = new URL('./kpi-worker.js', import.meta.url),
+): WorkerHourBuilder | undefined {
   if (!existsSync(fileURLToPath(script))) return undefined;
   const worker = new Worker(script, { workerData: { dbPath } });
   // Builds are rare (one per sealed hour): the worker must not keep the process alive by itself.
@@ -59,7 +62,8 @@ export function startWorkerHourBuilder(dbPath: string, script = new URL('./kpi-w
         return valueOf(await ask({ t: 'open-snapshot', id: next++, path })) as OpenHourSnapshot | undefined;
       },
       async level(path, dim, level, version) {
-        return valueOf(await ask({ t: 'open-level', id: next++, path, dim, level, version })) as OpenHourLevel | undefined | 'stale';
+        return valueOf(await ask({ t: 'open-level', id: next++, path, dim, level, version })) as
+          OpenHourLevel | undefined | 'stale';
       },
       track(paths) {
         if (!failed) worker.postMessage({ t: 'open-track', paths: [...paths] } satisfies WorkerRequest);

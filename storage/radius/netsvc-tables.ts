@@ -26,7 +26,13 @@ const TYPES: Record<Dialect, Types> = {
     // No explicit collation: the tables take the database default, as FreeRADIUS's do, so names compare alike.
     suffix: ' ENGINE=InnoDB',
   },
-  postgres: { id: 'serial PRIMARY KEY', text: (n) => `varchar(${n})`, datetime: 'timestamp', decimal: 'numeric(14,2)', suffix: '' },
+  postgres: {
+    id: 'serial PRIMARY KEY',
+    text: (n) => `varchar(${n})`,
+    datetime: 'timestamp',
+    decimal: 'numeric(14,2)',
+    suffix: '',
+  },
   sqlite: { id: 'INTEGER PRIMARY KEY AUTOINCREMENT', text: () => 'TEXT', datetime: 'TEXT', decimal: 'TEXT', suffix: '' },
 };
 

@@ -64,9 +64,14 @@ export function checkQuotaPurchase(p: NewQuotaPurchase, createBy: string, timeZo
   text('remarks', p.remarks ?? '', false);
   text('create_by', createBy, true);
   const currency = p.currency.toUpperCase();
-  if (!CURRENCY.test(currency)) invalid('currency', `currency '${p.currency}' is not an ISO 4217 code of three letters (EUR, USD, …).`);
-  if (!AMOUNT.test(p.amount)) invalid('amount', `amount '${p.amount}' is not a decimal >= 0 with at most two places (5, 5.5, 20.50).`);
-  if (!/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(p.transaction_time) || !DateTime.fromFormat(p.transaction_time, WALL, { zone: timeZone }).isValid) {
+  if (!CURRENCY.test(currency))
+    invalid('currency', `currency '${p.currency}' is not an ISO 4217 code of three letters (EUR, USD, …).`);
+  if (!AMOUNT.test(p.amount))
+    invalid('amount', `amount '${p.amount}' is not a decimal >= 0 with at most two places (5, 5.5, 20.50).`);
+  if (
+    !/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(p.transaction_time) ||
+    !DateTime.fromFormat(p.transaction_time, WALL, { zone: timeZone }).isValid
+  ) {
     invalid('transaction_time', `transaction_time '${p.transaction_time}' is not a time YYYY-MM-DD HH:MM:SS.`);
   }
   const profiles = splitProfiles(p.user_profiles ?? '').join(', ');

@@ -88,7 +88,16 @@ const isAuthAttribute = (name: string): boolean =>
   AUTH_ATTRIBUTES.some((a) => a.toLowerCase() === name.toLowerCase()) || /-password$/i.test(name);
 
 /** FreeRADIUS's tables the hotspot area reads or writes. */
-const FREERADIUS_TABLES = ['radcheck', 'radreply', 'radgroupcheck', 'radgroupreply', 'radusergroup', 'radacct', 'radpostauth', 'nas'];
+const FREERADIUS_TABLES = [
+  'radcheck',
+  'radreply',
+  'radgroupcheck',
+  'radgroupreply',
+  'radusergroup',
+  'radacct',
+  'radpostauth',
+  'nas',
+];
 /** Node socket errors (mysql2 and pg pass them on as they are): the server cannot be reached at all. */
 
 /** What the client is told when the database refused one of its values; no parameter is named, the database does not say which. */
@@ -209,7 +218,9 @@ export abstract class SqlRadiusStore implements RadiusStore {
     if (to === undefined) return undefined;
     const end = Math.floor(to / 1000) * 1000 + 1000;
     const past = (t: DateTime) => t.year > 9999;
-    return past(DateTime.fromMillis(end, { zone: this.timeZone })) || past(DateTime.fromMillis(end, { zone: 'UTC' })) ? undefined : end;
+    return past(DateTime.fromMillis(end, { zone: this.timeZone })) || past(DateTime.fromMillis(end, { zone: 'UTC' }))
+      ? undefined
+      : end;
   }
 
   /** Text of a netsvc datetime column as read (`YYYY-MM-DD HH:MM:SS`). */
@@ -239,9 +250,14 @@ export abstract class SqlRadiusStore implements RadiusStore {
   private async classified(err: unknown): Promise<unknown> {
     if (err instanceof RadiusStoreError) return err;
     const unreachable = (cause: unknown) =>
-      new RadiusStoreError('unavailable', `the RADIUS database cannot be reached: ${(cause as Error)?.message ?? String(cause)}`, { cause });
+      new RadiusStoreError(
+        'unavailable',
+        `the RADIUS database cannot be reached: ${(cause as Error)?.message ?? String(cause)}`,
+        { cause },
+      );
     if (err instanceof SqlUnavailableError) {
-      if (err.reason === 'disk_full') return new RadiusStoreError('storage_full', `the RADIUS database has no space left: ${err.message}`, { cause: err });
+      if (err.reason === 'disk_full')
+        return new RadiusStoreError('storage_full', `the RADIUS database has no space left: ${err.message}`, { cause: err });
       return unreachable(err);
     }
     // The client's value, refused where the API did not foresee it: a 400, the driver's words (which may quote the value) kept in `cause`.
@@ -343,7 +359,9 @@ export abstract class SqlRadiusStore implements RadiusStore {
   }
 
   private async ensureRejectGroup(db: SqlClient): Promise<void> {
-    const rows = await db.query(`SELECT 1 AS x FROM radgroupcheck WHERE groupname = ? AND attribute = 'Auth-Type'`, [this.disabledGroup]);
+    const rows = await db.query(`SELECT 1 AS x FROM radgroupcheck WHERE groupname = ? AND attribute = 'Auth-Type'`, [
+      this.disabledGroup,
+    ]);
     if (!rows.length) {
       await db.execute(`INSERT INTO radgroupcheck (groupname, attribute, op, value) VALUES (?, 'Auth-Type', ':=', 'Reject')`, [
         this.disabledGroup,
@@ -354,7 +372,9 @@ export abstract class SqlRadiusStore implements RadiusStore {
   private async ensureFallThrough(db: SqlClient, group: string): Promise<void> {
     const rows = await db.query(`SELECT value FROM radgroupreply WHERE groupname = ? AND attribute = 'Fall-Through'`, [group]);
     if (!rows.length) {
-      await db.execute(`INSERT INTO radgroupreply (groupname, attribute, op, value) VALUES (?, 'Fall-Through', '=', 'Yes')`, [group]);
+      await db.execute(`INSERT INTO radgroupreply (groupname, attribute, op, value) VALUES (?, 'Fall-Through', '=', 'Yes')`, [
+        group,
+      ]);
     }
   }
 
@@ -363,7 +383,10 @@ export abstract class SqlRadiusStore implements RadiusStore {
     if (disabled) {
       await this.ensureRejectGroup(db);
       // Priority 0: FreeRADIUS reads groups by ascending priority, so the reject group always applies first.
-      await db.execute(`INSERT INTO radusergroup (username, groupname, priority) VALUES (?, ?, 0)`, [username, this.disabledGroup]);
+      await db.execute(`INSERT INTO radusergroup (username, groupname, priority) VALUES (?, ?, 0)`, [
+        username,
+        this.disabledGroup,
+      ]);
     }
   }
 
@@ -371,7 +394,11 @@ export abstract class SqlRadiusStore implements RadiusStore {
     await db.execute(`DELETE FROM radusergroup WHERE username = ? AND groupname <> ?`, [username, this.disabledGroup]);
     let priority = 1;
     for (const profile of profiles) {
-      await db.execute(`INSERT INTO radusergroup (username, groupname, priority) VALUES (?, ?, ?)`, [username, profile, priority++]);
+      await db.execute(`INSERT INTO radusergroup (username, groupname, priority) VALUES (?, ?, ?)`, [
+        username,
+        profile,
+        priority++,
+      ]);
     }
   }
 
@@ -453,7 +480,11 @@ export abstract class SqlRadiusStore implements RadiusStore {
   }
 
   private async touch(db: SqlClient, id: number, actor: Actor): Promise<void> {
-    await db.execute(`UPDATE netsvc_userinfo SET updateddate = ?, updatedby = ? WHERE id = ?`, [this.wall(this.now()), actor.name, id]);
+    await db.execute(`UPDATE netsvc_userinfo SET updateddate = ?, updatedby = ? WHERE id = ?`, [
+      this.wall(this.now()),
+      actor.name,
+      id,
+    ]);
   }
 
   // ---------------------------------------------------------------- schema
@@ -462,10 +493,7 @@ export abstract class SqlRadiusStore implements RadiusStore {
     let createdFreeradiusTables = false;
     if (!(await this.tableExists(this.db, 'radcheck'))) {
       if (!options.createFreeradiusTables) {
-        throw new RadiusStoreError(
-          'schema_missing',
-          "FreeRADIUS's tables are missing (no radcheck)",
-        );
+        throw new RadiusStoreError('schema_missing', "FreeRADIUS's tables are missing (no radcheck)");
       }
       for (const stmt of freeradiusSchemaStatements(this.db.dialect)) await this.db.execute(stmt);
       createdFreeradiusTables = true;
@@ -523,7 +551,8 @@ export abstract class SqlRadiusStore implements RadiusStore {
   async createUser(user: NewUser, actor: Actor): Promise<UserStamp> {
     return this.guarded(async () => {
       const username = usernameFor(user.usertype, user.username);
-      if (user.usertype === 'user' && !user.password) throw new RadiusStoreError('invalid', "Missing required parameter 'password'.", { param: 'password' });
+      if (user.usertype === 'user' && !user.password)
+        throw new RadiusStoreError('invalid', "Missing required parameter 'password'.", { param: 'password' });
       const taken = (): RadiusStoreError => new RadiusStoreError('username_taken', `Username '${username}' already exists.`);
       const created = this.wall(this.now());
       try {
@@ -542,11 +571,17 @@ export abstract class SqlRadiusStore implements RadiusStore {
               user.password,
             ]);
           } else {
-            await db.execute(`INSERT INTO radcheck (username, attribute, op, value) VALUES (?, 'Auth-Type', ':=', 'Accept')`, [username]);
+            await db.execute(`INSERT INTO radcheck (username, attribute, op, value) VALUES (?, 'Auth-Type', ':=', 'Accept')`, [
+              username,
+            ]);
           }
           let priority = 1;
           for (const profile of user.profiles ?? []) {
-            await db.execute(`INSERT INTO radusergroup (username, groupname, priority) VALUES (?, ?, ?)`, [username, profile, priority++]);
+            await db.execute(`INSERT INTO radusergroup (username, groupname, priority) VALUES (?, ?, ?)`, [
+              username,
+              profile,
+              priority++,
+            ]);
           }
           if (user.disabled) await this.setDisabled(db, username, true);
           return { id: String(id), username, createdby: actor.name, createddate: created, updatedby: null, updateddate: null };
@@ -584,19 +619,23 @@ export abstract class SqlRadiusStore implements RadiusStore {
           }
           if (changes.password !== undefined) {
             if (type !== 'user') {
-              throw new RadiusStoreError('invalid', `Invalid parameter 'password': a '${type}' user has no password (it authenticates by Auth-Type := Accept).`, {
-                param: 'password',
-              });
+              throw new RadiusStoreError(
+                'invalid',
+                `Invalid parameter 'password': a '${type}' user has no password (it authenticates by Auth-Type := Accept).`,
+                {
+                  param: 'password',
+                },
+              );
             }
-            const res = await db.execute(`UPDATE radcheck SET value = ?, op = ':=' WHERE username = ? AND attribute = 'Cleartext-Password'`, [
-              changes.password,
-              username,
-            ]);
+            const res = await db.execute(
+              `UPDATE radcheck SET value = ?, op = ':=' WHERE username = ? AND attribute = 'Cleartext-Password'`,
+              [changes.password, username],
+            );
             if (res.affectedRows === 0) {
-              await db.execute(`INSERT INTO radcheck (username, attribute, op, value) VALUES (?, 'Cleartext-Password', ':=', ?)`, [
-                username,
-                changes.password,
-              ]);
+              await db.execute(
+                `INSERT INTO radcheck (username, attribute, op, value) VALUES (?, 'Cleartext-Password', ':=', ?)`,
+                [username, changes.password],
+              );
             }
           }
           const fields = INFO_FIELDS.filter((f) => changes[f] !== undefined);
@@ -615,7 +654,8 @@ export abstract class SqlRadiusStore implements RadiusStore {
           return (await this.readDetail(db, id))!;
         });
       } catch (err) {
-        if (this.isUniqueViolation(err)) throw new RadiusStoreError('username_taken', `Username '${renameTo ?? changes.username}' already exists.`);
+        if (this.isUniqueViolation(err))
+          throw new RadiusStoreError('username_taken', `Username '${renameTo ?? changes.username}' already exists.`);
         throw err;
       }
     });
@@ -646,8 +686,14 @@ export abstract class SqlRadiusStore implements RadiusStore {
         if (existing.some((g) => this.nameKey(g.groupname) === this.nameKey(profile))) {
           throw new RadiusStoreError('profile_attached', `User '${row.username}' already has profile '${profile}'.`);
         }
-        const top = existing.filter((g) => !this.isDisabledGroup(g.groupname)).reduce((m, g) => Math.max(m, Number(g.priority)), 0);
-        await db.execute(`INSERT INTO radusergroup (username, groupname, priority) VALUES (?, ?, ?)`, [row.username, profile, top + 1]);
+        const top = existing
+          .filter((g) => !this.isDisabledGroup(g.groupname))
+          .reduce((m, g) => Math.max(m, Number(g.priority)), 0);
+        await db.execute(`INSERT INTO radusergroup (username, groupname, priority) VALUES (?, ?, ?)`, [
+          row.username,
+          profile,
+          top + 1,
+        ]);
         await this.touch(db, id, actor);
         return { username: row.username, profile: await this.profileList(db, row.username), changed: true };
       });
@@ -684,13 +730,16 @@ export abstract class SqlRadiusStore implements RadiusStore {
          ORDER BY g.groupname LIMIT ? OFFSET ?`,
         [this.disabledGroup, page.perPage + 1, offsetOf(page)],
       );
-      return rows.filter((r) => !this.isDisabledGroup(r.groupname)).map((r) => ({ groupname: r.groupname, description: str(r.description) }));
+      return rows
+        .filter((r) => !this.isDisabledGroup(r.groupname))
+        .map((r) => ({ groupname: r.groupname, description: str(r.description) }));
     });
   }
 
   async profileUsers(profile: string, page: PageRequest): Promise<ProfileUserRecord[]> {
     return this.guarded(async () => {
-      if (!(await this.profileExists(this.db, profile))) throw new RadiusStoreError('profile_not_found', `Profile '${profile}' not found.`);
+      if (!(await this.profileExists(this.db, profile)))
+        throw new RadiusStoreError('profile_not_found', `Profile '${profile}' not found.`);
       const rows = await this.db.query<Row>(
         `SELECT u.id AS id, g.username AS username, u.firstname AS firstname, u.lastname AS lastname, g.groupname AS groupname, g.priority AS priority
          FROM radusergroup g LEFT JOIN netsvc_userinfo u ON u.username = g.username
@@ -710,14 +759,26 @@ export abstract class SqlRadiusStore implements RadiusStore {
 
   async saveProfile(name: string, description: string | undefined): Promise<ProfileRecord> {
     return this.guarded(async () => {
-      if (this.isDisabledGroup(name)) throw new RadiusStoreError('invalid', `Profile name '${name}' is reserved for disabled users.`, { param: 'name' });
+      if (this.isDisabledGroup(name))
+        throw new RadiusStoreError('invalid', `Profile name '${name}' is reserved for disabled users.`, { param: 'name' });
       return this.tx(async (db) => {
         const now = this.wall(this.now());
-        const rows = await db.query<{ description: string }>(`SELECT description FROM netsvc_profile WHERE groupname = ?${this.lockClause}`, [name]);
+        const rows = await db.query<{ description: string }>(
+          `SELECT description FROM netsvc_profile WHERE groupname = ?${this.lockClause}`,
+          [name],
+        );
         if (!rows.length) {
-          await db.execute(`INSERT INTO netsvc_profile (groupname, description, createddate) VALUES (?, ?, ?)`, [name, description ?? '', now]);
+          await db.execute(`INSERT INTO netsvc_profile (groupname, description, createddate) VALUES (?, ?, ?)`, [
+            name,
+            description ?? '',
+            now,
+          ]);
         } else if (description !== undefined) {
-          await db.execute(`UPDATE netsvc_profile SET description = ?, updateddate = ? WHERE groupname = ?`, [description, now, name]);
+          await db.execute(`UPDATE netsvc_profile SET description = ?, updateddate = ? WHERE groupname = ?`, [
+            description,
+            now,
+            name,
+          ]);
         }
         await this.ensureFallThrough(db, name);
         return { groupname: name, description: description ?? str(rows[0]?.description) };
@@ -728,9 +789,17 @@ export abstract class SqlRadiusStore implements RadiusStore {
   async describeProfile(name: string): Promise<ProfileDescription | undefined> {
     return this.guarded(async () => {
       if (!(await this.profileExists(this.db, name))) return undefined;
-      const [desc] = await this.db.query<{ description: string }>(`SELECT description FROM netsvc_profile WHERE groupname = ?`, [name]);
-      const check = await this.db.query<Row>(`SELECT id, attribute, op, value FROM radgroupcheck WHERE groupname = ? ORDER BY id`, [name]);
-      const reply = await this.db.query<Row>(`SELECT id, attribute, op, value FROM radgroupreply WHERE groupname = ? ORDER BY id`, [name]);
+      const [desc] = await this.db.query<{ description: string }>(`SELECT description FROM netsvc_profile WHERE groupname = ?`, [
+        name,
+      ]);
+      const check = await this.db.query<Row>(
+        `SELECT id, attribute, op, value FROM radgroupcheck WHERE groupname = ? ORDER BY id`,
+        [name],
+      );
+      const reply = await this.db.query<Row>(
+        `SELECT id, attribute, op, value FROM radgroupreply WHERE groupname = ? ORDER BY id`,
+        [name],
+      );
       const [members] = await this.db.query<{ n: number }>(`SELECT COUNT(*) AS n FROM radusergroup WHERE groupname = ?`, [name]);
       const rowsOf = (rows: Row[], table: 'check' | 'reply'): AttributeRow[] =>
         rows.map((r) => ({ id: Number(r.id), table, attribute: str(r.attribute), op: str(r.op), value: str(r.value) }));
@@ -746,7 +815,8 @@ export abstract class SqlRadiusStore implements RadiusStore {
   async setProfileAttribute(name: string, write: AttributeWrite): Promise<AttributeAction> {
     return this.guarded(async () => {
       return this.tx(async (db) => {
-        if (!(await this.profileExists(db, name))) throw new RadiusStoreError('profile_not_found', `Profile '${name}' not found.`);
+        if (!(await this.profileExists(db, name)))
+          throw new RadiusStoreError('profile_not_found', `Profile '${name}' not found.`);
         await this.ensureFallThrough(db, name);
         const table = write.table === 'check' ? 'radgroupcheck' : 'radgroupreply';
         return this.writeAttribute(db, table, 'groupname', name, write);
@@ -776,16 +846,31 @@ export abstract class SqlRadiusStore implements RadiusStore {
     );
     if (write.multiple) {
       if (rows.some((r) => str(r.value) === write.value)) return 'unchanged';
-      await db.execute(`INSERT INTO ${table} (${owner}, attribute, op, value) VALUES (?, ?, ?, ?)`, [who, write.attribute, write.op, write.value]);
+      await db.execute(`INSERT INTO ${table} (${owner}, attribute, op, value) VALUES (?, ?, ?, ?)`, [
+        who,
+        write.attribute,
+        write.op,
+        write.value,
+      ]);
       return 'added';
     }
     if (rows.length === 1 && str(rows[0]!.value) === write.value && str(rows[0]!.op) === write.op) return 'unchanged';
     if (rows.length) {
       await db.execute(`UPDATE ${table} SET op = ?, value = ? WHERE id = ?`, [write.op, write.value, rows[0]!.id]);
-      if (rows.length > 1) await db.execute(`DELETE FROM ${table} WHERE ${owner} = ? AND attribute = ? AND id <> ?`, [who, write.attribute, rows[0]!.id]);
+      if (rows.length > 1)
+        await db.execute(`DELETE FROM ${table} WHERE ${owner} = ? AND attribute = ? AND id <> ?`, [
+          who,
+          write.attribute,
+          rows[0]!.id,
+        ]);
       return 'updated';
     }
-    await db.execute(`INSERT INTO ${table} (${owner}, attribute, op, value) VALUES (?, ?, ?, ?)`, [who, write.attribute, write.op, write.value]);
+    await db.execute(`INSERT INTO ${table} (${owner}, attribute, op, value) VALUES (?, ?, ?, ?)`, [
+      who,
+      write.attribute,
+      write.op,
+      write.value,
+    ]);
     return 'added';
   }
 
@@ -823,7 +908,9 @@ export abstract class SqlRadiusStore implements RadiusStore {
         const actions: AttributeAction[] = [];
         for (const w of writes) {
           if (isAuthAttribute(w.attribute)) {
-            throw new RadiusStoreError('invalid', `Attribute '${w.attribute}' is managed by the user record.`, { param: 'attribute' });
+            throw new RadiusStoreError('invalid', `Attribute '${w.attribute}' is managed by the user record.`, {
+              param: 'attribute',
+            });
           }
           actions.push(await this.writeAttribute(db, w.table === 'check' ? 'radcheck' : 'radreply', 'username', row.username, w));
         }
@@ -833,7 +920,11 @@ export abstract class SqlRadiusStore implements RadiusStore {
     });
   }
 
-  async unsetUserAttributes(id: number, items: Array<{ attribute: string; table: 'check' | 'reply' }>, actor: Actor): Promise<number[]> {
+  async unsetUserAttributes(
+    id: number,
+    items: Array<{ attribute: string; table: 'check' | 'reply' }>,
+    actor: Actor,
+  ): Promise<number[]> {
     return this.guarded(async () => {
       return this.tx(async (db) => {
         const row = await this.lockUser(db, id);
@@ -844,7 +935,10 @@ export abstract class SqlRadiusStore implements RadiusStore {
             continue;
           }
           const table = item.table === 'check' ? 'radcheck' : 'radreply';
-          const res = await db.execute(`DELETE FROM ${table} WHERE username = ? AND attribute = ?`, [row.username, item.attribute]);
+          const res = await db.execute(`DELETE FROM ${table} WHERE username = ? AND attribute = ?`, [
+            row.username,
+            item.attribute,
+          ]);
           counts.push(res.affectedRows);
         }
         if (counts.some((n) => n > 0)) await this.touch(db, id, actor);
@@ -992,11 +1086,10 @@ export abstract class SqlRadiusStore implements RadiusStore {
       const end = this.endOfSecond(filter.to);
       if (end !== undefined) c.add('authdate < ?', this.authdateParam(end));
       // Newest first by id: FreeRADIUS inserts in arrival order, and the primary key needs no extra index.
-      const rows = await this.db.query<Row>(`SELECT id, username, reply, authdate FROM radpostauth ${c.where} ORDER BY id DESC LIMIT ? OFFSET ?`, [
-        ...c.params,
-        page.perPage + 1,
-        offsetOf(page),
-      ]);
+      const rows = await this.db.query<Row>(
+        `SELECT id, username, reply, authdate FROM radpostauth ${c.where} ORDER BY id DESC LIMIT ? OFFSET ?`,
+        [...c.params, page.perPage + 1, offsetOf(page)],
+      );
       return rows.map((r) => ({
         id: num(r.id),
         username: str(r.username),
@@ -1021,7 +1114,8 @@ export abstract class SqlRadiusStore implements RadiusStore {
       if (filter.username !== undefined) c.add('username = ?', filter.username);
       if (filter.plan_name !== undefined) c.add('plan_name = ?', filter.plan_name);
       if (filter.user_profiles !== undefined) c.add('user_profiles = ?', filter.user_profiles);
-      if (filter.remarks !== undefined) c.add(`remarks ${this.ilike} ? ESCAPE '!'`, `%${filter.remarks.replace(/[!%_]/g, '!$&')}%`);
+      if (filter.remarks !== undefined)
+        c.add(`remarks ${this.ilike} ? ESCAPE '!'`, `%${filter.remarks.replace(/[!%_]/g, '!$&')}%`);
       if (filter.from !== undefined) c.add('transaction_time >= ?', this.wall(filter.from));
       const end = this.endOfSecond(filter.to);
       if (end !== undefined) c.add('transaction_time < ?', this.wall(end));
@@ -1055,7 +1149,8 @@ export abstract class SqlRadiusStore implements RadiusStore {
       // Like daloRADIUS, which bills only users it knows. A MAC typed in another notation finds the MAC user.
       const mac = normaliseMac(p.username);
       const username =
-        (await this.storedUsername(this.db, p.username)) ?? (mac && mac !== p.username ? await this.storedUsername(this.db, mac) : undefined);
+        (await this.storedUsername(this.db, p.username)) ??
+        (mac && mac !== p.username ? await this.storedUsername(this.db, mac) : undefined);
       if (username === undefined) throw new RadiusStoreError('user_not_found', `User '${p.username}' not found.`);
       await this.requireProfiles(this.db, splitProfiles(p.user_profiles ?? ''));
       const createAt = this.wall(this.now());
@@ -1064,7 +1159,17 @@ export abstract class SqlRadiusStore implements RadiusStore {
         this.db,
         `INSERT INTO netsvc_quota_purchase (transaction_time, username, plan_name, currency, amount, user_profiles, remarks, create_by, create_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [p.transaction_time, username, p.plan_name, p.currency, p.amount, p.user_profiles ?? '', p.remarks ?? '', actor.name, createAt],
+        [
+          p.transaction_time,
+          username,
+          p.plan_name,
+          p.currency,
+          p.amount,
+          p.user_profiles ?? '',
+          p.remarks ?? '',
+          actor.name,
+          createAt,
+        ],
       );
       const [row] = await this.db.query<Row>(
         `SELECT id, transaction_time, username, plan_name, currency, amount, user_profiles, remarks, create_by, create_at FROM netsvc_quota_purchase WHERE id = ?`,

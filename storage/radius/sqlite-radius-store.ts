@@ -27,12 +27,16 @@ export class SqliteRadiusStore extends SqlRadiusStore {
   }
 
   protected async tableExists(db: SqlClient, name: string): Promise<boolean> {
-    const rows = await db.query<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?", [name]);
+    const rows = await db.query<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?", [
+      name,
+    ]);
     return Number(rows[0]?.n) > 0;
   }
 
   protected async indexExists(name: string): Promise<boolean> {
-    const rows = await this.db.query<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'index' AND name = ?", [name]);
+    const rows = await this.db.query<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'index' AND name = ?", [
+      name,
+    ]);
     return Number(rows[0]?.n) > 0;
   }
 

@@ -17,15 +17,22 @@ const USERNAME = /^[A-Za-z0-9@._:/-]+$/;
 export function usernameFor(usertype: UserType, name: string): string {
   if (usertype === 'mac') {
     const mac = normaliseMac(name);
-    if (!mac) throw new RadiusStoreError('invalid', `Invalid parameter 'username': '${name}' is not a MAC address.`, { param: 'username' });
+    if (!mac)
+      throw new RadiusStoreError('invalid', `Invalid parameter 'username': '${name}' is not a MAC address.`, {
+        param: 'username',
+      });
     return mac;
   }
   // Tested on the raw value: trimming here would store something else than was checked, or than was asked for.
   if (!USERNAME.test(name)) {
-    throw new RadiusStoreError('invalid', "Invalid parameter 'username': use letters, digits and @ . _ : / - only.", { param: 'username' });
+    throw new RadiusStoreError('invalid', "Invalid parameter 'username': use letters, digits and @ . _ : / - only.", {
+      param: 'username',
+    });
   }
   if (name.length > NAME_MAX) {
-    throw new RadiusStoreError('invalid', `Invalid parameter 'username': must be at most ${NAME_MAX} characters.`, { param: 'username' });
+    throw new RadiusStoreError('invalid', `Invalid parameter 'username': must be at most ${NAME_MAX} characters.`, {
+      param: 'username',
+    });
   }
   return name;
 }

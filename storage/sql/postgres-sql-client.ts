@@ -43,7 +43,8 @@ function unavailableState(code: string): SqlUnavailableError['reason'] | undefin
   if (code === '53100') return 'disk_full';
   if (code === '57014') return 'timeout';
   // Class 08 but 08P01: a protocol violation is a bug of ours (a bind count mismatch), not an outage.
-  if ((code.startsWith('08') && code !== '08P01') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300') return 'unreachable';
+  if ((code.startsWith('08') && code !== '08P01') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300')
+    return 'unreachable';
   return undefined;
 }
 
@@ -64,7 +65,8 @@ export function classifyPostgresError(err: unknown): SqlUnavailableError | undef
     return reason ? new SqlUnavailableError(reason, message, { cause: err }) : undefined;
   }
   const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && UNREACHABLE_ERRNO.has(code)) return new SqlUnavailableError('unreachable', message, { cause: err });
+  if (typeof code === 'string' && UNREACHABLE_ERRNO.has(code))
+    return new SqlUnavailableError('unreachable', message, { cause: err });
   if (code === undefined && err.constructor === Error) return new SqlUnavailableError('unreachable', message, { cause: err });
   return undefined;
 }

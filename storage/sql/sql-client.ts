@@ -94,7 +94,11 @@ export interface SqlTimeouts {
  * (not after the OS's TCP time-out), but statements may run as long as they
  * need (the CLI's migrations and index builds). `serve` passes its own.
  */
-export const UNBOUNDED_SQL_TIMEOUTS: Readonly<SqlTimeouts> = Object.freeze({ connectMs: 5000, statementMs: Infinity, operationMs: Infinity });
+export const UNBOUNDED_SQL_TIMEOUTS: Readonly<SqlTimeouts> = Object.freeze({
+  connectMs: 5000,
+  statementMs: Infinity,
+  operationMs: Infinity,
+});
 
 /**
  * Runs `op` and rejects with SqlUnavailableError `timeout` once `ms` have
@@ -153,9 +157,7 @@ export class DatabaseUrlError extends Error {
 
 /** Parsed form of `sqlite:PATH`, `mysql://…` or `postgres://…`. */
 export type DatabaseTarget =
-  | { dialect: 'sqlite'; path: string }
-  | { dialect: 'mysql'; url: string }
-  | { dialect: 'postgres'; url: string };
+  { dialect: 'sqlite'; path: string } | { dialect: 'mysql'; url: string } | { dialect: 'postgres'; url: string };
 
 /** Tells which database a URL names; `sqlite:` paths are resolved by the caller. */
 export function parseDatabaseUrl(url: string): DatabaseTarget {
@@ -237,11 +239,19 @@ export abstract class PooledSqlClient implements SqlClient {
   protected abstract checkout(): Promise<CheckedOutConnection>;
 
   query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-    return bounded(() => this.base.query<T>(sql, params), this.timeouts.operationMs, (e) => this.classify(e));
+    return bounded(
+      () => this.base.query<T>(sql, params),
+      this.timeouts.operationMs,
+      (e) => this.classify(e),
+    );
   }
 
   execute(sql: string, params?: readonly unknown[]): Promise<ExecResult> {
-    return bounded(() => this.base.execute(sql, params), this.timeouts.operationMs, (e) => this.classify(e));
+    return bounded(
+      () => this.base.execute(sql, params),
+      this.timeouts.operationMs,
+      (e) => this.classify(e),
+    );
   }
 
   transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
@@ -263,7 +273,11 @@ export abstract class PooledSqlClient implements SqlClient {
   async close(): Promise<void> {
     // A server that hangs keeps a pool's end waiting for ever (its goodbye queued behind a stuck
     // statement): a bounded client stops waiting, so a shutdown still reaches the flows.
-    await bounded(() => this.endPool(), this.timeouts.operationMs, () => undefined).catch((err: unknown) => {
+    await bounded(
+      () => this.endPool(),
+      this.timeouts.operationMs,
+      () => undefined,
+    ).catch((err: unknown) => {
       if (!(err instanceof SqlUnavailableError && err.reason === 'timeout')) throw err;
     });
   }

@@ -7,7 +7,12 @@ import type { SqlSyslogStore, SyslogStoreOptions } from './sql-syslog-store.js';
 import { SqliteSyslogStore } from './sqlite-syslog-store.js';
 
 /** A store for `url`; `sqlite:` paths are relative to `baseDir`. Nothing is created: see `SqliteSyslogStore.ensureSchema`. */
-export function openSyslogStore(url: string, baseDir: string, options?: SyslogStoreOptions, timeouts?: SqlTimeouts): SqlSyslogStore {
+export function openSyslogStore(
+  url: string,
+  baseDir: string,
+  options?: SyslogStoreOptions,
+  timeouts?: SqlTimeouts,
+): SqlSyslogStore {
   const client = openSqlClient(url, baseDir, timeouts);
   switch (client.dialect) {
     case 'sqlite':

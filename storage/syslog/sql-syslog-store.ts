@@ -263,7 +263,8 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
       return rows.map((r) => this.toRecord(r));
     } catch (err) {
       if (err instanceof SyslogStoreError) throw err;
-      if (err instanceof SqlInputError) throw new SyslogInputError(`the ${this.dialect} database refused a filter value: ${err.message}`, { cause: err });
+      if (err instanceof SqlInputError)
+        throw new SyslogInputError(`the ${this.dialect} database refused a filter value: ${err.message}`, { cause: err });
       throw new SyslogStoreError(`syslog query failed on ${this.dialect}: ${(err as Error).message}`, { cause: err });
     }
   }
@@ -279,7 +280,8 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
     // With the db-index indexes the database walks an index in page order. Not for a message
     // substring alone, though: that index walk costs one random row read per row it looks at,
     // where the primary-key walk below reads rows in order (measured: 5x faster on MariaDB).
-    const substringOnly = !!filter.message && filter.host === undefined && filter.priority === undefined && filter.tag === undefined;
+    const substringOnly =
+      !!filter.message && filter.host === undefined && filter.priority === undefined && filter.tag === undefined;
     if (info.hasTimeIndex && !substringOnly) return this.exact(cols, where, limit, offset);
     // The walk holds every row up to the page's end in memory, and `page` has no upper bound
     // (api.md): a deep page is left to the database's sort, whose memory the database bounds.
@@ -331,7 +333,12 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
    * IDs read in one statement per round (64 per end), so 10 M rows take two or three round trips;
    * narrowing stops once an end is known to within the window it is widened by anyway.
    */
-  private async idRangeForTime(lo: number, hi: number, startTime?: string, endTime?: string): Promise<{ lo: number; hi: number }> {
+  private async idRangeForTime(
+    lo: number,
+    hi: number,
+    startTime?: string,
+    endTime?: string,
+  ): Promise<{ lo: number; hi: number }> {
     // For each bound, the first ID whose ReceivedAt passes the test lies in [a, b]; b = hi + 1: none does.
     const targets: Array<{ test: (t: string) => boolean; a: number; b: number }> = [];
     if (startTime !== undefined) targets.push({ test: (t) => t >= startTime, a: lo, b: hi + 1 });

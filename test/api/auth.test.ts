@@ -46,7 +46,14 @@ describe('per-area auth', () => {
         cb();
       },
     });
-    auth = new AuthService(store, { key: randomBytes(32), tokenTtlSec: 3600, maxFailures: 10, failureWindowSec: 300, now: () => clock, ...extra });
+    auth = new AuthService(store, {
+      key: randomBytes(32),
+      tokenTtlSec: 3600,
+      maxFailures: 10,
+      failureWindowSec: 300,
+      now: () => clock,
+      ...extra,
+    });
     const app = createApp({
       auth,
       logger: createLogger('info', sink),
@@ -193,7 +200,11 @@ describe('per-area auth', () => {
   it('gives envelopes for unknown routes, malformed JSON and oversized bodies', async () => {
     const notFound = await getJson(`${server.url}/svc/api/nope`);
     expect(notFound).toEqual({ status: 404, body: { status: false, errorMessage: 'Not found: GET /svc/api/nope' } });
-    const malformed = await fetch(`${server.url}/svc/api/netflow/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"api_id": ' });
+    const malformed = await fetch(`${server.url}/svc/api/netflow/auth`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"api_id": ',
+    });
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toMatchObject({ status: false, errorMessage: expect.stringMatching(/JSON/) });
     const missing = await postJson(`${server.url}/svc/api/netflow/auth`, { api_id: 'x' });
@@ -206,11 +217,16 @@ describe('per-area auth', () => {
     expect(big.status).toBe(413);
     expect(await big.json()).toMatchObject({ status: false });
     // A form-encoded or text body: 415, saying what to send instead.
-    const form = await fetch(`${server.url}/svc/api/netflow/auth`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'api_id=x&secret=y' });
+    const form = await fetch(`${server.url}/svc/api/netflow/auth`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'api_id=x&secret=y',
+    });
     expect(form.status).toBe(415);
     expect(await form.json()).toEqual({
       status: false,
-      errorMessage: "Unsupported Media Type: send the body as JSON with Content-Type: application/json (got 'application/x-www-form-urlencoded').",
+      errorMessage:
+        "Unsupported Media Type: send the body as JSON with Content-Type: application/json (got 'application/x-www-form-urlencoded').",
     });
   });
 });
@@ -221,14 +237,22 @@ describe('auth CPU budget', () => {
   let cred: { apiId: string; secret: string };
 
   function service(extra: Partial<AuthOptions> = {}) {
-    return new AuthService(store, { key: randomBytes(32), tokenTtlSec: 3600, maxFailures: 10, failureWindowSec: 300, now: () => clock, ...extra });
+    return new AuthService(store, {
+      key: randomBytes(32),
+      tokenTtlSec: 3600,
+      maxFailures: 10,
+      failureWindowSec: 300,
+      now: () => clock,
+      ...extra,
+    });
   }
 
   /** 'ok', 'busy' (refused by the budget, unhashed), 'limited' (per-address 429) or 'denied' (401). */
   function attempt(auth: AuthService, secret: string, client: string): Promise<string> {
     return auth.login('netflow', cred.apiId, secret, client).then(
       () => 'ok',
-      (err: unknown) => (err instanceof VerifyBusyError ? 'busy' : (err as { status?: number }).status === 429 ? 'limited' : 'denied'),
+      (err: unknown) =>
+        err instanceof VerifyBusyError ? 'busy' : (err as { status?: number }).status === 429 ? 'limited' : 'denied',
     );
   }
 
@@ -291,16 +315,30 @@ describe('auth CPU budget', () => {
     cred = generateCredential();
     store.replaceCredential('acme', 'alice', cred.apiId, await hashSecret(cred.secret));
     const before = auth.counters.verifications;
-    expect(await auth.login('netflow', old.apiId, old.secret, '192.0.2.4').then(() => 'ok', () => 'denied')).toBe('denied');
+    expect(
+      await auth.login('netflow', old.apiId, old.secret, '192.0.2.4').then(
+        () => 'ok',
+        () => 'denied',
+      ),
+    ).toBe('denied');
     expect(await attempt(auth, cred.secret, '192.0.2.4')).toBe('ok');
     expect(auth.counters.verifications).toBe(before + 2);
   });
 
   it('tells the operator why each login was refused, never with the secret, while the client sees one answer', async () => {
     const refusals: LoginRefusal[] = [];
-    const auth = service({ maxFailures: 3, verify: { concurrency: 1, queue: 0, queuePerAddress: 1 }, onRefused: (r) => refusals.push(r) });
+    const auth = service({
+      maxFailures: 3,
+      verify: { concurrency: 1, queue: 0, queuePerAddress: 1 },
+      onRefused: (r) => refusals.push(r),
+    });
     expect(await attempt(auth, cred.secret, '192.0.2.1')).toBe('ok');
-    expect(await auth.login('netflow', 'nsv_nobody', 'whatever', '192.0.2.2').then(() => 'ok', () => 'denied')).toBe('denied');
+    expect(
+      await auth.login('netflow', 'nsv_nobody', 'whatever', '192.0.2.2').then(
+        () => 'ok',
+        () => 'denied',
+      ),
+    ).toBe('denied');
     expect(await attempt(auth, 'wrong', '192.0.2.3')).toBe('denied');
     store.setUserArea('acme', 'alice', 'netflow', false);
     expect(await attempt(auth, cred.secret, '192.0.2.4')).toBe('denied');
@@ -334,12 +372,20 @@ describe('auth CPU budget', () => {
     try {
       const holder = attempt(auth, 'wrong', '198.51.100.9'); // holds the one slot
       // Malformed JSON would be a 400 once read: a 429 shows it was answered unread.
-      const res = await fetch(`${server.url}/svc/api/netflow/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"api_id": ' });
+      const res = await fetch(`${server.url}/svc/api/netflow/auth`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"api_id": ',
+      });
       expect(res.status).toBe(429);
       expect(res.headers.get('retry-after')).toBe('1');
       expect(await holder).toBe('denied');
       expect(auth.counters).toMatchObject({ verifications: 1, busyRefused: 1 });
-      const after = await fetch(`${server.url}/svc/api/netflow/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"api_id": ' });
+      const after = await fetch(`${server.url}/svc/api/netflow/auth`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"api_id": ',
+      });
       expect(after.status).toBe(400);
     } finally {
       await server.close();
@@ -361,7 +407,10 @@ describe('auth CPU budget', () => {
       const busy = [first!, second!].find((r) => r.status === 429)!;
       expect(busy).toBeDefined();
       expect(busy.headers.get('retry-after')).toBe('1');
-      expect(await busy.json()).toEqual({ status: false, errorMessage: 'Too many authentication attempts are being checked right now. Try again in 1 s.' });
+      expect(await busy.json()).toEqual({
+        status: false,
+        errorMessage: 'Too many authentication attempts are being checked right now. Try again in 1 s.',
+      });
       const doc = (await (await fetch(`${server.url}/svc/api/openapi.json`)).json()) as any;
       for (const area of ['netflow', 'logviewer', 'hotspot']) {
         const r429 = doc.paths[`/svc/api/${area}/auth`].post.responses['429'];

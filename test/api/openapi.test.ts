@@ -7,7 +7,13 @@ import { createLogger } from '../../src/log.js';
 
 function app() {
   const store = new SqliteAdminStore(':memory:');
-  const auth = new AuthService(store, { key: randomBytes(32), tokenTtlSec: 60, maxFailures: 5, failureWindowSec: 60, now: Date.now });
+  const auth = new AuthService(store, {
+    key: randomBytes(32),
+    tokenTtlSec: 60,
+    maxFailures: 5,
+    failureWindowSec: 60,
+    now: Date.now,
+  });
   return createApp({ auth, logger: createLogger('silent'), bodyLimitBytes: 1024, areas: {} });
 }
 

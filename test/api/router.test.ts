@@ -8,7 +8,9 @@ function app() {
   const route = createRoute({
     method: 'post',
     path: '/things',
-    request: { body: { content: { 'application/json': { schema: z.object({ kind: z.enum(['a', 'b']), n: z.number().int() }) } } } },
+    request: {
+      body: { content: { 'application/json': { schema: z.object({ kind: z.enum(['a', 'b']), n: z.number().int() }) } } },
+    },
     responses: { 200: { description: 'ok' } },
   });
   r.openapi(route, (c) => c.json({ ok: true }, 200));
@@ -17,7 +19,11 @@ function app() {
 }
 
 async function post(body: unknown) {
-  const res = await app().request('/things', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await app().request('/things', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return (await res.json()) as { message: string };
 }
 

@@ -146,8 +146,16 @@ describe('VerifyBudget', () => {
 
   it('frees the slot when the work fails', async () => {
     const budget = new VerifyBudget({ concurrency: 1, queue: 1, queuePerAddress: 1 });
-    const failing = budget.run('a', () => 0, () => Promise.reject(new Error('boom')));
-    const next = budget.run('b', () => 0, () => Promise.resolve('next'));
+    const failing = budget.run(
+      'a',
+      () => 0,
+      () => Promise.reject(new Error('boom')),
+    );
+    const next = budget.run(
+      'b',
+      () => 0,
+      () => Promise.resolve('next'),
+    );
     await expect(failing).rejects.toThrow('boom');
     expect(await next).toBe('next');
     expect(budget.active).toBe(0);

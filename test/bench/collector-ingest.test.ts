@@ -1,8 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import { parseIngestArgs, summarizeIngest, type IngestResult } from '../../bench/collector-ingest.js';
 
-function run(rate: number, collector: IngestResult['collector'], round: number, lossPercent: number, queueDrops: number | null, cpu: number | null = null): IngestResult {
-  return { rate, round, collector, datagramsSent: 0, sentPerSecond: rate, flowsSent: 1000, flowsReceived: 1000 * (1 - lossPercent / 100), lossPercent, kernelDrops: round * 10, queueDrops, maxStallMs: queueDrops === null ? null : round * 100, cpuUsPerDatagram: cpu };
+function run(
+  rate: number,
+  collector: IngestResult['collector'],
+  round: number,
+  lossPercent: number,
+  queueDrops: number | null,
+  cpu: number | null = null,
+): IngestResult {
+  return {
+    rate,
+    round,
+    collector,
+    datagramsSent: 0,
+    sentPerSecond: rate,
+    flowsSent: 1000,
+    flowsReceived: 1000 * (1 - lossPercent / 100),
+    lossPercent,
+    kernelDrops: round * 10,
+    queueDrops,
+    maxStallMs: queueDrops === null ? null : round * 100,
+    cpuUsPerDatagram: cpu,
+  };
 }
 
 describe('ingest benchmark rounds', () => {
@@ -21,8 +41,30 @@ describe('ingest benchmark rounds', () => {
       run(60_000, 'netsvc-capture-worker', 3, 2.7, 4, 30.2),
     ]);
     expect(rows).toEqual([
-      { rate: 60_000, collector: 'netsvc-capture-worker', rounds: 3, flowsSent: 1000, medianLossPercent: 4.65, lossPercents: [11.04, 4.65, 2.7], medianKernelDrops: 20, medianQueueDrops: 4, maxStallMs: 300, medianCpuUsPerDatagram: 25.1 },
-      { rate: 60_000, collector: 'nfcapd', rounds: 2, flowsSent: 1000, medianLossPercent: 0.25, lossPercents: [0, 0.5], medianKernelDrops: 15, medianQueueDrops: null, maxStallMs: null, medianCpuUsPerDatagram: 5.2 },
+      {
+        rate: 60_000,
+        collector: 'netsvc-capture-worker',
+        rounds: 3,
+        flowsSent: 1000,
+        medianLossPercent: 4.65,
+        lossPercents: [11.04, 4.65, 2.7],
+        medianKernelDrops: 20,
+        medianQueueDrops: 4,
+        maxStallMs: 300,
+        medianCpuUsPerDatagram: 25.1,
+      },
+      {
+        rate: 60_000,
+        collector: 'nfcapd',
+        rounds: 2,
+        flowsSent: 1000,
+        medianLossPercent: 0.25,
+        lossPercents: [0, 0.5],
+        medianKernelDrops: 15,
+        medianQueueDrops: null,
+        maxStallMs: null,
+        medianCpuUsPerDatagram: 5.2,
+      },
     ]);
   });
 });

@@ -8,7 +8,10 @@ import { requireAll } from '../helpers/databases.js';
 import { flowFixtures } from '../helpers/flow-fixtures.js';
 
 const addon = loadBatchRecv();
-if (!addon && requireAll) throw new Error(`the batch receive addon is not built (${batchRecvAddonPath()}; npm install builds it) and NETSVC_REQUIRE_ALL=1`);
+if (!addon && requireAll)
+  throw new Error(
+    `the batch receive addon is not built (${batchRecvAddonPath()}; npm install builds it) and NETSVC_REQUIRE_ALL=1`,
+  );
 
 const sockets: Socket[] = [];
 const listeners: FlowListeners[] = [];
@@ -26,7 +29,9 @@ async function bound(type: SocketType, host: string): Promise<Socket> {
 }
 
 function send(from: Socket, payloads: Uint8Array[], port: number, host: string): Promise<void[]> {
-  return Promise.all(payloads.map((p) => new Promise<void>((ok, fail) => from.send(p, port, host, (err) => (err ? fail(err) : ok())))));
+  return Promise.all(
+    payloads.map((p) => new Promise<void>((ok, fail) => from.send(p, port, host, (err) => (err ? fail(err) : ok())))),
+  );
 }
 
 type Got = { payload: Buffer; exporter: string; time: number };
@@ -61,7 +66,14 @@ describe.skipIf(!addon)('batch receive (recvmmsg addon)', () => {
     expect(fd).toBeGreaterThan(0);
     let viaDgram = 0;
     rx.on('message', () => viaDgram++);
-    const payloads = [...flowFixtures().find((f) => f.name === '1/softflowd-v9')!.datagrams().map((d) => d.payload), Buffer.alloc(0), Buffer.alloc(65_507, 7)];
+    const payloads = [
+      ...flowFixtures()
+        .find((f) => f.name === '1/softflowd-v9')!
+        .datagrams()
+        .map((d) => d.payload),
+      Buffer.alloc(0),
+      Buffer.alloc(65_507, 7),
+    ];
     const many = Array.from({ length: 200 }, (_, i) => Buffer.from(`datagram ${i}`));
     const tx = await bound('udp4', '127.0.0.1');
     await send(tx, [...payloads, ...many], rx.address().port, '127.0.0.1');
@@ -89,7 +101,10 @@ describe.skipIf(!addon)('batch receive (recvmmsg addon)', () => {
     await send(v6, [Buffer.from('six')], rx.address().port, '::1');
     await send(v4, [Buffer.from('four')], rx.address().port, '127.0.0.1');
     const got = readAll(reader, fd, 2);
-    expect(Object.fromEntries(got.map((g) => [g.payload.toString(), g.exporter]))).toEqual({ six: '::1', four: '::ffff:127.0.0.1' });
+    expect(Object.fromEntries(got.map((g) => [g.payload.toString(), g.exporter]))).toEqual({
+      six: '::1',
+      four: '::ffff:127.0.0.1',
+    });
 
     // The same text dgram's remote info carries, so exporter claims match either way.
     const plain = await bound('udp6', '::');
@@ -155,7 +170,14 @@ describe.skipIf(!addon)('batch receive (recvmmsg addon)', () => {
     const received = (): number => l.sourceStats().reduce((a, st) => a + st.received, 0);
     while (received() < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     expect(l.socketStats().every((st) => st.reader === 'recvmmsg')).toBe(true);
-    expect(Object.fromEntries(l.sourceStats().filter((st) => st.received > 0).map((st) => [st.source, st.received]))).toEqual({ s0: 1, s69: 1 });
+    expect(
+      Object.fromEntries(
+        l
+          .sourceStats()
+          .filter((st) => st.received > 0)
+          .map((st) => [st.source, st.received]),
+      ),
+    ).toEqual({ s0: 1, s69: 1 });
   });
 
   it('is how a socket thread reads its sockets by default, and batchReceive: false keeps dgram', async () => {
@@ -163,7 +185,11 @@ describe.skipIf(!addon)('batch receive (recvmmsg addon)', () => {
       [true, 'recvmmsg'],
       [false, 'dgram'],
     ] as const) {
-      const l = createFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: new SummarySink() }, { socketThread: true, batchReceive });
+      const l = createFlowListeners(
+        { netflow: { listen: '127.0.0.1:0' } },
+        { sink: new SummarySink() },
+        { socketThread: true, batchReceive },
+      );
       listeners.push(l);
       await l.start();
       expect(l.socketStats()[0]!.reader).toBe(reader);

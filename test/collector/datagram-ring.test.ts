@@ -51,7 +51,12 @@ describe('datagram ring', () => {
     let seen = 0;
     for (let i = 0; i < 5000; i++) {
       // Sizes from empty to a full datagram, so records end at every offset before the end.
-      const rec = { payload: randomBytes((i * 7919) % 60_000), addr: `10.0.${i % 256}.${(i >> 8) % 256}`, time: i, source: i % 3 };
+      const rec = {
+        payload: randomBytes((i * 7919) % 60_000),
+        addr: `10.0.${i % 256}.${(i >> 8) % 256}`,
+        time: i,
+        source: i % 3,
+      };
       if (w.push(rec.payload, rec.addr, rec.time, rec.source)) pending.push(rec);
       else {
         // Full: once read (a record never wraps, so a partly read ring may still lack room), the push succeeds.
@@ -127,7 +132,13 @@ describe('datagram ring', () => {
         continue;
       }
       const got = take(r);
-      if (got.payload.length !== i % 1500 || got.payload.some((b) => b !== i % 251) || got.addr !== `192.0.2.${i % 250}` || got.time !== i || got.source !== i % 5) {
+      if (
+        got.payload.length !== i % 1500 ||
+        got.payload.some((b) => b !== i % 251) ||
+        got.addr !== `192.0.2.${i % 250}` ||
+        got.time !== i ||
+        got.source !== i % 5
+      ) {
         throw new Error(`datagram ${i} damaged: ${JSON.stringify({ ...got, payload: got.payload.length })}`);
       }
       i++;

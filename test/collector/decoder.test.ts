@@ -128,7 +128,17 @@ describe('vendor fixtures (logstash-codec-netflow)', () => {
     // fwd_flow_delta_bytes (initiatorOctets) 69
     expect(r[32]).toMatchObject({ proto: 6, inputIf: 3, outputIf: 4, bytes: 69, start: 1469109036395 });
     // rev_flow_delta_bytes (responderOctets) 14178, the other way.
-    expect(r[33]).toMatchObject({ src: '192.168.0.18', srcPort: 80, dst: '192.168.0.1', dstPort: 56651, proto: 6, inputIf: 4, outputIf: 3, bytes: 14178, start: 1469109036395 });
+    expect(r[33]).toMatchObject({
+      src: '192.168.0.18',
+      srcPort: 80,
+      dst: '192.168.0.1',
+      dstPort: 56651,
+      proto: 6,
+      inputIf: 4,
+      outputIf: 3,
+      bytes: 14178,
+      start: 1469109036395,
+    });
   });
 
   it('two exporters (nprobe and softflowd) keep their own templates', () => {
@@ -263,7 +273,7 @@ describe('vendor fixtures (logstash-codec-netflow)', () => {
 });
 
 describe('decoding into reused arrays', () => {
-  it('gives the same rows in arrays full of an earlier batch\'s bytes as in fresh ones (batches are recycled between threads)', () => {
+  it("gives the same rows in arrays full of an earlier batch's bytes as in fresh ones (batches are recycled between threads)", () => {
     const room = 65_536;
     const junk = (): FlowBatch => {
       const b = new FlowBatch(room);

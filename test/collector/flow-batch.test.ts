@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { ADDRESS_COLUMNS, exactCount, FlowBatch, NUMERIC_COLUMNS, scaleCount, type AddressColumn, type NumericArrays, type NumericColumn } from '../../collector/flow-batch.js';
+import {
+  ADDRESS_COLUMNS,
+  exactCount,
+  FlowBatch,
+  NUMERIC_COLUMNS,
+  scaleCount,
+  type AddressColumn,
+  type NumericArrays,
+  type NumericColumn,
+} from '../../collector/flow-batch.js';
 
 function filled(n: number, capacity: number): FlowBatch {
   const b = new FlowBatch(capacity);

@@ -38,7 +38,18 @@ describe('IPFIX', () => {
     d.decode(
       msg(
         set(2, Buffer.concat([ipfixTemplateRecord(256, BASIC), ipfixTemplateRecord(257, BASIC)]), false),
-        set(3, ipfixTemplateRecord(258, [[149, 4], [34, 4]], 1), false),
+        set(
+          3,
+          ipfixTemplateRecord(
+            258,
+            [
+              [149, 4],
+              [34, 4],
+            ],
+            1,
+          ),
+          false,
+        ),
       ),
       from,
       RECEIVED,
@@ -98,12 +109,7 @@ describe('IPFIX', () => {
     ]);
     const d = createFlowDecoder();
     const b = new FlowBatch();
-    const o = d.decode(
-      msg(set(2, ipfixTemplateRecord(400, fields), false), set(400, records, false)),
-      from,
-      RECEIVED,
-      b,
-    );
+    const o = d.decode(msg(set(2, ipfixTemplateRecord(400, fields), false), set(400, records, false)), from, RECEIVED, b);
     expect(o).toEqual({ status: 'ok', version: 10, flows: 2 });
     const r = rows(b);
     expect(r[0]).toMatchObject({ src: '10.2.0.1', dst: '198.51.100.7', srcPort: 4242, bytes: 1234, packets: 3, proto: 17 });
@@ -150,13 +156,49 @@ describe('IPFIX', () => {
     // Before the export time (EXPORT_S, 2023-11-14T22:13:20Z): a later time would be clamped as implausible.
     const t0 = Date.parse('2023-11-14T22:00:00.250Z');
     const layouts: [Spec[], Buffer][] = [
-      [[[150, 4], [151, 4]], Buffer.concat([uint(Math.floor(t0 / 1000), 4), uint(Math.floor(t0 / 1000) + 2, 4)])],
-      [[[152, 8], [153, 8]], Buffer.concat([uint(t0, 8), uint(t0 + 2000, 8)])],
-      [[[154, 8], [155, 8]], Buffer.concat([ntp(t0), ntp(t0 + 2000)])],
-      [[[156, 8], [157, 8]], Buffer.concat([ntp(t0), ntp(t0 + 2000)])],
-      [[[152, 8], [161, 4]], Buffer.concat([uint(t0, 8), uint(2000, 4)])],
+      [
+        [
+          [150, 4],
+          [151, 4],
+        ],
+        Buffer.concat([uint(Math.floor(t0 / 1000), 4), uint(Math.floor(t0 / 1000) + 2, 4)]),
+      ],
+      [
+        [
+          [152, 8],
+          [153, 8],
+        ],
+        Buffer.concat([uint(t0, 8), uint(t0 + 2000, 8)]),
+      ],
+      [
+        [
+          [154, 8],
+          [155, 8],
+        ],
+        Buffer.concat([ntp(t0), ntp(t0 + 2000)]),
+      ],
+      [
+        [
+          [156, 8],
+          [157, 8],
+        ],
+        Buffer.concat([ntp(t0), ntp(t0 + 2000)]),
+      ],
+      [
+        [
+          [152, 8],
+          [161, 4],
+        ],
+        Buffer.concat([uint(t0, 8), uint(2000, 4)]),
+      ],
       // Deltas before the export time (EXPORT_S), in microseconds.
-      [[[158, 4], [159, 4]], Buffer.concat([uint(5_000_000, 4), uint(3_000_000, 4)])],
+      [
+        [
+          [158, 4],
+          [159, 4],
+        ],
+        Buffer.concat([uint(5_000_000, 4), uint(3_000_000, 4)]),
+      ],
     ];
     const d = createFlowDecoder();
     const b = new FlowBatch();
@@ -183,8 +225,27 @@ describe('IPFIX', () => {
     const b = new FlowBatch();
     d.decode(
       msg(
-        set(3, ipfixTemplateRecord(600, [[149, 4], [160, 8]], 1), false),
-        set(2, ipfixTemplateRecord(601, [[8, 4], [22, 4], [21, 4]]), false),
+        set(
+          3,
+          ipfixTemplateRecord(
+            600,
+            [
+              [149, 4],
+              [160, 8],
+            ],
+            1,
+          ),
+          false,
+        ),
+        set(
+          2,
+          ipfixTemplateRecord(601, [
+            [8, 4],
+            [22, 4],
+            [21, 4],
+          ]),
+          false,
+        ),
         set(600, Buffer.concat([uint(0, 4), uint(init, 8)]), false),
         set(601, Buffer.concat([ipv4('10.5.0.1'), uint(60_000, 4), uint(61_500, 4)]), false),
       ),
@@ -198,7 +259,12 @@ describe('IPFIX', () => {
   it('counts sequence gaps in data records per observation domain', () => {
     const d = createFlowDecoder();
     const b = new FlowBatch();
-    d.decode(ipfixMessage({ exportSecs: EXPORT_S, sequence: 0 }, set(2, ipfixTemplateRecord(256, BASIC), false)), from, RECEIVED, b);
+    d.decode(
+      ipfixMessage({ exportSecs: EXPORT_S, sequence: 0 }, set(2, ipfixTemplateRecord(256, BASIC), false)),
+      from,
+      RECEIVED,
+      b,
+    );
     const data = (seq: number, n: number): Buffer =>
       ipfixMessage(
         { exportSecs: EXPORT_S, sequence: seq },
@@ -214,7 +280,12 @@ describe('IPFIX', () => {
   it('a malformed message with data records resyncs the sequence instead of counting a false gap at the next', () => {
     const d = createFlowDecoder();
     const b = new FlowBatch();
-    d.decode(ipfixMessage({ exportSecs: EXPORT_S, sequence: 0 }, set(2, ipfixTemplateRecord(256, BASIC), false)), from, RECEIVED, b);
+    d.decode(
+      ipfixMessage({ exportSecs: EXPORT_S, sequence: 0 }, set(2, ipfixTemplateRecord(256, BASIC), false)),
+      from,
+      RECEIVED,
+      b,
+    );
     const data = set(256, Buffer.concat([0, 1, 2].map((k) => basicRecord(`10.7.0.${k}`, 1))), false);
     // A template set naming template id 5 (below 256): malformed, after three data records.
     const bad = set(2, Buffer.concat([uint(5, 2), uint(1, 2), uint(8, 2), uint(4, 2)]), false);
@@ -238,7 +309,16 @@ describe('IPFIX', () => {
     ];
     const v6 = Buffer.alloc(16);
     const rec = (src4: string, v6src: Buffer, proto: number, dport: number, tc4: number, tc6: number): Buffer =>
-      Buffer.concat([ipv4(src4), ipv4(src4 === '0.0.0.0' ? '0.0.0.0' : '10.11.0.9'), v6src, v6src, uint(proto, 1), uint(dport, 2), uint(tc4, 2), uint(tc6, 2)]);
+      Buffer.concat([
+        ipv4(src4),
+        ipv4(src4 === '0.0.0.0' ? '0.0.0.0' : '10.11.0.9'),
+        v6src,
+        v6src,
+        uint(proto, 1),
+        uint(dport, 2),
+        uint(tc4, 2),
+        uint(tc6, 2),
+      ]);
     const v6addr = Buffer.from('20010db8000000000000000000000001', 'hex');
     const d = createFlowDecoder();
     const b = new FlowBatch();
@@ -280,7 +360,12 @@ describe('IPFIX', () => {
   it("skips sets with a reserved id (v9's 0 and 1, 4–255) by their length, and counts them", () => {
     const d = createFlowDecoder();
     const b = new FlowBatch();
-    const m = msg(set(2, ipfixTemplateRecord(256, BASIC)), set(0, Buffer.alloc(8)), set(4, Buffer.alloc(4)), set(256, basicRecord('10.9.0.1', 10)));
+    const m = msg(
+      set(2, ipfixTemplateRecord(256, BASIC)),
+      set(0, Buffer.alloc(8)),
+      set(4, Buffer.alloc(4)),
+      set(256, basicRecord('10.9.0.1', 10)),
+    );
     expect(d.decode(m, from, RECEIVED, b)).toEqual({ status: 'ok', version: 10, flows: 1 });
     expect(rows(b).map((r) => r.src)).toEqual(['10.9.0.1']);
     expect(d.counters.exporter(from.address).setsReserved).toBe(2);

@@ -2,7 +2,8 @@ import { createSocket, type Socket } from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
 import { dropsOf, parseUdpDrops, readUdpDrops } from '../../collector/kernel-drops.js';
 
-const HEADER = '   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n';
+const HEADER =
+  '   sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n';
 
 describe('kernel drops from /proc/net/udp', () => {
   const open: Socket[] = [];

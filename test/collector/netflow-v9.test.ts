@@ -114,11 +114,16 @@ describe('NetFlow v9', () => {
   // A template flowset naming template id 5 (ids below 256 are not templates): the datagram is malformed.
   const BAD_TEMPLATES = set(0, Buffer.concat([uint(5, 2), uint(1, 2), uint(8, 2), uint(4, 2)]));
 
-  it('records a malformed datagram\'s sequence number, so the next datagram counts no false gap', () => {
+  it("records a malformed datagram's sequence number, so the next datagram counts no false gap", () => {
     const d = createFlowDecoder();
     const b = new FlowBatch();
     const outcomes = [10, 11, 12].map((seq) =>
-      d.decode(v9Packet({ uptimeMs: 0, unixSecs: 1, sequence: seq, sourceId: 1 }, ...(seq === 11 ? [BAD_TEMPLATES] : [])), from, RECEIVED, b),
+      d.decode(
+        v9Packet({ uptimeMs: 0, unixSecs: 1, sequence: seq, sourceId: 1 }, ...(seq === 11 ? [BAD_TEMPLATES] : [])),
+        from,
+        RECEIVED,
+        b,
+      ),
     );
     expect(outcomes.map((o) => o.status)).toEqual(['ok', 'malformed', 'ok']);
     const c = d.counters.exporter(from.address);
@@ -126,7 +131,7 @@ describe('NetFlow v9', () => {
     expect(c.sequenceMissing).toBe(0);
   });
 
-  it('keeps held data its template released before the datagram turned out malformed; drops only that datagram\'s own rows', () => {
+  it("keeps held data its template released before the datagram turned out malformed; drops only that datagram's own rows", () => {
     const d = createFlowDecoder();
     const b = new FlowBatch();
     const held = set(300, record('10.9.0.1', '10.9.0.2', 1, 2, 6, 0, 0));

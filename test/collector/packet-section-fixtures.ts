@@ -110,8 +110,21 @@ export function packetSectionMessages(): Buffer[] {
   return [
     ipfixMessage(
       h,
-      set(2, Buffer.concat([ipfixTemplateRecord(500, JUNIPER), ipfixTemplateRecord(501, FIXED), ipfixTemplateRecord(502, IP_SECTION)])),
-      set(3, ipfixTemplateRecord(400, [[149, 4], [34, 4]], 1)),
+      set(
+        2,
+        Buffer.concat([ipfixTemplateRecord(500, JUNIPER), ipfixTemplateRecord(501, FIXED), ipfixTemplateRecord(502, IP_SECTION)]),
+      ),
+      set(
+        3,
+        ipfixTemplateRecord(
+          400,
+          [
+            [149, 4],
+            [34, 4],
+          ],
+          1,
+        ),
+      ),
       set(400, Buffer.concat([uint(7, 4), uint(DOMAIN_INTERVAL, 4)])),
     ),
     ipfixMessage(
@@ -119,19 +132,49 @@ export function packetSectionMessages(): Buffer[] {
       set(
         500,
         Buffer.concat([
-          uint(517, 4), uint(0, 4), uint(0, 1), uint(ETH_VLAN_IPV4_TCP.length + 4, 2), varField(ETH_VLAN_IPV4_TCP),
-          uint(518, 4), uint(0, 4), uint(0, 1), uint(1518, 2), varField(ETH_IPV4_CUT_IN_TCP),
+          uint(517, 4),
+          uint(0, 4),
+          uint(0, 1),
+          uint(ETH_VLAN_IPV4_TCP.length + 4, 2),
+          varField(ETH_VLAN_IPV4_TCP),
+          uint(518, 4),
+          uint(0, 4),
+          uint(0, 1),
+          uint(1518, 2),
+          varField(ETH_IPV4_CUT_IN_TCP),
         ]),
       ),
       set(
         501,
         Buffer.concat([
-          uint(20, 4), uint(21, 4), uint(100, 4), uint(0, 2), uint(MPLS_CW_ETH_IPV6_UDP.length, 2), uint(MPLS_CW_ETH_IPV6_UDP.length + 4, 2), padTo(MPLS_CW_ETH_IPV6_UDP, 128),
+          uint(20, 4),
+          uint(21, 4),
+          uint(100, 4),
+          uint(0, 2),
+          uint(MPLS_CW_ETH_IPV6_UDP.length, 2),
+          uint(MPLS_CW_ETH_IPV6_UDP.length + 4, 2),
+          padTo(MPLS_CW_ETH_IPV6_UDP, 128),
           // The same frame, but the section starts 14 bytes into the packet: not read.
-          uint(20, 4), uint(21, 4), uint(100, 4), uint(14, 2), uint(MPLS_CW_ETH_IPV6_UDP.length - 14, 2), uint(MPLS_CW_ETH_IPV6_UDP.length + 4, 2), padTo(MPLS_CW_ETH_IPV6_UDP.subarray(14), 128),
+          uint(20, 4),
+          uint(21, 4),
+          uint(100, 4),
+          uint(14, 2),
+          uint(MPLS_CW_ETH_IPV6_UDP.length - 14, 2),
+          uint(MPLS_CW_ETH_IPV6_UDP.length + 4, 2),
+          padTo(MPLS_CW_ETH_IPV6_UDP.subarray(14), 128),
         ]),
       ),
-      set(502, Buffer.concat([uint(30, 4), uint(0, 1), varField(IPV6_SRH_IPV4_UDP), uint(31, 4), uint(0, 1), varField(IPV6_CUT_IN_HEADER)])),
+      set(
+        502,
+        Buffer.concat([
+          uint(30, 4),
+          uint(0, 1),
+          varField(IPV6_SRH_IPV4_UDP),
+          uint(31, 4),
+          uint(0, 1),
+          varField(IPV6_CUT_IN_HEADER),
+        ]),
+      ),
     ),
   ];
 }

@@ -13,7 +13,17 @@ import { xorshift } from '../helpers/xorshift.js';
 /** The parser's answer as plain values (addresses as text). */
 function seen(h: PacketHeaders) {
   const one = (a: Uint8Array): string => formatAddress(a, 0);
-  return { ipVersion: h.ipVersion, src: one(h.src), dst: one(h.dst), proto: h.proto, tos: h.tos, srcPort: h.srcPort, dstPort: h.dstPort, tcpFlags: h.tcpFlags, ipLength: h.ipLength };
+  return {
+    ipVersion: h.ipVersion,
+    src: one(h.src),
+    dst: one(h.dst),
+    proto: h.proto,
+    tos: h.tos,
+    srcPort: h.srcPort,
+    dstPort: h.dstPort,
+    tcpFlags: h.tcpFlags,
+    ipLength: h.ipLength,
+  };
 }
 
 function l2(b: Uint8Array): ReturnType<typeof seen> {
@@ -32,16 +42,40 @@ const NOTHING = { ipVersion: 0, src: '::', dst: '::', proto: 0, tos: 0, srcPort:
 
 describe('packet sections', () => {
   it('reads Ethernet + 802.1Q + IPv4 + TCP', () => {
-    expect(l2(ETH_VLAN_IPV4_TCP)).toEqual({ ipVersion: 4, src: '192.0.2.1', dst: '198.51.100.2', proto: 6, tos: 0xb8, srcPort: 443, dstPort: 51_000, tcpFlags: 0x18, ipLength: 52 });
+    expect(l2(ETH_VLAN_IPV4_TCP)).toEqual({
+      ipVersion: 4,
+      src: '192.0.2.1',
+      dst: '198.51.100.2',
+      proto: 6,
+      tos: 0xb8,
+      srcPort: 443,
+      dstPort: 51_000,
+      tcpFlags: 0x18,
+      ipLength: 52,
+    });
   });
 
   it('reads QinQ (802.1ad outer tag, 802.1Q inner tag) like a single tag', () => {
-    const qinq = Buffer.concat([ETH_VLAN_IPV4_TCP.subarray(0, 12), Buffer.from('88a8012c', 'hex'), ETH_VLAN_IPV4_TCP.subarray(12)]);
+    const qinq = Buffer.concat([
+      ETH_VLAN_IPV4_TCP.subarray(0, 12),
+      Buffer.from('88a8012c', 'hex'),
+      ETH_VLAN_IPV4_TCP.subarray(12),
+    ]);
     expect(l2(qinq)).toEqual(l2(ETH_VLAN_IPV4_TCP));
   });
 
   it('reads MPLS to the bottom of the stack, a control word, then the inner Ethernet frame and its IPv6 + UDP', () => {
-    expect(l2(MPLS_CW_ETH_IPV6_UDP)).toEqual({ ipVersion: 6, src: '2001:db8:1::1', dst: '2001:db8:2::2', proto: 17, tos: 0x28, srcPort: 52_999, dstPort: 53, tcpFlags: 0, ipLength: 56 });
+    expect(l2(MPLS_CW_ETH_IPV6_UDP)).toEqual({
+      ipVersion: 6,
+      src: '2001:db8:1::1',
+      dst: '2001:db8:2::2',
+      proto: 17,
+      tos: 0x28,
+      srcPort: 52_999,
+      dstPort: 53,
+      tcpFlags: 0,
+      ipLength: 56,
+    });
   });
 
   it('reads IP directly after the bottom label by its first nibble (4 or 6), and nothing after another nibble', () => {
@@ -55,13 +89,43 @@ describe('packet sections', () => {
   });
 
   it('reports the inner packet after an SRv6 segment routing header, with the outer packet length', () => {
-    expect(l3(IPV6_SRH_IPV4_UDP)).toEqual({ ipVersion: 4, src: '10.1.1.1', dst: '10.2.2.2', proto: 17, tos: 0x10, srcPort: 2222, dstPort: 1111, tcpFlags: 0, ipLength: 108 });
+    expect(l3(IPV6_SRH_IPV4_UDP)).toEqual({
+      ipVersion: 4,
+      src: '10.1.1.1',
+      dst: '10.2.2.2',
+      proto: 17,
+      tos: 0x10,
+      srcPort: 2222,
+      dstPort: 1111,
+      tcpFlags: 0,
+      ipLength: 108,
+    });
   });
 
   it('keeps the outer header when the inner one is cut, and the header when the transport header is cut', () => {
     // The SRv6 packet cut inside the inner IPv4 header: the outer IPv6 header is what is known.
-    expect(l3(IPV6_SRH_IPV4_UDP.subarray(0, 95))).toEqual({ ipVersion: 6, src: '2001:db8:a::1', dst: '2001:db8:b::100', proto: 4, tos: 0, srcPort: 0, dstPort: 0, tcpFlags: 0, ipLength: 108 });
-    expect(l2(ETH_IPV4_CUT_IN_TCP)).toEqual({ ipVersion: 4, src: '192.0.2.3', dst: '198.51.100.4', proto: 6, tos: 0, srcPort: 0, dstPort: 0, tcpFlags: 0, ipLength: 1500 });
+    expect(l3(IPV6_SRH_IPV4_UDP.subarray(0, 95))).toEqual({
+      ipVersion: 6,
+      src: '2001:db8:a::1',
+      dst: '2001:db8:b::100',
+      proto: 4,
+      tos: 0,
+      srcPort: 0,
+      dstPort: 0,
+      tcpFlags: 0,
+      ipLength: 108,
+    });
+    expect(l2(ETH_IPV4_CUT_IN_TCP)).toEqual({
+      ipVersion: 4,
+      src: '192.0.2.3',
+      dst: '198.51.100.4',
+      proto: 6,
+      tos: 0,
+      srcPort: 0,
+      dstPort: 0,
+      tcpFlags: 0,
+      ipLength: 1500,
+    });
     // Ports but not flags: the TCP header is cut after 4 bytes.
     expect(l2(ETH_VLAN_IPV4_TCP.subarray(0, 42))).toMatchObject({ srcPort: 443, dstPort: 51_000, tcpFlags: 0 });
     expect(l3(IPV6_CUT_IN_HEADER)).toEqual(NOTHING);
@@ -82,12 +146,27 @@ describe('packet sections', () => {
     // A bare 20-byte IPv4 header (total length 20) padded to Ethernet's 60-byte minimum with 0xff.
     const bare = Buffer.concat([ETH_VLAN_IPV4_TCP.subarray(0, 38), Buffer.alloc(22, 0xff)]);
     bare.writeUInt16BE(20, 18 + 2);
-    expect(l2(bare)).toEqual({ ipVersion: 4, src: '192.0.2.1', dst: '198.51.100.2', proto: 6, tos: 0xb8, srcPort: 0, dstPort: 0, tcpFlags: 0, ipLength: 20 });
+    expect(l2(bare)).toEqual({
+      ipVersion: 4,
+      src: '192.0.2.1',
+      dst: '198.51.100.2',
+      proto: 6,
+      tos: 0xb8,
+      srcPort: 0,
+      dstPort: 0,
+      tcpFlags: 0,
+      ipLength: 20,
+    });
   });
 
   it('never throws nor reads past the section on random and truncated sections', () => {
     const r = xorshift(0x1234_5678);
-    const seeds = [ETH_VLAN_IPV4_TCP, MPLS_CW_ETH_IPV6_UDP, ETH_IPV4_CUT_IN_TCP, Buffer.concat([Buffer.alloc(14), IPV6_SRH_IPV4_UDP])];
+    const seeds = [
+      ETH_VLAN_IPV4_TCP,
+      MPLS_CW_ETH_IPV6_UDP,
+      ETH_IPV4_CUT_IN_TCP,
+      Buffer.concat([Buffer.alloc(14), IPV6_SRH_IPV4_UDP]),
+    ];
     seeds[3]!.writeUInt16BE(0x86dd, 12);
     const inside = newPacketHeaders();
     const alone = newPacketHeaders();

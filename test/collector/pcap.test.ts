@@ -92,7 +92,10 @@ describe('reading the flow-oracle export captures', () => {
       const { datagrams, counters } = readCapture(readFileSync(f.pcap));
       const ref = f.reference();
       expect(datagrams.length, f.name).toBe(ref.datagrams_replayed);
-      expect(datagrams.reduce((n, d) => n + d.payload.length, 0), f.name).toBe(ref.datagram_bytes_replayed);
+      expect(
+        datagrams.reduce((n, d) => n + d.payload.length, 0),
+        f.name,
+      ).toBe(ref.datagram_bytes_replayed);
       expect(counters.fileErrors + counters.malformed + counters.truncated, f.name).toBe(0);
     }
   });
@@ -101,16 +104,44 @@ describe('reading the flow-oracle export captures', () => {
 // ----------------------------------------------------------------- writer
 
 const records: CaptureRecord[] = [
-  { timeMs: 1_700_000_000_123.456, src: '192.0.2.1', dst: '198.51.100.7', srcPort: 50000, dstPort: 2055, payload: Buffer.from('v4 first') },
-  { timeMs: 1_700_000_000_124, src: '2001:db8::1', dst: '2001:db8:0:1::ffff', srcPort: 1, dstPort: 4739, payload: Buffer.alloc(0) },
-  { timeMs: 1_700_000_001_999.999, src: '10.0.0.1', dst: '10.0.0.2', srcPort: 65535, dstPort: 2056, payload: Buffer.alloc(1500, 0xab) },
+  {
+    timeMs: 1_700_000_000_123.456,
+    src: '192.0.2.1',
+    dst: '198.51.100.7',
+    srcPort: 50000,
+    dstPort: 2055,
+    payload: Buffer.from('v4 first'),
+  },
+  {
+    timeMs: 1_700_000_000_124,
+    src: '2001:db8::1',
+    dst: '2001:db8:0:1::ffff',
+    srcPort: 1,
+    dstPort: 4739,
+    payload: Buffer.alloc(0),
+  },
+  {
+    timeMs: 1_700_000_001_999.999,
+    src: '10.0.0.1',
+    dst: '10.0.0.2',
+    srcPort: 65535,
+    dstPort: 2056,
+    payload: Buffer.alloc(1500, 0xab),
+  },
 ];
 
 function summary(d: UdpDatagram): unknown {
   return [d.timeMs, d.srcAddr, d.dstAddr, d.srcPort, d.dstPort, d.payload.toString('hex')];
 }
 
-const expected = records.map((r) => [Math.floor(r.timeMs), r.src, r.dst, r.srcPort, r.dstPort, Buffer.from(r.payload).toString('hex')]);
+const expected = records.map((r) => [
+  Math.floor(r.timeMs),
+  r.src,
+  r.dst,
+  r.srcPort,
+  r.dstPort,
+  Buffer.from(r.payload).toString('hex'),
+]);
 
 describe('writeCapture → readCapture', () => {
   const links: WriterLinkType[] = ['ethernet', 'raw', 'sll', 'sll2', 'null', 'loop'];
@@ -134,7 +165,14 @@ describe('writeCapture → readCapture', () => {
     for (const bigEndian of [false, true]) {
       const file = writeCapture(
         records.map((r, i) => ({ ...r, iface: i % 2 })),
-        { format: 'pcapng', bigEndian, interfaces: [{ linkType: 'ethernet', vlan: 7 }, { linkType: 'raw', tsresol: 9 }] },
+        {
+          format: 'pcapng',
+          bigEndian,
+          interfaces: [
+            { linkType: 'ethernet', vlan: 7 },
+            { linkType: 'raw', tsresol: 9 },
+          ],
+        },
       );
       const { datagrams, format } = readCapture(file);
       expect(format).toBe('pcapng');
@@ -147,7 +185,11 @@ describe('writeCapture → readCapture', () => {
   });
 
   it.skipIf(!hasTool('tcpdump') && !requireAll)('tcpdump reads what it wrote and finds the checksums good', () => {
-    for (const opts of [{ linkType: 'ethernet' as const }, { linkType: 'sll2' as const }, { format: 'pcapng' as const, linkType: 'raw' as const }]) {
+    for (const opts of [
+      { linkType: 'ethernet' as const },
+      { linkType: 'sll2' as const },
+      { format: 'pcapng' as const, linkType: 'raw' as const },
+    ]) {
       const path = `/tmp/netsvc-pcap-writer-${process.pid}.pcap`;
       execFileSync('sh', ['-c', 'cat > "$0"', path], { input: writeCapture(records, opts) });
       const out = execFileSync('tcpdump', ['-nn', '-vv', '-r', path], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
@@ -185,12 +227,16 @@ function pcapOf(frames: Buffer[], cut: (i: number) => number = () => 0, link = 1
 
 /** One good Ethernet/IPv4/UDP frame, as the writer makes it. */
 function goodFrame(payload = 'x'): Buffer {
-  const file = writeCapture([{ timeMs: 0, src: '10.1.1.1', dst: '10.2.2.2', srcPort: 9, dstPort: 2055, payload: Buffer.from(payload) }]);
+  const file = writeCapture([
+    { timeMs: 0, src: '10.1.1.1', dst: '10.2.2.2', srcPort: 9, dstPort: 2055, payload: Buffer.from(payload) },
+  ]);
   return file.subarray(24 + 16);
 }
 
 function goodFrame6(): Buffer {
-  const file = writeCapture([{ timeMs: 0, src: '2001:db8::1', dst: '2001:db8::2', srcPort: 9, dstPort: 2055, payload: Buffer.from('six') }]);
+  const file = writeCapture([
+    { timeMs: 0, src: '2001:db8::1', dst: '2001:db8::2', srcPort: 9, dstPort: 2055, payload: Buffer.from('six') },
+  ]);
   return file.subarray(24 + 16);
 }
 
@@ -302,7 +348,7 @@ describe('damaged input is counted, never thrown', () => {
     for (let n = 0; n < 300; n++) {
       const base = n % 2 ? writeCapture(records, { format: 'pcapng' }) : writeCapture(records, { linkType: 'sll2' });
       const m = Buffer.from(base);
-      for (let k = 0; k < 8; k++) m[(rnd() << 8 | rnd()) % m.length] = rnd();
+      for (let k = 0; k < 8; k++) m[((rnd() << 8) | rnd()) % m.length] = rnd();
       const r = readCapture(m.subarray(0, m.length - (rnd() % 40)));
       for (const d of r.datagrams) expect(d.payload.length).toBeLessThanOrEqual(m.length);
     }
@@ -377,7 +423,16 @@ describe('pcapng details', () => {
   });
 
   it('a packet on an undeclared interface is malformed; a new section starts over', () => {
-    const file = Buffer.concat([shb(), idb(101), epb(1, 5n, raw), epb(0, 5n, raw), shb(), epb(0, 5n, raw), idb(1), epb(0, 5n, goodFrame('e'))]);
+    const file = Buffer.concat([
+      shb(),
+      idb(101),
+      epb(1, 5n, raw),
+      epb(0, 5n, raw),
+      shb(),
+      epb(0, 5n, raw),
+      idb(1),
+      epb(0, 5n, goodFrame('e')),
+    ]);
     const { datagrams, counters } = readCapture(file);
     expect(datagrams.map((d) => d.payload.toString())).toEqual(['r', 'e']);
     expect(counters.malformed).toBe(2);
@@ -386,7 +441,17 @@ describe('pcapng details', () => {
 
 describe('address text', () => {
   it('formats and parses IPv4, IPv6 and IPv4-mapped addresses', () => {
-    for (const a of ['0.0.0.0', '255.255.255.255', '::', '::1', '2001:db8::', 'fe80::1:2', '2001:db8:0:1:1:1:1:1', '::ffff:10.0.0.1', '1:0:0:1::1']) {
+    for (const a of [
+      '0.0.0.0',
+      '255.255.255.255',
+      '::',
+      '::1',
+      '2001:db8::',
+      'fe80::1:2',
+      '2001:db8:0:1:1:1:1:1',
+      '::ffff:10.0.0.1',
+      '1:0:0:1::1',
+    ]) {
       expect(formatIp(parseIp(a))).toBe(a);
     }
     expect(formatIp(parseIp('2001:0db8:0000:0000:0000:0000:0000:0001'))).toBe('2001:db8::1');

@@ -42,8 +42,31 @@ describe('tunnel templates: every key field from one copy of the headers', () =>
   it('IPv4 in IPv4 (GRE): the inner TCP flow; a record whose inner header is all zero is its outer flow', () => {
     const { rows: r } = decode(F.greIpv4InIpv4());
     expect(r).toEqual([
-      row({ start: F.START_MS, end: F.END_MS, src: '10.1.1.1', dst: '10.2.2.2', nextHop: '198.51.100.2', proto: 6, srcPort: 40000, dstPort: 443, tcpFlags: 0x1b, bytes: 90_000, packets: 60 }),
-      row({ start: F.START_MS, end: F.END_MS, src: '198.51.100.1', dst: '198.51.100.9', proto: 6, srcPort: 51000, dstPort: 22, tcpFlags: 0x18, bytes: 4_000, packets: 8 }),
+      row({
+        start: F.START_MS,
+        end: F.END_MS,
+        src: '10.1.1.1',
+        dst: '10.2.2.2',
+        nextHop: '198.51.100.2',
+        proto: 6,
+        srcPort: 40000,
+        dstPort: 443,
+        tcpFlags: 0x1b,
+        bytes: 90_000,
+        packets: 60,
+      }),
+      row({
+        start: F.START_MS,
+        end: F.END_MS,
+        src: '198.51.100.1',
+        dst: '198.51.100.9',
+        proto: 6,
+        srcPort: 51000,
+        dstPort: 22,
+        tcpFlags: 0x18,
+        bytes: 4_000,
+        packets: 8,
+      }),
     ]);
   });
 
@@ -91,9 +114,32 @@ describe('systemInitTimeMilliseconds (160) inside the data record', () => {
 });
 
 it('IPFIX: a zero systemInitTimeMilliseconds in the record leaves the one of the options data in force', () => {
-  const fields: [number, number][] = [[8, 4], [12, 4], [1, 4], [22, 4], [21, 4], [160, 8]];
-  const opts = [set(3, ipfixTemplateRecord(410, [[149, 4], [160, 8]], 1)), set(410, Buffer.concat([uint(0, 4), uint(F.START_MS - 5_000, 8)]))];
-  const data = set(411, Buffer.concat([ipv4('10.0.0.1'), ipv4('10.0.0.2'), uint(9, 4), uint(5_000, 4), uint(5_000 + END_SPAN, 4), uint(0, 8)]));
+  const fields: [number, number][] = [
+    [8, 4],
+    [12, 4],
+    [1, 4],
+    [22, 4],
+    [21, 4],
+    [160, 8],
+  ];
+  const opts = [
+    set(
+      3,
+      ipfixTemplateRecord(
+        410,
+        [
+          [149, 4],
+          [160, 8],
+        ],
+        1,
+      ),
+    ),
+    set(410, Buffer.concat([uint(0, 4), uint(F.START_MS - 5_000, 8)])),
+  ];
+  const data = set(
+    411,
+    Buffer.concat([ipv4('10.0.0.1'), ipv4('10.0.0.2'), uint(9, 4), uint(5_000, 4), uint(5_000 + END_SPAN, 4), uint(0, 8)]),
+  );
   const { rows: r } = decode(ipfixMessage({ exportSecs: F.EXPORT_S }, ...opts, set(2, ipfixTemplateRecord(411, fields)), data));
   expect(r).toEqual([row({ src: '10.0.0.1', dst: '10.0.0.2', bytes: 9, start: F.START_MS, end: F.END_MS })]);
 });
@@ -102,12 +148,29 @@ describe('records without an address', () => {
   it('a wireless controller (v9, staIPv4Address only): every record kept, the station as source, counted in the totals', () => {
     const { rows: r, counters } = decode(F.wlcV9());
     expect(r).toEqual(F.WLC_CLIENTS.map((c) => row({ src: c.sta, bytes: c.bytes, packets: c.packets, tos: 0 })));
-    expect(counters).toMatchObject({ flows: 3, bytes: 143_000_000, packetsInFlows: 133_708, recordsWithoutAddress: 0, recordsNotFlows: 0 });
+    expect(counters).toMatchObject({
+      flows: 3,
+      bytes: 143_000_000,
+      packetsInFlows: 133_708,
+      recordsWithoutAddress: 0,
+      recordsNotFlows: 0,
+    });
   });
 
   it('counters but no address element at all: kept with 0.0.0.0 (:: when ipVersion says 6), counted as recordsWithoutAddress', () => {
-    const tpl = set(2, ipfixTemplateRecord(400, [[60, 1], [1, 4], [2, 4], [10, 4]]));
-    const data = set(400, Buffer.concat([uint(4, 1), uint(700, 4), uint(7, 4), uint(12, 4), uint(6, 1), uint(800, 4), uint(8, 4), uint(13, 4)]));
+    const tpl = set(
+      2,
+      ipfixTemplateRecord(400, [
+        [60, 1],
+        [1, 4],
+        [2, 4],
+        [10, 4],
+      ]),
+    );
+    const data = set(
+      400,
+      Buffer.concat([uint(4, 1), uint(700, 4), uint(7, 4), uint(12, 4), uint(6, 1), uint(800, 4), uint(8, 4), uint(13, 4)]),
+    );
     const { rows: r, counters } = decode(ipfixMessage({ exportSecs: F.EXPORT_S }, tpl, data));
     expect(r).toEqual([
       row({ bytes: 700, packets: 7, inputIf: 12 }),
@@ -117,8 +180,30 @@ describe('records without an address', () => {
   });
 
   it('post-NAT addresses stand for the flow where the pre-NAT ones are absent', () => {
-    const tpl = set(2, ipfixTemplateRecord(401, [[225, 4], [226, 4], [227, 2], [228, 2], [4, 1], [1, 4], [2, 4]]));
-    const data = set(401, Buffer.concat([ipv4('203.0.113.9'), ipv4('198.51.100.20'), uint(61000, 2), uint(443, 2), uint(6, 1), uint(100, 4), uint(1, 4)]));
+    const tpl = set(
+      2,
+      ipfixTemplateRecord(401, [
+        [225, 4],
+        [226, 4],
+        [227, 2],
+        [228, 2],
+        [4, 1],
+        [1, 4],
+        [2, 4],
+      ]),
+    );
+    const data = set(
+      401,
+      Buffer.concat([
+        ipv4('203.0.113.9'),
+        ipv4('198.51.100.20'),
+        uint(61000, 2),
+        uint(443, 2),
+        uint(6, 1),
+        uint(100, 4),
+        uint(1, 4),
+      ]),
+    );
     const { rows: r } = decode(ipfixMessage({ exportSecs: F.EXPORT_S }, tpl, data));
     expect(r).toEqual([row({ src: '203.0.113.9', dst: '198.51.100.20', proto: 6, bytes: 100, packets: 1 })]);
   });

@@ -78,7 +78,13 @@ describe('replay', () => {
     const r = await receiver();
     const abort = new AbortController();
     setTimeout(() => abort.abort(), 50);
-    const result = await replayDatagrams(numbered(1000), { host: '127.0.0.1', port: r.port, timing: 'fixed', rate: 1000, signal: abort.signal });
+    const result = await replayDatagrams(numbered(1000), {
+      host: '127.0.0.1',
+      port: r.port,
+      timing: 'fixed',
+      rate: 1000,
+      signal: abort.signal,
+    });
     expect(result.sent).toBeGreaterThan(0);
     expect(result.sent).toBeLessThan(1000);
   });
@@ -98,7 +104,9 @@ describe('netsvc replay', () => {
     const f = flowFixtures().find((x) => x.name === '2/softflowd-v10')!;
     const r = await receiver();
     const ctx = captureCli();
-    expect(await runCli(['replay', f.pcap, '--to', `127.0.0.1:${r.port}`, '--rate', '2000', '--loop', '2', '--json'], ctx)).toBe(0);
+    expect(await runCli(['replay', f.pcap, '--to', `127.0.0.1:${r.port}`, '--rate', '2000', '--loop', '2', '--json'], ctx)).toBe(
+      0,
+    );
     const out = JSON.parse(ctx.stdout.join(''));
     const n = f.reference().datagrams_replayed;
     expect(out).toMatchObject({ sent: 2 * n, datagrams: n, timing: 'fixed', errors: 0 });
@@ -107,7 +115,12 @@ describe('netsvc replay', () => {
 
   it('refuses a host name, a missing --to and an unknown timing', async () => {
     const f = flowFixtures()[0]!;
-    for (const args of [['--to', 'collector.example.com:2055'], [], ['--to', '127.0.0.1:2055', '--timing', 'warp'], ['--to', '127.0.0.1:2055', '--timing', 'fixed']]) {
+    for (const args of [
+      ['--to', 'collector.example.com:2055'],
+      [],
+      ['--to', '127.0.0.1:2055', '--timing', 'warp'],
+      ['--to', '127.0.0.1:2055', '--timing', 'fixed'],
+    ]) {
       const ctx = captureCli();
       const code = await runCli(['replay', f.pcap, ...args], ctx);
       expect(code, args.join(' ')).not.toBe(0);

@@ -9,7 +9,16 @@ export type Row = Record<NumericColumn, number> & { src: string; dst: string; ne
 /** A row with every column at its zero value (IPv4, interval 1, unspecified addresses), then `r` over it: what a test expects, field by field. */
 export function row(r: Partial<Row>): Row {
   const zero = Object.fromEntries(NUMERIC_COLUMNS.map((c) => [c, 0])) as Record<NumericColumn, number>;
-  return { ...zero, ipVersion: 4, samplingInterval: 1, src: '0.0.0.0', dst: '0.0.0.0', nextHop: '0.0.0.0', exporter: '0.0.0.0', ...r };
+  return {
+    ...zero,
+    ipVersion: 4,
+    samplingInterval: 1,
+    src: '0.0.0.0',
+    dst: '0.0.0.0',
+    nextHop: '0.0.0.0',
+    exporter: '0.0.0.0',
+    ...r,
+  };
 }
 
 /** Rows of a batch from index `from`. */

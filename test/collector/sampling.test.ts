@@ -42,7 +42,16 @@ describe('sampling', () => {
       RECEIVED,
       b,
     );
-    const opts = Buffer.concat([uint(0, 4), uint(7, 1), uint(2, 1), uint(100, 4), uint(0, 4), uint(8, 1), uint(2, 1), uint(512, 4)]);
+    const opts = Buffer.concat([
+      uint(0, 4),
+      uint(7, 1),
+      uint(2, 1),
+      uint(100, 4),
+      uint(0, 4),
+      uint(8, 1),
+      uint(2, 1),
+      uint(512, 4),
+    ]);
     const flow = (src: string, sampler: number): Buffer =>
       Buffer.concat([ipv4(src), ipv4('10.9.9.9'), uint(1500, 4), uint(3, 4), uint(sampler, 1)]);
     d.decode(
@@ -74,8 +83,28 @@ describe('sampling', () => {
     const b = new FlowBatch();
     const m = ipfixMessage(
       { exportSecs: 1_700_000_000, domain: 3 },
-      set(3, ipfixTemplateRecord(700, [[149, 4], [305, 4], [306, 4]], 1), false),
-      set(2, ipfixTemplateRecord(701, [[8, 4], [1, 4], [2, 4]]), false),
+      set(
+        3,
+        ipfixTemplateRecord(
+          700,
+          [
+            [149, 4],
+            [305, 4],
+            [306, 4],
+          ],
+          1,
+        ),
+        false,
+      ),
+      set(
+        2,
+        ipfixTemplateRecord(701, [
+          [8, 4],
+          [1, 4],
+          [2, 4],
+        ]),
+        false,
+      ),
       set(700, Buffer.concat([uint(3, 4), uint(1, 4), uint(49, 4)]), false), // 1 packet in every 50
       set(701, Buffer.concat([ipv4('10.8.0.1'), uint(100, 4), uint(2, 4)]), false),
     );
@@ -93,7 +122,15 @@ describe('sampling', () => {
     const flows = (domain: number): Buffer =>
       ipfixMessage(
         { exportSecs: 1_527_997_000, domain },
-        set(2, ipfixTemplateRecord(300, [[8, 4], [1, 8], [2, 8]]), false),
+        set(
+          2,
+          ipfixTemplateRecord(300, [
+            [8, 4],
+            [1, 8],
+            [2, 8],
+          ]),
+          false,
+        ),
         set(300, Buffer.concat([ipv4('10.10.0.1'), uint(64, 8), uint(1, 8)]), false),
       );
     d.decode(flows(domainId), from, RECEIVED, b);
@@ -166,10 +203,47 @@ describe('every sampling method (RFC 5475/5477 PSAMP selectors, NetFlow v9 sampl
   });
 
   it('a record naming a selector the options data never announced is not given the lone selector of its domain', () => {
-    const opts = [set(3, ipfixTemplateRecord(300, [[302, 8], [304, 2], [309, 4], [310, 4]], 1)), set(300, Buffer.concat([uint(17, 8), uint(3, 2), uint(1, 4), uint(256, 4)]))];
-    const fields: [number, number][] = [[302, 8], [8, 4], [12, 4], [1, 4], [2, 4]];
-    const data = set(262, Buffer.concat([uint(99, 8), ipv4('10.5.1.1'), ipv4('10.5.1.2'), uint(100, 4), uint(1, 4), uint(17, 8), ipv4('10.5.1.3'), ipv4('10.5.1.4'), uint(100, 4), uint(1, 4)]));
-    const { rows: r } = decodeOne(ipfixMessage({ exportSecs: F.EXPORT_S, domain: 5 }, ...opts, set(2, ipfixTemplateRecord(262, fields)), data));
+    const opts = [
+      set(
+        3,
+        ipfixTemplateRecord(
+          300,
+          [
+            [302, 8],
+            [304, 2],
+            [309, 4],
+            [310, 4],
+          ],
+          1,
+        ),
+      ),
+      set(300, Buffer.concat([uint(17, 8), uint(3, 2), uint(1, 4), uint(256, 4)])),
+    ];
+    const fields: [number, number][] = [
+      [302, 8],
+      [8, 4],
+      [12, 4],
+      [1, 4],
+      [2, 4],
+    ];
+    const data = set(
+      262,
+      Buffer.concat([
+        uint(99, 8),
+        ipv4('10.5.1.1'),
+        ipv4('10.5.1.2'),
+        uint(100, 4),
+        uint(1, 4),
+        uint(17, 8),
+        ipv4('10.5.1.3'),
+        ipv4('10.5.1.4'),
+        uint(100, 4),
+        uint(1, 4),
+      ]),
+    );
+    const { rows: r } = decodeOne(
+      ipfixMessage({ exportSecs: F.EXPORT_S, domain: 5 }, ...opts, set(2, ipfixTemplateRecord(262, fields)), data),
+    );
     expect(r.map((x) => [x.src, x.samplingInterval, x.bytes])).toEqual([
       ['10.5.1.1', 1, 100],
       ['10.5.1.3', 256, 25_600],
@@ -184,7 +258,10 @@ describe('every sampling method (RFC 5475/5477 PSAMP selectors, NetFlow v9 sampl
 
   it("a record's own selector fields win over its selector's options data (1 in 7), which applies to a record without them", () => {
     const { rows: r } = decodeOne(F.psampSelectorsInRecord());
-    expect(r).toEqual([...F.PSAMP_SELECTORS.map((s) => flow(`10.7.0.${s.id}`, 3000 + s.id, s.interval)), flow('10.7.0.9', 3009, 7)]);
+    expect(r).toEqual([
+      ...F.PSAMP_SELECTORS.map((s) => flow(`10.7.0.${s.id}`, 3000 + s.id, s.interval)),
+      flow('10.7.0.9', 3009, 7),
+    ]);
   });
 
   it('v9: samplerId → samplerRandomInterval from options data; a record with its own samplingInterval or samplerRandomInterval keeps it', () => {

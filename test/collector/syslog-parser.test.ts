@@ -31,7 +31,14 @@ describe('parseSyslog, RFC 5424', () => {
 
   it('folds PROCID into the tag and keeps the sender wall clock, dropping the offset', () => {
     const r = row('<134>1 2026-01-02T03:04:05.678+02:00 routerA myapp 999 ID47 - raw 5424 message');
-    expect([r.host, r.tag, r.facility, r.priority, r.time, r.message]).toEqual(['routerA', 'myapp[999]', 16, 6, '2026-01-02 03:04:05', 'raw 5424 message']);
+    expect([r.host, r.tag, r.facility, r.priority, r.time, r.message]).toEqual([
+      'routerA',
+      'myapp[999]',
+      16,
+      6,
+      '2026-01-02 03:04:05',
+      'raw 5424 message',
+    ]);
   });
 
   it('drops MSGID and structured data with escaped quotes and brackets, and a UTF-8 BOM', () => {
@@ -41,7 +48,14 @@ describe('parseSyslog, RFC 5424', () => {
 
   it('uses the receive time and the sender address for nil timestamp and host', () => {
     const r = row('<191>1 - - - - - - no time no host');
-    expect([r.host, r.tag, r.time, r.facility, r.priority, r.message]).toEqual(['192.0.2.7', '', ctx.receivedAt, 23, 7, 'no time no host']);
+    expect([r.host, r.tag, r.time, r.facility, r.priority, r.message]).toEqual([
+      '192.0.2.7',
+      '',
+      ctx.receivedAt,
+      23,
+      7,
+      'no time no host',
+    ]);
   });
 
   it('keeps a message with a broken timestamp and says so', () => {
@@ -53,12 +67,25 @@ describe('parseSyslog, RFC 5424', () => {
 describe('parseSyslog, RFC 3164', () => {
   it('keeps the colon in the tag and the space before the message', () => {
     const r = row('<132>Jan  2 09:59:58 vm mytag: hello 3164');
-    expect([r.host, r.tag, r.time, r.message, r.facility, r.priority]).toEqual(['vm', 'mytag:', '2026-01-02 09:59:58', ' hello 3164', 16, 4]);
+    expect([r.host, r.tag, r.time, r.message, r.facility, r.priority]).toEqual([
+      'vm',
+      'mytag:',
+      '2026-01-02 09:59:58',
+      ' hello 3164',
+      16,
+      4,
+    ]);
   });
 
   it('reads a device message with a pid', () => {
     const r = row('<38>Jan  2 03:04:05 routerB sshd[1234]: Accepted password for bob');
-    expect([r.host, r.tag, r.facility, r.priority, r.message]).toEqual(['routerB', 'sshd[1234]:', 4, 6, ' Accepted password for bob']);
+    expect([r.host, r.tag, r.facility, r.priority, r.message]).toEqual([
+      'routerB',
+      'sshd[1234]:',
+      4,
+      6,
+      ' Accepted password for bob',
+    ]);
   });
 
   it('puts a December message received in January into last year', () => {
@@ -76,7 +103,12 @@ describe('parseSyslog, RFC 3164', () => {
   });
 
   it('stores a header-less message whole, from the sender, with what tag it can find', () => {
-    expect(row('<14>bare message without header')).toMatchObject({ host: '192.0.2.7', tag: '', message: 'bare message without header', problems: ['no-header'] });
+    expect(row('<14>bare message without header')).toMatchObject({
+      host: '192.0.2.7',
+      tag: '',
+      message: 'bare message without header',
+      problems: ['no-header'],
+    });
     expect(row('<14>kernel: oops')).toMatchObject({ host: '192.0.2.7', tag: 'kernel:', message: ' oops' });
   });
 

@@ -63,7 +63,10 @@ describe('SyslogReceiver under hostile senders', () => {
 
   it('serves an honest TCP sender while 600 idle connections come from one other address, and closes the idle ones after the timeout', async () => {
     const idleMs = 2000;
-    receiver = new SyslogReceiver({ ...CONFIG, maxConnections: 512, maxConnectionsPerAddress: 32, tcpIdleTimeoutMs: idleMs }, { sink: store });
+    receiver = new SyslogReceiver(
+      { ...CONFIG, maxConnections: 512, maxConnectionsPerAddress: 32, tcpIdleTimeoutMs: idleMs },
+      { sink: store },
+    );
     const { tcpPort } = await receiver.start();
 
     const openedAt = performance.now();
@@ -102,7 +105,10 @@ describe('SyslogReceiver under hostile senders', () => {
   });
 
   it('refuses past maxConnections in all, counting it apart from the per-address limit', async () => {
-    receiver = new SyslogReceiver({ ...CONFIG, maxConnections: 40, maxConnectionsPerAddress: 32, tcpIdleTimeoutMs: 0 }, { sink: store });
+    receiver = new SyslogReceiver(
+      { ...CONFIG, maxConnections: 40, maxConnectionsPerAddress: 32, tcpIdleTimeoutMs: 0 },
+      { sink: store },
+    );
     const { tcpPort } = await receiver.start();
     idle = await openIdleConnections(tcpPort!, '127.0.0.2', 32);
     const more = await openIdleConnections(tcpPort!, '127.0.0.5', 20);
@@ -140,29 +146,32 @@ describe('SyslogReceiver under hostile senders', () => {
     expect((await messages('busy-')).length).toBe(500);
   });
 
-  it.skipIf(process.platform !== 'linux')('accounts for every datagram of a burst into a small receive buffer: received + kernel drops = sent', async () => {
-    const sent = 20_000;
-    receiver = new SyslogReceiver({ ...CONFIG, udp: true, tcp: false, receiveBuffer: 64 * 1024 }, { sink: store });
-    const { udpPort } = await receiver.start();
-    expect(receiver.udpStats()).toMatchObject({ receiveBufferRequested: 65536, receiveBufferGranted: 65536, kernelDrops: 0 });
+  it.skipIf(process.platform !== 'linux')(
+    'accounts for every datagram of a burst into a small receive buffer: received + kernel drops = sent',
+    async () => {
+      const sent = 20_000;
+      receiver = new SyslogReceiver({ ...CONFIG, udp: true, tcp: false, receiveBuffer: 64 * 1024 }, { sink: store });
+      const { udpPort } = await receiver.start();
+      expect(receiver.udpStats()).toMatchObject({ receiveBufferRequested: 65536, receiveBufferGranted: 65536, kernelDrops: 0 });
 
-    const { sendErrors } = await udpBurst(udpPort!, sent, (i) => Buffer.from(syslogLine(`burst-${i}`)));
-    expect(sendErrors).toBe(0);
-    // Quiet: nothing more arrives.
-    let last = -1;
-    await until(async () => {
-      const n = receiver!.counters.receivedUdp;
-      if (n === last) return true;
-      last = n;
-      await sleep(200);
-      return false;
-    });
-    const received = receiver.counters.receivedUdp;
-    const drops = receiver.udpStats()!.kernelDrops!;
-    // The buffer did overflow, and what the kernel dropped is no longer invisible.
-    expect(drops).toBeGreaterThan(0);
-    expect(Math.abs(received + drops - sent)).toBeLessThanOrEqual(sent * 0.01);
-    await receiver.flush();
-    expect(receiver.counters.stored).toBe(received);
-  });
+      const { sendErrors } = await udpBurst(udpPort!, sent, (i) => Buffer.from(syslogLine(`burst-${i}`)));
+      expect(sendErrors).toBe(0);
+      // Quiet: nothing more arrives.
+      let last = -1;
+      await until(async () => {
+        const n = receiver!.counters.receivedUdp;
+        if (n === last) return true;
+        last = n;
+        await sleep(200);
+        return false;
+      });
+      const received = receiver.counters.receivedUdp;
+      const drops = receiver.udpStats()!.kernelDrops!;
+      // The buffer did overflow, and what the kernel dropped is no longer invisible.
+      expect(drops).toBeGreaterThan(0);
+      expect(Math.abs(received + drops - sent)).toBeLessThanOrEqual(sent * 0.01);
+      await receiver.flush();
+      expect(receiver.counters.stored).toBe(received);
+    },
+  );
 });

@@ -51,7 +51,6 @@ async function waitFor<T>(fn: () => Promise<T | undefined>, ms = 5000): Promise<
   }
 }
 
-
 const loggerOk = await hasLogger();
 
 describe.skipIf(!loggerOk)('SyslogReceiver with logger over UDP and TCP', () => {
@@ -78,7 +77,11 @@ describe.skipIf(!loggerOk)('SyslogReceiver with logger over UDP and TCP', () => 
   });
 
   /** Sends with logger and returns the newest row whose message contains `marker`. */
-  async function viaLogger(args: string[], text: string, marker = text): Promise<{ row: SyslogRecord; before: number; after: number }> {
+  async function viaLogger(
+    args: string[],
+    text: string,
+    marker = text,
+  ): Promise<{ row: SyslogRecord; before: number; after: number }> {
     const before = Math.floor(Date.now() / 1000) * 1000;
     await run('logger', ['-n', '127.0.0.1', ...args, text], { env: { ...process.env, TZ: 'UTC' } });
     const row = await waitFor(async () => (await store.find({ message: marker }, { page: 1, perPage: 1 }))[0]);
@@ -91,7 +94,10 @@ describe.skipIf(!loggerOk)('SyslogReceiver with logger over UDP and TCP', () => 
   }
 
   it('stores an RFC 5424 message sent over UDP', async () => {
-    const { row, before, after } = await viaLogger(['-P', String(udpPort), '-d', '-t', 'mytag', '-p', 'local0.warning'], 'udp-5424-a1');
+    const { row, before, after } = await viaLogger(
+      ['-P', String(udpPort), '-d', '-t', 'mytag', '-p', 'local0.warning'],
+      'udp-5424-a1',
+    );
     expect(row).toMatchObject({ SysLogTag: 'mytag', Priority: 4, processid: '', Message: 'udp-5424-a1' });
     expect(row.FromHost).not.toBe('');
     expect(inWindow(row.ReceivedAt, before, after)).toBe(true);
@@ -99,7 +105,10 @@ describe.skipIf(!loggerOk)('SyslogReceiver with logger over UDP and TCP', () => 
   });
 
   it('stores an RFC 3164 message with a pid sent over UDP, keeping the colon', async () => {
-    const { row } = await viaLogger(['-P', String(udpPort), '-d', '--rfc3164', '--id=4242', '-t', 'sshd', '-p', 'auth.err'], 'udp-3164-b2');
+    const { row } = await viaLogger(
+      ['-P', String(udpPort), '-d', '--rfc3164', '--id=4242', '-t', 'sshd', '-p', 'auth.err'],
+      'udp-3164-b2',
+    );
     expect(row).toMatchObject({ SysLogTag: 'sshd[4242]:', processid: '4242', Priority: 3, Message: ' udp-3164-b2' });
   });
 
@@ -149,7 +158,10 @@ describe('SyslogReceiver batching and failures', () => {
 
   it('writes in batches of batchSize, retries after a failed write and counts what overflowed', async () => {
     const sink = new FlakySink();
-    const receiver = new SyslogReceiver({ ...CONFIG, tcp: false, batchSize: 3, maxQueue: 5, flushIntervalMs: 60_000 }, { sink, now: () => Date.UTC(2026, 0, 2, 10, 0, 0) });
+    const receiver = new SyslogReceiver(
+      { ...CONFIG, tcp: false, batchSize: 3, maxQueue: 5, flushIntervalMs: 60_000 },
+      { sink, now: () => Date.UTC(2026, 0, 2, 10, 0, 0) },
+    );
     const { udpPort } = await receiver.start();
     try {
       sink.failing = true;

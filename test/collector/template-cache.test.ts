@@ -8,8 +8,24 @@ const HDR = { uptimeMs: 1000, unixSecs: 1_700_000_000 };
 const T0 = 1_700_000_100_000;
 
 // Same template id 256, two layouts.
-const layoutA = v9Templates({ id: 256, fields: [[8, 4], [12, 4], [1, 4], [7, 2]] });
-const layoutB = v9Templates({ id: 256, fields: [[1, 8], [7, 2], [12, 4], [8, 4]] });
+const layoutA = v9Templates({
+  id: 256,
+  fields: [
+    [8, 4],
+    [12, 4],
+    [1, 4],
+    [7, 2],
+  ],
+});
+const layoutB = v9Templates({
+  id: 256,
+  fields: [
+    [1, 8],
+    [7, 2],
+    [12, 4],
+    [8, 4],
+  ],
+});
 const dataA = set(256, Buffer.concat([ipv4('10.0.0.1'), ipv4('10.0.0.2'), uint(111, 4), uint(1111, 2)]));
 const dataB = set(256, Buffer.concat([uint(222, 8), uint(2222, 2), ipv4('10.0.1.2'), ipv4('10.0.1.1')]));
 
@@ -104,7 +120,15 @@ describe('template store bounds (hostile exporters)', () => {
   const ipfixTpl = (id: number, fieldCount: number, domain: number) =>
     ipfixMessage(
       { exportSecs: T0 / 1000, domain },
-      set(2, ipfixTemplateRecord(id, [[8, 4], [12, 4], ...Array.from({ length: fieldCount - 2 }, (_, k): [number, number] => [k % 2 === 0 ? 1 : 2, 4])]), false),
+      set(
+        2,
+        ipfixTemplateRecord(id, [
+          [8, 4],
+          [12, 4],
+          ...Array.from({ length: fieldCount - 2 }, (_, k): [number, number] => [k % 2 === 0 ? 1 : 2, 4]),
+        ]),
+        false,
+      ),
     );
   const flowOf = (id: number) => set(id, Buffer.concat([ipv4('10.0.0.1'), ipv4('10.0.0.2'), Buffer.alloc(0)]));
 
@@ -150,7 +174,9 @@ describe('template store bounds (hostile exporters)', () => {
   });
 
   it('one exporter churning templates spends its own budget and its own room, never the others’', () => {
-    const d = createFlowDecoder({ templateLimits: { maxTemplatesPerExporter: 50, maxTemplates: 80, budgetBurst: 2000, budgetPerSec: 500 } });
+    const d = createFlowDecoder({
+      templateLimits: { maxTemplatesPerExporter: 50, maxTemplates: 80, budgetBurst: 2000, budgetPerSec: 500 },
+    });
     const honest = exporterRef('192.0.2.1');
     const attacker = exporterRef('198.51.100.7');
     const batch = new FlowBatch();
@@ -178,7 +204,9 @@ describe('template store bounds (hostile exporters)', () => {
     expect(d.templates.size).toBe(30);
     expect(d.templates.findExporter(honest.address)!.templates).toBe(10);
     // Each sender kept its most recently announced ones.
-    expect([...d.templates.findDomain('198.51.100.1', 10, 0)!.templates.keys()].sort()).toEqual(Array.from({ length: 10 }, (_, k) => 280 + k));
+    expect([...d.templates.findDomain('198.51.100.1', 10, 0)!.templates.keys()].sort()).toEqual(
+      Array.from({ length: 10 }, (_, k) => 280 + k),
+    );
   });
 
   it('held data is bounded per exporter and in bytes: a sender whose data never finds a template keeps only its share', () => {

@@ -85,9 +85,35 @@ describe('template persistence', () => {
     const a = exporterRef('192.0.2.61');
     const b = exporterRef('2001:db8::62');
     const hdr = { uptimeMs: 1000, unixSecs: T0 / 1000 };
-    const tpl = (id: number) => v9Packet(hdr, v9Templates({ id, fields: [[8, 4], [12, 4], [1, 4]] }));
+    const tpl = (id: number) =>
+      v9Packet(
+        hdr,
+        v9Templates({
+          id,
+          fields: [
+            [8, 4],
+            [12, 4],
+            [1, 4],
+          ],
+        }),
+      );
     d.decode(tpl(256), a, now, new FlowBatch());
-    d.decode(Buffer.concat([tpl(256), v9Templates({ id: 257, fields: [[8, 4], [12, 4], [2, 4]] })]), b, now, new FlowBatch());
+    d.decode(
+      Buffer.concat([
+        tpl(256),
+        v9Templates({
+          id: 257,
+          fields: [
+            [8, 4],
+            [12, 4],
+            [2, 4],
+          ],
+        }),
+      ]),
+      b,
+      now,
+      new FlowBatch(),
+    );
     expect(store.save(d.templates)).toBe(3);
     expect(readdirSync(sub).sort()).toEqual(['192.0.2.61.msgpack', '2001_db8__62.msgpack']);
     // Re-announcements change nothing to write; a new template of one exporter writes that exporter only.
@@ -110,7 +136,14 @@ describe('template persistence', () => {
 
   it('reads the single file of the earlier layout once, and replaces it by per-exporter files', () => {
     const legacyPath = join(dir, 'legacy.msgpack');
-    const domain = { address: netscaler.address, version: 9, domainId: 0, defaultInterval: 0, systemInitMs: null, samplers: [[1, 64]] };
+    const domain = {
+      address: netscaler.address,
+      version: 9,
+      domainId: 0,
+      defaultInterval: 0,
+      systemInitMs: null,
+      samplers: [[1, 64]],
+    };
     const template = { id: 256, options: false, scopeCount: 0, fields: [8, 4, 0, 12, 4, 0, 1, 4, 0], lastSeenMs: T0 };
     writeFileSync(legacyPath, pack({ format: 1, savedAtMs: T0, domains: [{ ...domain, templates: [template] }] }));
     const store = new TemplatePersistence({ dir: join(dir, 'migrated'), legacyPath, now: () => T0, ttlMs: 0 });

@@ -92,14 +92,78 @@ const YAF_V6: Spec[] = [
 
 /** IPv4 biflows: a TCP conversation, a uniflow (no answer), an ICMP echo and its reply. */
 export const YAF_V4_RECORDS: readonly YafRecord[] = [
-  { startMs: 1_700_000_300_000, endMs: 1_700_000_310_500, bytes: 1_200, revBytes: 48_000, packets: 10, revPackets: 40, src: '10.0.0.1', dst: '198.51.100.7', sport: 51_000, dport: 443, proto: 6, flags: 0x1b, revFlags: 0x12 | 0x08 | 0x01, tos: 0, revTos: 0x20 },
-  { startMs: 1_700_000_301_000, endMs: 1_700_000_301_000, bytes: 90, revBytes: 0, packets: 1, revPackets: 0, src: '10.0.0.1', dst: '224.0.0.251', sport: 5353, dport: 5353, proto: 17, flags: 0, revFlags: 0, tos: 0, revTos: 0 },
-  { startMs: 1_700_000_302_000, endMs: 1_700_000_303_000, bytes: 168, revBytes: 168, packets: 2, revPackets: 2, src: '10.0.0.2', dst: '192.0.2.53', sport: 0, dport: 0x0800, proto: 1, flags: 0, revFlags: 0, tos: 0xb8, revTos: 0x00 },
+  {
+    startMs: 1_700_000_300_000,
+    endMs: 1_700_000_310_500,
+    bytes: 1_200,
+    revBytes: 48_000,
+    packets: 10,
+    revPackets: 40,
+    src: '10.0.0.1',
+    dst: '198.51.100.7',
+    sport: 51_000,
+    dport: 443,
+    proto: 6,
+    flags: 0x1b,
+    revFlags: 0x12 | 0x08 | 0x01,
+    tos: 0,
+    revTos: 0x20,
+  },
+  {
+    startMs: 1_700_000_301_000,
+    endMs: 1_700_000_301_000,
+    bytes: 90,
+    revBytes: 0,
+    packets: 1,
+    revPackets: 0,
+    src: '10.0.0.1',
+    dst: '224.0.0.251',
+    sport: 5353,
+    dport: 5353,
+    proto: 17,
+    flags: 0,
+    revFlags: 0,
+    tos: 0,
+    revTos: 0,
+  },
+  {
+    startMs: 1_700_000_302_000,
+    endMs: 1_700_000_303_000,
+    bytes: 168,
+    revBytes: 168,
+    packets: 2,
+    revPackets: 2,
+    src: '10.0.0.2',
+    dst: '192.0.2.53',
+    sport: 0,
+    dport: 0x0800,
+    proto: 1,
+    flags: 0,
+    revFlags: 0,
+    tos: 0xb8,
+    revTos: 0x00,
+  },
 ];
 
 /** An IPv6 DNS exchange. */
 export const YAF_V6_RECORDS: readonly (YafRecord & { src: string; dst: string })[] = [
-  { startMs: 1_700_000_305_000, endMs: 1_700_000_305_040, bytes: 81, revBytes: 210, packets: 1, revPackets: 1, src: '2001:db8::10', dst: '2001:db8:53::1', sport: 40_000, dport: 53, proto: 17, flags: 0, revFlags: 0, tos: 0, revTos: 0x28 },
+  {
+    startMs: 1_700_000_305_000,
+    endMs: 1_700_000_305_040,
+    bytes: 81,
+    revBytes: 210,
+    packets: 1,
+    revPackets: 1,
+    src: '2001:db8::10',
+    dst: '2001:db8:53::1',
+    sport: 40_000,
+    dport: 53,
+    proto: 17,
+    flags: 0,
+    revFlags: 0,
+    tos: 0,
+    revTos: 0x28,
+  },
 ];
 
 function ipv6(text: string): Buffer {
@@ -113,7 +177,14 @@ function ipv6(text: string): Buffer {
 
 /** Times and counters, both directions: the first fields of both YAF templates. */
 function yafCounters(r: YafRecord): Buffer {
-  return Buffer.concat([uint(r.startMs, 8), uint(r.endMs, 8), uint(r.bytes, 8), uint(r.revBytes, 8), uint(r.packets, 8), uint(r.revPackets, 8)]);
+  return Buffer.concat([
+    uint(r.startMs, 8),
+    uint(r.endMs, 8),
+    uint(r.bytes, 8),
+    uint(r.revBytes, 8),
+    uint(r.packets, 8),
+    uint(r.revPackets, 8),
+  ]);
 }
 
 function yafV4Record(r: YafRecord): Buffer {
@@ -230,15 +301,100 @@ export const ASA_FIELDS_NO_PACKETS: Spec[] = [...ASA_FIELDS_HEAD, ...ASA_FIELDS_
 
 /** Teardown, update, create and ICMP records of template 263 (with packets). */
 export const ASA_RECORDS: readonly AsaRecord[] = [
-  { flowId: 1001, src: '192.168.1.20', sport: 50_123, inIf: 3, dst: '203.0.113.80', dport: 443, outIf: 4, proto: 6, icmpType: 0, icmpCode: 0, event: 2, startMs: 1_700_000_400_000, initiatorOctets: 3_000, responderOctets: 150_000, initiatorPackets: 20, responderPackets: 110 },
-  { flowId: 1002, src: '192.168.1.21', sport: 53_000, inIf: 3, dst: '198.51.100.53', dport: 53, outIf: 4, proto: 17, icmpType: 0, icmpCode: 0, event: 5, startMs: 1_700_000_450_000, initiatorOctets: 400, responderOctets: 1_200, initiatorPackets: 4, responderPackets: 4 },
-  { flowId: 1003, src: '192.168.1.22', sport: 50_200, inIf: 3, dst: '203.0.113.81', dport: 80, outIf: 4, proto: 6, icmpType: 0, icmpCode: 0, event: 1, startMs: 1_700_000_499_000, initiatorOctets: 0, responderOctets: 0, initiatorPackets: 0, responderPackets: 0 },
-  { flowId: 1004, src: '192.168.1.23', sport: 0, inIf: 3, dst: '203.0.113.1', dport: 0, outIf: 4, proto: 1, icmpType: 8, icmpCode: 0, event: 2, startMs: 1_700_000_480_000, initiatorOctets: 84, responderOctets: 84, initiatorPackets: 1, responderPackets: 1 },
+  {
+    flowId: 1001,
+    src: '192.168.1.20',
+    sport: 50_123,
+    inIf: 3,
+    dst: '203.0.113.80',
+    dport: 443,
+    outIf: 4,
+    proto: 6,
+    icmpType: 0,
+    icmpCode: 0,
+    event: 2,
+    startMs: 1_700_000_400_000,
+    initiatorOctets: 3_000,
+    responderOctets: 150_000,
+    initiatorPackets: 20,
+    responderPackets: 110,
+  },
+  {
+    flowId: 1002,
+    src: '192.168.1.21',
+    sport: 53_000,
+    inIf: 3,
+    dst: '198.51.100.53',
+    dport: 53,
+    outIf: 4,
+    proto: 17,
+    icmpType: 0,
+    icmpCode: 0,
+    event: 5,
+    startMs: 1_700_000_450_000,
+    initiatorOctets: 400,
+    responderOctets: 1_200,
+    initiatorPackets: 4,
+    responderPackets: 4,
+  },
+  {
+    flowId: 1003,
+    src: '192.168.1.22',
+    sport: 50_200,
+    inIf: 3,
+    dst: '203.0.113.81',
+    dport: 80,
+    outIf: 4,
+    proto: 6,
+    icmpType: 0,
+    icmpCode: 0,
+    event: 1,
+    startMs: 1_700_000_499_000,
+    initiatorOctets: 0,
+    responderOctets: 0,
+    initiatorPackets: 0,
+    responderPackets: 0,
+  },
+  {
+    flowId: 1004,
+    src: '192.168.1.23',
+    sport: 0,
+    inIf: 3,
+    dst: '203.0.113.1',
+    dport: 0,
+    outIf: 4,
+    proto: 1,
+    icmpType: 8,
+    icmpCode: 0,
+    event: 2,
+    startMs: 1_700_000_480_000,
+    initiatorOctets: 84,
+    responderOctets: 84,
+    initiatorPackets: 1,
+    responderPackets: 1,
+  },
 ];
 
 /** A teardown of template 264 (no packet counts). */
 export const ASA_RECORDS_NO_PACKETS: readonly AsaRecord[] = [
-  { flowId: 2001, src: '192.168.1.30', sport: 51_000, inIf: 5, dst: '203.0.113.90', dport: 993, outIf: 6, proto: 6, icmpType: 0, icmpCode: 0, event: 2, startMs: 1_700_000_420_000, initiatorOctets: 2_500, responderOctets: 64_000, initiatorPackets: 0, responderPackets: 0 },
+  {
+    flowId: 2001,
+    src: '192.168.1.30',
+    sport: 51_000,
+    inIf: 5,
+    dst: '203.0.113.90',
+    dport: 993,
+    outIf: 6,
+    proto: 6,
+    icmpType: 0,
+    icmpCode: 0,
+    event: 2,
+    startMs: 1_700_000_420_000,
+    initiatorOctets: 2_500,
+    responderOctets: 64_000,
+    initiatorPackets: 0,
+    responderPackets: 0,
+  },
 ];
 
 function asaRecord(r: AsaRecord, withPackets: boolean): Buffer {
@@ -277,7 +433,10 @@ function asaRecord(r: AsaRecord, withPackets: boolean): Buffer {
 export function asaNselPackets(): Buffer[] {
   const h = { uptimeMs: ASA_UPTIME_MS, unixSecs: ASA_UNIX_S, sourceId: 0 };
   return [
-    v9Packet({ ...h, sequence: 0, count: 2 }, v9Templates({ id: 263, fields: ASA_FIELDS }, { id: 264, fields: ASA_FIELDS_NO_PACKETS })),
+    v9Packet(
+      { ...h, sequence: 0, count: 2 },
+      v9Templates({ id: 263, fields: ASA_FIELDS }, { id: 264, fields: ASA_FIELDS_NO_PACKETS }),
+    ),
     v9Packet(
       { ...h, sequence: 1, count: ASA_RECORDS.length + ASA_RECORDS_NO_PACKETS.length },
       set(263, Buffer.concat(ASA_RECORDS.map((r) => asaRecord(r, true)))),

@@ -21,13 +21,20 @@ import {
 import { syntheticWorkloads } from '../../collector/synthetic.js';
 import { flowFixtures, freeUdpPort } from '../helpers/flow-fixtures.js';
 
-type Factory = (sources: Record<string, FlowSourceConfig>, deps: FlowListenerDeps, options: Record<string, unknown>) => FlowListeners;
+type Factory = (
+  sources: Record<string, FlowSourceConfig>,
+  deps: FlowListenerDeps,
+  options: Record<string, unknown>,
+) => FlowListeners;
 const VARIANTS: [string, Factory][] = [
   ['in-thread', (s, d, o) => createFlowListeners(s, d, o)],
   // The decode path of the worker thread, here: sockets read by a socket thread into shared rings,
   // with recvmmsg batches (the default where the addon is built) and through dgram.
   ['in-thread with a socket thread', (s, d, o) => createFlowListeners(s, d, { socketThread: true, ...o })],
-  ['in-thread with a socket thread reading through dgram', (s, d, o) => createFlowListeners(s, d, { socketThread: true, batchReceive: false, ...o })],
+  [
+    'in-thread with a socket thread reading through dgram',
+    (s, d, o) => createFlowListeners(s, d, { socketThread: true, batchReceive: false, ...o }),
+  ],
   // Counters are pushed by the worker; fast pushes keep the polling below short.
   ['worker thread', (s, d, o) => createThreadedFlowListeners(s, d, { statsEveryMs: 20, ...o })],
 ];
@@ -171,7 +178,7 @@ describe.each(VARIANTS)('flow listener, %s', (_name, make) => {
     expect(Object.keys(l.sourceStats().find((s) => s.source === 'core')!.exporters)).toEqual(['127.0.0.2']);
   });
 
-  it('sends a busy source\'s rows in full batches, and a quiet source\'s once its first row is flushDelayMs old', async () => {
+  it("sends a busy source's rows in full batches, and a quiet source's once its first row is flushDelayMs old", async () => {
     const port = await freeUdpPort();
     const seen: { source: string; rows: number; at: number }[] = [];
     const summary = new SummarySink();
@@ -183,14 +190,24 @@ describe.each(VARIANTS)('flow listener, %s', (_name, make) => {
     };
     const batchRows = 256;
     const l = await listen(
-      { busy: { listen: `127.0.0.1:${port}`, exporters: ['127.0.0.2'] }, quiet: { listen: `127.0.0.1:${port}`, exporters: ['127.0.0.3'] } },
+      {
+        busy: { listen: `127.0.0.1:${port}`, exporters: ['127.0.0.2'] },
+        quiet: { listen: `127.0.0.1:${port}`, exporters: ['127.0.0.3'] },
+      },
       sink,
       { batchRows, flushDelayMs: 300 },
     );
     const v9s = v9.datagrams().map((d) => d.payload);
     const busy = await sender('127.0.0.2');
     const started = Date.now();
-    await send(await sender('127.0.0.3'), v5.datagrams().map((d) => d.payload).slice(0, 1), port);
+    await send(
+      await sender('127.0.0.3'),
+      v5
+        .datagrams()
+        .map((d) => d.payload)
+        .slice(0, 1),
+      port,
+    );
     // The busy exporter keeps sending (its batches fill in a few datagrams) for 1.2 s.
     let loops = 0;
     while (Date.now() - started < 1200) {
@@ -296,7 +313,7 @@ describe.each(VARIANTS)('flow listener, %s', (_name, make) => {
     const all = f.datagrams().map((d) => d.payload);
     // v9: a datagram carries templates when one of its flowsets has id 0 or 1.
     const hasTemplate = (p: Buffer): boolean => {
-      for (let o = 20; o + 4 <= p.length; ) {
+      for (let o = 20; o + 4 <= p.length;) {
         const id = p.readUInt16BE(o);
         const len = p.readUInt16BE(o + 2);
         if (id < 256) return true;
@@ -336,7 +353,7 @@ describe.each(VARIANTS)('flow listener, %s', (_name, make) => {
     const f = fixtures.find((x) => x.name === '1/pmacct-v9')!;
     const all = f.datagrams().map((d) => d.payload);
     const hasTemplate = (p: Buffer): boolean => {
-      for (let o = 20; o + 4 <= p.length; ) {
+      for (let o = 20; o + 4 <= p.length;) {
         const id = p.readUInt16BE(o);
         const len = p.readUInt16BE(o + 2);
         if (id < 256) return true;
@@ -364,11 +381,11 @@ describe.each(VARIANTS)('flow listener, %s', (_name, make) => {
     rmSync(templateDir, { recursive: true, force: true });
   });
 
-  it('holds early data as long and as much as the source\'s pendingMaxAgeSec and pendingMaxSets say', async () => {
+  it("holds early data as long and as much as the source's pendingMaxAgeSec and pendingMaxSets say", async () => {
     const f = fixtures.find((x) => x.name === '1/pmacct-v9')!;
     const all = f.datagrams().map((d) => d.payload);
     const hasTemplate = (p: Buffer): boolean => {
-      for (let o = 20; o + 4 <= p.length; ) {
+      for (let o = 20; o + 4 <= p.length;) {
         const len = p.readUInt16BE(o + 2);
         if (p.readUInt16BE(o) < 256) return true;
         if (len < 4) break;
@@ -404,7 +421,11 @@ describe.each(VARIANTS)('flow listener, %s', (_name, make) => {
     const taken = await sender();
     const port = taken.address().port;
     const free = await freeUdpPort();
-    const l = make({ first: { listen: `127.0.0.1:${free}` }, second: { listen: `127.0.0.1:${port}` } }, { sink: new SummarySink() }, {});
+    const l = make(
+      { first: { listen: `127.0.0.1:${free}` }, second: { listen: `127.0.0.1:${port}` } },
+      { sink: new SummarySink() },
+      {},
+    );
     const err = await l.start().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ListenerBindError);
     // It says what holds the port and which setting moves the source.
@@ -425,18 +446,30 @@ describe.each(VARIANTS)('flow listener, %s', (_name, make) => {
 describe('flow listener configuration', () => {
   it('rejects setups it cannot serve before binding anything', () => {
     const sink = new SummarySink();
-    expect(() => createFlowListeners({ a: { listen: '127.0.0.1:2999' }, b: { listen: '127.0.0.1:2999' } }, { sink })).toThrow(ListenerConfigError);
+    expect(() => createFlowListeners({ a: { listen: '127.0.0.1:2999' }, b: { listen: '127.0.0.1:2999' } }, { sink })).toThrow(
+      ListenerConfigError,
+    );
     expect(() =>
-      createFlowListeners({ a: { listen: '127.0.0.1:2999', exporters: ['10.0.0.1'] }, b: { listen: '127.0.0.1:2999', exporters: ['10.0.0.1'] } }, { sink }),
+      createFlowListeners(
+        { a: { listen: '127.0.0.1:2999', exporters: ['10.0.0.1'] }, b: { listen: '127.0.0.1:2999', exporters: ['10.0.0.1'] } },
+        { sink },
+      ),
     ).toThrow(/claimed by both/);
-    expect(() => createFlowListeners({ a: { listen: '127.0.0.1:2999', exporters: ['router-1'] } }, { sink })).toThrow(ListenerConfigError);
+    expect(() => createFlowListeners({ a: { listen: '127.0.0.1:2999', exporters: ['router-1'] } }, { sink })).toThrow(
+      ListenerConfigError,
+    );
     expect(() => createFlowListeners({ a: { listen: 'nonsense' } }, { sink })).toThrow(ListenerConfigError);
     // Two sources on port 0 each get a port of their own.
-    expect(createFlowListeners({ a: { listen: '127.0.0.1:0' }, b: { listen: '127.0.0.1:0' } }, { sink }).socketStats()).toHaveLength(2);
+    expect(
+      createFlowListeners({ a: { listen: '127.0.0.1:0' }, b: { listen: '127.0.0.1:0' } }, { sink }).socketStats(),
+    ).toHaveLength(2);
   });
 
   it('the worker-thread listeners reject the same setups at start', async () => {
-    const l = createThreadedFlowListeners({ a: { listen: '127.0.0.1:2999' }, b: { listen: '127.0.0.1:2999' } }, { sink: new SummarySink() });
+    const l = createThreadedFlowListeners(
+      { a: { listen: '127.0.0.1:2999' }, b: { listen: '127.0.0.1:2999' } },
+      { sink: new SummarySink() },
+    );
     await expect(l.start()).rejects.toBeInstanceOf(ListenerConfigError);
   });
 });
@@ -456,7 +489,11 @@ describe('flow listener, worker thread, handing batches over', () => {
       },
     };
     // Batches of 2048 rows (room for 4096); a long flush delay so only a full batch or idle() sends one.
-    const l = createThreadedFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink }, { statsEveryMs: 20, batchRows: 2048, flushDelayMs: 60_000 });
+    const l = createThreadedFlowListeners(
+      { netflow: { listen: '127.0.0.1:0' } },
+      { sink },
+      { statsEveryMs: 20, batchRows: 2048, flushDelayMs: 60_000 },
+    );
     open.push(l);
     await l.start();
     const payloads = v9.datagrams().map((d) => d.payload);
@@ -464,7 +501,11 @@ describe('flow listener, worker thread, handing batches over', () => {
     for (let k = 0; k < loops; k++) await send(await sender(), payloads, l.addresses().netflow!.port);
     await settle(l, payloads.length * loops);
     const ref = v9.reference().totals;
-    expect(summary.summary('netflow')).toMatchObject({ flows: ref.flows * loops, bytes: ref.bytes * loops, packets: ref.packets * loops });
+    expect(summary.summary('netflow')).toMatchObject({
+      flows: ref.flows * loops,
+      bytes: ref.bytes * loops,
+      packets: ref.packets * loops,
+    });
     const full = seen.filter((b) => b.rows >= 2048);
     expect(full.length).toBeGreaterThan(0);
     for (const b of full) expect(b).toMatchObject({ how: 'take', room: 4096 });
@@ -476,7 +517,7 @@ describe('flow listener, worker thread, handing batches over', () => {
 });
 
 describe('flow listener, worker thread, two sockets held back by the in-flight bound', () => {
-  it('lets every socket\'s batches through once the sink catches up, and idles and closes', async () => {
+  it("lets every socket's batches through once the sink catches up, and idles and closes", async () => {
     const rows: Record<string, number> = {};
     const summary = new SummarySink();
     // A sink slower than the datagrams, and room for one row in flight: both sockets' writes wait.
@@ -487,10 +528,17 @@ describe('flow listener, worker thread, two sockets held back by the in-flight b
         summary.write(source, batch);
       },
     };
-    const l = createThreadedFlowListeners({ a: { listen: '127.0.0.1:0' }, b: { listen: '127.0.0.1:0' } }, { sink }, { statsEveryMs: 20, maxInFlightRows: 1, flushDelayMs: 0 });
+    const l = createThreadedFlowListeners(
+      { a: { listen: '127.0.0.1:0' }, b: { listen: '127.0.0.1:0' } },
+      { sink },
+      { statsEveryMs: 20, maxInFlightRows: 1, flushDelayMs: 0 },
+    );
     open.push(l);
     await l.start();
-    const five = v5.datagrams().map((d) => d.payload).slice(0, 4);
+    const five = v5
+      .datagrams()
+      .map((d) => d.payload)
+      .slice(0, 4);
     const s = await sender();
     for (const p of five) {
       await send(s, [p], l.addresses().a!.port);
@@ -508,7 +556,11 @@ describe('flow listener, worker thread, the thread dies', () => {
   it('logs it, tells onFailure, and idle() and close() return instead of waiting for it forever', async () => {
     const errors: string[] = [];
     const logger = { info: () => {}, warn: () => {}, error: (_o: object, msg?: string) => errors.push(msg ?? '') };
-    const l = createThreadedFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: new SummarySink(), logger }, { statsEveryMs: 20, faultInjection: 'crash' });
+    const l = createThreadedFlowListeners(
+      { netflow: { listen: '127.0.0.1:0' } },
+      { sink: new SummarySink(), logger },
+      { statsEveryMs: 20, faultInjection: 'crash' },
+    );
     open.push(l);
     const failures: Error[] = [];
     l.onFailure((err) => failures.push(err));
@@ -528,15 +580,25 @@ describe.skipIf(process.platform !== 'linux')('flow listener, receive buffer', (
   const rmemMax = Number(readFileSync('/proc/sys/net/core/rmem_max', 'utf8'));
   const warned = async (receiveBuffer: number): Promise<object[]> => {
     const warns: object[] = [];
-    const logger = { info: () => {}, warn: (o: object, m?: string) => void (m?.startsWith('kernel granted a smaller UDP receive buffer') && warns.push(o)), error: () => {} };
-    const l = createFlowListeners({ netflow: { listen: '127.0.0.1:0', receiveBuffer } }, { sink: new SummarySink(), logger }, { socketThread: true });
+    const logger = {
+      info: () => {},
+      warn: (o: object, m?: string) => void (m?.startsWith('kernel granted a smaller UDP receive buffer') && warns.push(o)),
+      error: () => {},
+    };
+    const l = createFlowListeners(
+      { netflow: { listen: '127.0.0.1:0', receiveBuffer } },
+      { sink: new SummarySink(), logger },
+      { socketThread: true },
+    );
     open.push(l);
     await l.start();
     return warns;
   };
 
   it('warns when the kernel caps the buffer at net.core.rmem_max (it reports twice what it set)', async () => {
-    expect(await warned(rmemMax * 2)).toEqual([expect.objectContaining({ requested: rmemMax * 2, granted: rmemMax, fix: `sysctl -w net.core.rmem_max=${rmemMax * 2}` })]);
+    expect(await warned(rmemMax * 2)).toEqual([
+      expect.objectContaining({ requested: rmemMax * 2, granted: rmemMax, fix: `sysctl -w net.core.rmem_max=${rmemMax * 2}` }),
+    ]);
   });
 
   it('says nothing when it got what it asked for', async () => {
@@ -547,11 +609,19 @@ describe.skipIf(process.platform !== 'linux')('flow listener, receive buffer', (
 describe('flow listener with a socket thread, the socket thread dies', () => {
   it('starts it again on the same port, keeps what it had queued, and counts the restart', async () => {
     const lines: string[] = [];
-    const logger = { info: (_o: object, m?: string) => lines.push(m ?? ''), warn: () => {}, error: (_o: object, m?: string) => lines.push(m ?? '') };
+    const logger = {
+      info: (_o: object, m?: string) => lines.push(m ?? ''),
+      warn: () => {},
+      error: (_o: object, m?: string) => lines.push(m ?? ''),
+    };
     const summary = new SummarySink();
     const payloads = v9.datagrams().map((d) => d.payload);
     // The thread dies once it took the capture's datagrams: they are in the ring, and decoded all the same.
-    const l = createFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: summary, logger }, { socketThread: true, faultInjection: `socket-crash:${payloads.length}` });
+    const l = createFlowListeners(
+      { netflow: { listen: '127.0.0.1:0' } },
+      { sink: summary, logger },
+      { socketThread: true, faultInjection: `socket-crash:${payloads.length}` },
+    );
     open.push(l);
     await l.start();
     const port = l.addresses().netflow!.port;
@@ -571,31 +641,47 @@ describe('flow listener with a socket thread, the socket thread dies', () => {
     expect(await portFree(port)).toBe(true);
   });
 
-  it.skipIf(process.platform !== 'linux')('worker thread: threadId() names the restarted socket thread, not the dead one', async () => {
-    const l = createThreadedFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: new SummarySink() }, { statsEveryMs: 10, warmUp: false, faultInjection: 'socket-crash:1', restartDelayMs: 20 });
-    open.push(l);
-    await l.start();
-    const first = l.threadId()!;
-    expect(existsSync(`/proc/self/task/${first}`)).toBe(true);
-    await send(await sender(), [v5.datagrams()[0]!.payload], l.addresses().netflow!.port);
-    const deadline = Date.now() + 5000;
-    while ((l.socketStats()[0]?.readerRestarts ?? 0) < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    expect(l.socketStats()[0]!.readerRestarts).toBe(1);
-    const now = l.threadId()!;
-    expect(now).not.toBe(first);
-    expect(existsSync(`/proc/self/task/${now}`)).toBe(true);
-  });
+  it.skipIf(process.platform !== 'linux')(
+    'worker thread: threadId() names the restarted socket thread, not the dead one',
+    async () => {
+      const l = createThreadedFlowListeners(
+        { netflow: { listen: '127.0.0.1:0' } },
+        { sink: new SummarySink() },
+        { statsEveryMs: 10, warmUp: false, faultInjection: 'socket-crash:1', restartDelayMs: 20 },
+      );
+      open.push(l);
+      await l.start();
+      const first = l.threadId()!;
+      expect(existsSync(`/proc/self/task/${first}`)).toBe(true);
+      await send(await sender(), [v5.datagrams()[0]!.payload], l.addresses().netflow!.port);
+      const deadline = Date.now() + 5000;
+      while ((l.socketStats()[0]?.readerRestarts ?? 0) < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(l.socketStats()[0]!.readerRestarts).toBe(1);
+      const now = l.threadId()!;
+      expect(now).not.toBe(first);
+      expect(existsSync(`/proc/self/task/${now}`)).toBe(true);
+    },
+  );
 
   it('a close() while the restart waits stops it for good', async () => {
     const lines: string[] = [];
-    const logger = { info: (_o: object, m?: string) => lines.push(m ?? ''), warn: () => {}, error: (_o: object, m?: string) => lines.push(m ?? '') };
-    const l = createFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: new SummarySink(), logger }, { socketThread: true, faultInjection: 'socket-crash:1' });
+    const logger = {
+      info: (_o: object, m?: string) => lines.push(m ?? ''),
+      warn: () => {},
+      error: (_o: object, m?: string) => lines.push(m ?? ''),
+    };
+    const l = createFlowListeners(
+      { netflow: { listen: '127.0.0.1:0' } },
+      { sink: new SummarySink(), logger },
+      { socketThread: true, faultInjection: 'socket-crash:1' },
+    );
     open.push(l);
     await l.start();
     const port = l.addresses().netflow!.port;
     await send(await sender(), [v5.datagrams()[0]!.payload], port);
     const deadline = Date.now() + 5000;
-    while (!lines.some((m) => m.startsWith('flow socket thread died')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    while (!lines.some((m) => m.startsWith('flow socket thread died')) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 5));
     expect(lines.some((m) => m.startsWith('flow socket thread died'))).toBe(true);
     expect(l.socketStats()[0]!.reader).toBe('none');
     await l.close();
@@ -605,37 +691,55 @@ describe('flow listener with a socket thread, the socket thread dies', () => {
   });
 
   it.each([
-    ['in-thread', (o: Record<string, unknown>, d: FlowListenerDeps) => createFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, d, { socketThread: true, ...o })],
+    [
+      'in-thread',
+      (o: Record<string, unknown>, d: FlowListenerDeps) =>
+        createFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, d, { socketThread: true, ...o }),
+    ],
     // From the ingest worker the failure crosses to the main thread.
-    ['worker thread', (o: Record<string, unknown>, d: FlowListenerDeps) => createThreadedFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, d, { statsEveryMs: 10, warmUp: false, ...o })],
-  ] as const)('%s: gives up after five failed restarts (its port taken meanwhile) and says so through onFailure', async (_name, make) => {
-    const lines: string[] = [];
-    const logger = { info: (_o: object, m?: string) => lines.push(m ?? ''), warn: () => {}, error: (_o: object, m?: string) => lines.push(m ?? '') };
-    const l = make({ faultInjection: 'socket-crash:1', restartDelayMs: 20 }, { sink: new SummarySink(), logger });
-    open.push(l);
-    const failures: Error[] = [];
-    l.onFailure((err) => failures.push(err));
-    await l.start();
-    const port = l.addresses().netflow!.port;
-    await send(await sender(), [v5.datagrams()[0]!.payload], port);
-    let deadline = Date.now() + 5000;
-    while (!lines.some((m) => m.startsWith('flow socket thread died')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 1));
-    // Within the 20 ms pause, someone else binds the port.
-    const squatter = createSocket('udp4');
-    sockets.push(squatter);
-    await new Promise<void>((ok) => squatter.bind(port, '127.0.0.1', () => ok()));
-    deadline = Date.now() + 5000;
-    while (failures.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    expect(failures.map((e) => e.message)).toEqual([expect.stringMatching(/^flow socket thread could not be restarted \(5 attempts\): cannot listen on 127\.0\.0\.1:\d+/)]);
-    expect(lines.filter((m) => m === 'flow socket thread restarting')).toHaveLength(5);
-    deadline = Date.now() + 2000; // the worker's counters come every 10 ms
-    while (l.socketStats()[0]!.reader !== 'none' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-    expect(l.socketStats()[0]!.reader).toBe('none');
-    // A subscriber that comes late still hears of it.
-    const late: Error[] = [];
-    l.onFailure((err) => late.push(err));
-    expect(late).toEqual(failures);
-  });
+    [
+      'worker thread',
+      (o: Record<string, unknown>, d: FlowListenerDeps) =>
+        createThreadedFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, d, { statsEveryMs: 10, warmUp: false, ...o }),
+    ],
+  ] as const)(
+    '%s: gives up after five failed restarts (its port taken meanwhile) and says so through onFailure',
+    async (_name, make) => {
+      const lines: string[] = [];
+      const logger = {
+        info: (_o: object, m?: string) => lines.push(m ?? ''),
+        warn: () => {},
+        error: (_o: object, m?: string) => lines.push(m ?? ''),
+      };
+      const l = make({ faultInjection: 'socket-crash:1', restartDelayMs: 20 }, { sink: new SummarySink(), logger });
+      open.push(l);
+      const failures: Error[] = [];
+      l.onFailure((err) => failures.push(err));
+      await l.start();
+      const port = l.addresses().netflow!.port;
+      await send(await sender(), [v5.datagrams()[0]!.payload], port);
+      let deadline = Date.now() + 5000;
+      while (!lines.some((m) => m.startsWith('flow socket thread died')) && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 1));
+      // Within the 20 ms pause, someone else binds the port.
+      const squatter = createSocket('udp4');
+      sockets.push(squatter);
+      await new Promise<void>((ok) => squatter.bind(port, '127.0.0.1', () => ok()));
+      deadline = Date.now() + 5000;
+      while (failures.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(failures.map((e) => e.message)).toEqual([
+        expect.stringMatching(/^flow socket thread could not be restarted \(5 attempts\): cannot listen on 127\.0\.0\.1:\d+/),
+      ]);
+      expect(lines.filter((m) => m === 'flow socket thread restarting')).toHaveLength(5);
+      deadline = Date.now() + 2000; // the worker's counters come every 10 ms
+      while (l.socketStats()[0]!.reader !== 'none' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      expect(l.socketStats()[0]!.reader).toBe('none');
+      // A subscriber that comes late still hears of it.
+      const late: Error[] = [];
+      l.onFailure((err) => late.push(err));
+      expect(late).toEqual(failures);
+    },
+  );
 });
 
 describe('flow listener warm-up', () => {
@@ -653,7 +757,11 @@ describe('flow listener warm-up', () => {
       expect(st.exporters).toEqual({});
       expect(seen).toEqual([]);
       // Real traffic after it decodes as without it.
-      await send(await sender(), v9.datagrams().map((d) => d.payload), l.addresses().netflow!.port);
+      await send(
+        await sender(),
+        v9.datagrams().map((d) => d.payload),
+        l.addresses().netflow!.port,
+      );
       await settle(l, v9.datagrams().length);
       expect(l.sourceStats()[0]!.total).toMatchObject({ flows: v9.reference().totals.flows, templatesAdded: expect.any(Number) });
       await l.close();
@@ -692,10 +800,15 @@ describe('flow listener with a socket thread, warm-up', () => {
     const infos: [object, string | undefined][] = [];
     const logger = { info: (o: object, m?: string) => infos.push([o, m]), warn: () => {}, error: () => {} };
     const summary = new SummarySink();
-    const l = createFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: summary, logger }, { warmUp: true, socketThread: true });
+    const l = createFlowListeners(
+      { netflow: { listen: '127.0.0.1:0' } },
+      { sink: summary, logger },
+      { warmUp: true, socketThread: true },
+    );
     open.push(l);
     await l.start();
-    const warm = infos.find(([, m]) => m === 'flow socket thread warmed up')?.[0] as { sent: number; received: number; flows: number } | undefined;
+    const warm = infos.find(([, m]) => m === 'flow socket thread warmed up')?.[0] as
+      { sent: number; received: number; flows: number } | undefined;
     expect(warm?.received).toBeGreaterThan(100);
     expect(warm?.flows).toBeGreaterThan(1000);
     expect(l.sourceStats()[0]).toMatchObject({ received: 0, total: expect.objectContaining({ flows: 0, packets: 0 }) });
@@ -710,7 +823,11 @@ describe('flow listener with a socket thread, warm-up', () => {
   });
 
   it('a close() while the socket thread warms up waits for it and leaves no socket open', async () => {
-    const l = createFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: new SummarySink() }, { warmUp: true, socketThread: true });
+    const l = createFlowListeners(
+      { netflow: { listen: '127.0.0.1:0' } },
+      { sink: new SummarySink() },
+      { warmUp: true, socketThread: true },
+    );
     const started = l.start();
     await new Promise((r) => setTimeout(r, 30)); // inside the socket thread's warm-up
     await l.close();
@@ -724,11 +841,17 @@ describe('flow listener with a socket thread, warm-up', () => {
     const port = taken.address().port;
     const summary = new SummarySink();
     // Source a binds and is warmed up (its ring polled) before b fails: the retry must watch its ring again.
-    const l = createFlowListeners({ a: { listen: '127.0.0.1:0' }, b: { listen: `127.0.0.1:${port}` } }, { sink: summary }, { socketThread: true, warmUp: true, flushDelayMs: 1 });
+    const l = createFlowListeners(
+      { a: { listen: '127.0.0.1:0' }, b: { listen: `127.0.0.1:${port}` } },
+      { sink: summary },
+      { socketThread: true, warmUp: true, flushDelayMs: 1 },
+    );
     open.push(l);
     const err = await l.start().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ListenerBindError);
-    expect((err as Error).message).toMatch(/^cannot listen on 127\.0\.0\.1:\d+: the port is in use .* set flowSources\.b\.listen \(NETSVC_FLOW_SOURCES__B__LISTEN\) to another port$/);
+    expect((err as Error).message).toMatch(
+      /^cannot listen on 127\.0\.0\.1:\d+: the port is in use .* set flowSources\.b\.listen \(NETSVC_FLOW_SOURCES__B__LISTEN\) to another port$/,
+    );
     expect(l.threadId()).toBeUndefined();
     await new Promise<void>((r) => taken.close(() => r()));
     sockets.splice(sockets.indexOf(taken), 1);
@@ -738,7 +861,8 @@ describe('flow listener with a socket thread, warm-up', () => {
     await send(await sender(), payloads, l.addresses().a!.port);
     // No idle(): decoding has to happen on its own.
     const deadline = Date.now() + 5000;
-    while (summary.summary().flows < v5.reference().totals.flows && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    while (summary.summary().flows < v5.reference().totals.flows && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 10));
     expect(summary.summary().flows).toBe(v5.reference().totals.flows);
   });
 });
@@ -757,7 +881,9 @@ describe('flow listener, decoding slower than datagrams arrive', () => {
     };
   };
 
-  async function burst(options: Record<string, unknown>): Promise<{ highWater: number; flows: number; packets: number; queueDrops: number }> {
+  async function burst(
+    options: Record<string, unknown>,
+  ): Promise<{ highWater: number; flows: number; packets: number; queueDrops: number }> {
     const summary = new SummarySink();
     const l = createFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: summary, createDecoder: slow }, options);
     open.push(l);
@@ -766,7 +892,11 @@ describe('flow listener, decoding slower than datagrams arrive', () => {
     const s = await sender();
     const port = l.addresses().netflow!.port;
     // Ten loops of the capture sent at once: 200 datagrams wait in the kernel buffer.
-    await Promise.all(Array.from({ length: 10 }, () => Promise.all(payloads.map((p) => new Promise<void>((r) => s.send(p, port, '127.0.0.1', () => r()))))));
+    await Promise.all(
+      Array.from({ length: 10 }, () =>
+        Promise.all(payloads.map((p) => new Promise<void>((r) => s.send(p, port, '127.0.0.1', () => r())))),
+      ),
+    );
     await settle(l, payloads.length * 10);
     return {
       highWater: l.socketStats()[0]!.queueHighWater,
@@ -851,18 +981,31 @@ describe('flow listener, a decode stall while a burst arrives', () => {
     return payloads.length * loops;
   }
 
-  async function received(socketThread: boolean): Promise<{ sent: number; received: number; flows: number; kernelDrops: number | undefined }> {
+  async function received(
+    socketThread: boolean,
+  ): Promise<{ sent: number; received: number; flows: number; kernelDrops: number | undefined }> {
     const summary = new SummarySink();
     // A kernel buffer of about 1 800 datagrams (Linux counts about 2.3 KB per 1.4 KB datagram): the burst of 4 000, unread, overflows it.
-    const l = createFlowListeners({ netflow: { listen: '127.0.0.1:0', receiveBuffer: 2 * 1024 * 1024 } }, { sink: summary, createDecoder: stallingOnce }, { socketThread });
+    const l = createFlowListeners(
+      { netflow: { listen: '127.0.0.1:0', receiveBuffer: 2 * 1024 * 1024 } },
+      { sink: summary, createDecoder: stallingOnce },
+      { socketThread },
+    );
     open.push(l);
     await l.start();
     // The burst sent below fits this buffer with a margin for a busy machine.
-    expect(l.socketStats()[0]!.receiveBufferGranted, 'this test needs net.core.rmem_max >= 2 MiB').toBeGreaterThanOrEqual(2 * 1024 * 1024);
+    expect(l.socketStats()[0]!.receiveBufferGranted, 'this test needs net.core.rmem_max >= 2 MiB').toBeGreaterThanOrEqual(
+      2 * 1024 * 1024,
+    );
     const sent = await burstFromAnotherThread(l.addresses().netflow!.port, 200);
     await new Promise((r) => setTimeout(r, 200));
     await l.idle();
-    return { sent, received: l.sourceStats()[0]!.received, flows: summary.summary().flows, kernelDrops: l.socketStats()[0]!.kernelDrops };
+    return {
+      sent,
+      received: l.sourceStats()[0]!.received,
+      flows: summary.summary().flows,
+      kernelDrops: l.socketStats()[0]!.kernelDrops,
+    };
   }
 
   it('with a socket thread, receives and decodes every datagram: the stall only delays decoding', async () => {

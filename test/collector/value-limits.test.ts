@@ -5,7 +5,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CollectorCounters } from '../../collector/collector-counters.js';
-import { createFlowDecoder, DEFAULT_VALUE_LIMITS, exporterRef, type DecodeEnv, type ValueLimits } from '../../collector/decoder.js';
+import {
+  createFlowDecoder,
+  DEFAULT_VALUE_LIMITS,
+  exporterRef,
+  type DecodeEnv,
+  type ValueLimits,
+} from '../../collector/decoder.js';
 import { exactCount, FlowBatch } from '../../collector/flow-batch.js';
 import { decodeV5Datagram, decodeV5Records, readV5Header } from '../../collector/netflow-v5.js';
 import { ipfixMessage, ipfixTemplateRecord, ipv4, set, uint, v9Packet, v9Templates, type Spec } from './wire.js';
@@ -29,12 +35,38 @@ const WIDE: Spec[] = [
 ];
 const WIDE_LENGTH = 4 + 4 + 8 + 8 + 8 + 8 + 1 + 2 + 2;
 
-function wideRecord(f: { bytes: bigint | number; packets: bigint | number; start: bigint | number; end: bigint | number }): Buffer {
-  return Buffer.concat([ipv4('10.0.0.1'), ipv4('10.0.0.2'), uint(f.bytes, 8), uint(f.packets, 8), uint(f.start, 8), uint(f.end, 8), uint(6, 1), uint(1234, 2), uint(443, 2)]);
+function wideRecord(f: {
+  bytes: bigint | number;
+  packets: bigint | number;
+  start: bigint | number;
+  end: bigint | number;
+}): Buffer {
+  return Buffer.concat([
+    ipv4('10.0.0.1'),
+    ipv4('10.0.0.2'),
+    uint(f.bytes, 8),
+    uint(f.packets, 8),
+    uint(f.start, 8),
+    uint(f.end, 8),
+    uint(6, 1),
+    uint(1234, 2),
+    uint(443, 2),
+  ]);
 }
 
 /** Options template 300: scope observationDomainId, then samplingInterval (4 bytes). */
-const OPTIONS_TEMPLATE = set(3, ipfixTemplateRecord(300, [[149, 4], [34, 4]], 1), false);
+const OPTIONS_TEMPLATE = set(
+  3,
+  ipfixTemplateRecord(
+    300,
+    [
+      [149, 4],
+      [34, 4],
+    ],
+    1,
+  ),
+  false,
+);
 const options = (interval: number): Buffer => set(300, Buffer.concat([uint(0, 4), uint(interval, 4)]), false);
 
 function decodeIpfix(datagrams: Buffer[], limits?: Partial<ValueLimits>, receivedMs = RECEIVED) {
@@ -47,7 +79,11 @@ function decodeIpfix(datagrams: Buffer[], limits?: Partial<ValueLimits>, receive
 describe('implausible flow times', () => {
   it('clamps the 0xFF… record to the export time, counts both times, and keeps its counters exact', () => {
     const { b, outcomes, c } = decodeIpfix([
-      ipfixMessage({ exportSecs: EXPORT_S }, set(2, ipfixTemplateRecord(256, WIDE), false), set(256, Buffer.alloc(WIDE_LENGTH, 0xff), false)),
+      ipfixMessage(
+        { exportSecs: EXPORT_S },
+        set(2, ipfixTemplateRecord(256, WIDE), false),
+        set(256, Buffer.alloc(WIDE_LENGTH, 0xff), false),
+      ),
     ]);
     expect(outcomes[0]!.flows).toBe(1);
     expect(b.cols.start[0]).toBe(EXPORT_S * 1000);
@@ -78,7 +114,11 @@ describe('implausible flow times', () => {
 
   it('clamps to the received time when the export time itself is implausible (an unset clock)', () => {
     const { b, c } = decodeIpfix([
-      ipfixMessage({ exportSecs: 0 }, set(2, ipfixTemplateRecord(256, WIDE), false), set(256, wideRecord({ bytes: 10, packets: 1, start: 5, end: 7 }), false)),
+      ipfixMessage(
+        { exportSecs: 0 },
+        set(2, ipfixTemplateRecord(256, WIDE), false),
+        set(256, wideRecord({ bytes: 10, packets: 1, start: 5, end: 7 }), false),
+      ),
     ]);
     expect([b.cols.start[0], b.cols.end[0]]).toEqual([RECEIVED, RECEIVED]);
     expect(c.timestampsClamped).toBe(2);
@@ -87,7 +127,11 @@ describe('implausible flow times', () => {
   it('leaves honest times alone and counts nothing', () => {
     const start = RECEIVED - 65_000;
     const { b, c } = decodeIpfix([
-      ipfixMessage({ exportSecs: EXPORT_S }, set(2, ipfixTemplateRecord(256, WIDE), false), set(256, wideRecord({ bytes: 1500, packets: 3, start, end: start + 1000 }), false)),
+      ipfixMessage(
+        { exportSecs: EXPORT_S },
+        set(2, ipfixTemplateRecord(256, WIDE), false),
+        set(256, wideRecord({ bytes: 1500, packets: 3, start, end: start + 1000 }), false),
+      ),
     ]);
     expect([b.cols.start[0], b.cols.end[0], b.cols.bytes[0], b.cols.bytesRest[0]]).toEqual([start, start + 1000, 1500, 0]);
     expect(c.timestampsClamped).toBe(0);
@@ -96,10 +140,24 @@ describe('implausible flow times', () => {
   it('clamps v9 uptime-relative times that land in the future', () => {
     const d = createFlowDecoder();
     const b = new FlowBatch();
-    const fields: Spec[] = [[8, 4], [12, 4], [1, 4], [2, 4], [22, 4], [21, 4]];
+    const fields: Spec[] = [
+      [8, 4],
+      [12, 4],
+      [1, 4],
+      [2, 4],
+      [22, 4],
+      [21, 4],
+    ];
     const hdr = { uptimeMs: 1_000, unixSecs: EXPORT_S };
     // first/last 10 days after the header's uptime: a signed difference of −864 000 000 ms.
-    const rec = Buffer.concat([ipv4('10.0.0.1'), ipv4('10.0.0.2'), uint(100, 4), uint(1, 4), uint(864_001_000, 4), uint(1_000, 4)]);
+    const rec = Buffer.concat([
+      ipv4('10.0.0.1'),
+      ipv4('10.0.0.2'),
+      uint(100, 4),
+      uint(1, 4),
+      uint(864_001_000, 4),
+      uint(1_000, 4),
+    ]);
     d.decode(v9Packet({ ...hdr, count: 2 }, v9Templates({ id: 260, fields }), set(260, rec)), from, RECEIVED, b);
     expect([b.cols.start[0], b.cols.end[0]]).toEqual([EXPORT_S * 1000, EXPORT_S * 1000]);
     expect(d.counters.exporter(from.address).timestampsClamped).toBe(1);
@@ -107,11 +165,14 @@ describe('implausible flow times', () => {
 });
 
 describe('sampling intervals above the bound', () => {
-  const data = (bytes: number) => set(256, wideRecord({ bytes, packets: 1, start: RECEIVED - 5000, end: RECEIVED - 4000 }), false);
+  const data = (bytes: number) =>
+    set(256, wideRecord({ bytes, packets: 1, start: RECEIVED - 5000, end: RECEIVED - 4000 }), false);
   const template = set(2, ipfixTemplateRecord(256, WIDE), false);
 
   it('refuses 2^32 − 1 from options data: counted, not applied, the flows stay unsampled', () => {
-    const { b, c } = decodeIpfix([ipfixMessage({ exportSecs: EXPORT_S }, OPTIONS_TEMPLATE, template, options(0xffffffff), data(1000))]);
+    const { b, c } = decodeIpfix([
+      ipfixMessage({ exportSecs: EXPORT_S }, OPTIONS_TEMPLATE, template, options(0xffffffff), data(1000)),
+    ]);
     expect(c.samplingRefused).toBe(1);
     expect([b.cols.bytes[0], b.cols.samplingInterval[0]]).toEqual([1000, 1]);
   });
@@ -137,14 +198,17 @@ describe('sampling intervals above the bound', () => {
   });
 
   it('follows a configured bound', () => {
-    const { b, c } = decodeIpfix([ipfixMessage({ exportSecs: EXPORT_S }, OPTIONS_TEMPLATE, template, options(1000), data(3))], { maxSamplingInterval: 512 });
+    const { b, c } = decodeIpfix([ipfixMessage({ exportSecs: EXPORT_S }, OPTIONS_TEMPLATE, template, options(1000), data(3))], {
+      maxSamplingInterval: 512,
+    });
     expect([b.cols.bytes[0], b.cols.samplingInterval[0]]).toEqual([3, 1]);
     expect(c.samplingRefused).toBe(1);
   });
 
   it("refuses a record's own interval field and falls back to the domain's interval, record by record", () => {
     const withInterval: Spec[] = [...WIDE, [34, 4]];
-    const rec = (interval: number) => Buffer.concat([wideRecord({ bytes: 7, packets: 1, start: RECEIVED - 5000, end: RECEIVED - 4000 }), uint(interval, 4)]);
+    const rec = (interval: number) =>
+      Buffer.concat([wideRecord({ bytes: 7, packets: 1, start: RECEIVED - 5000, end: RECEIVED - 4000 }), uint(interval, 4)]);
     const { b, c } = decodeIpfix([
       ipfixMessage(
         { exportSecs: EXPORT_S },
@@ -170,7 +234,14 @@ describe('64-bit counters scaled by sampling', () => {
         OPTIONS_TEMPLATE,
         template,
         options(1000),
-        set(256, Buffer.concat([wideRecord({ bytes: big, packets: U64_MAX, start: RECEIVED - 1, end: RECEIVED }), wideRecord({ bytes: 9_007_199_254, packets: 2, start: RECEIVED - 1, end: RECEIVED })]), false),
+        set(
+          256,
+          Buffer.concat([
+            wideRecord({ bytes: big, packets: U64_MAX, start: RECEIVED - 1, end: RECEIVED }),
+            wideRecord({ bytes: 9_007_199_254, packets: 2, start: RECEIVED - 1, end: RECEIVED }),
+          ]),
+          false,
+        ),
       ),
     ]);
     expect(exactCount(b.cols.bytes[0]!, b.cols.bytesRest[0]!)).toBe(big * 1000n);
@@ -181,17 +252,48 @@ describe('64-bit counters scaled by sampling', () => {
 });
 
 describe('NetFlow v5', () => {
-  function v5(h: { unixSecs: number; sampling: number; uptime: number }, recs: { first: number; last: number; octets: number }[]): Buffer {
-    const head = Buffer.concat([uint(5, 2), uint(recs.length, 2), uint(h.uptime, 4), uint(h.unixSecs, 4), uint(0, 4), uint(0, 4), uint(0, 1), uint(0, 1), uint(h.sampling, 2)]);
+  function v5(
+    h: { unixSecs: number; sampling: number; uptime: number },
+    recs: { first: number; last: number; octets: number }[],
+  ): Buffer {
+    const head = Buffer.concat([
+      uint(5, 2),
+      uint(recs.length, 2),
+      uint(h.uptime, 4),
+      uint(h.unixSecs, 4),
+      uint(0, 4),
+      uint(0, 4),
+      uint(0, 1),
+      uint(0, 1),
+      uint(h.sampling, 2),
+    ]);
     const body = recs.map((r) =>
-      Buffer.concat([ipv4('10.0.0.1'), ipv4('10.0.0.2'), ipv4('0.0.0.0'), uint(0, 2), uint(0, 2), uint(1, 4), uint(r.octets, 4), uint(r.first, 4), uint(r.last, 4), Buffer.alloc(16)]),
+      Buffer.concat([
+        ipv4('10.0.0.1'),
+        ipv4('10.0.0.2'),
+        ipv4('0.0.0.0'),
+        uint(0, 2),
+        uint(0, 2),
+        uint(1, 4),
+        uint(r.octets, 4),
+        uint(r.first, 4),
+        uint(r.last, 4),
+        Buffer.alloc(16),
+      ]),
     );
     return Buffer.concat([head, ...body]);
   }
   function env(limits: ValueLimits, overrideInterval = 0): DecodeEnv {
     const counters = new CollectorCounters();
     // Only what decodeV5Datagram reads; the rest of DecodeEnv belongs to v9/IPFIX.
-    return { counters, exporterCounters: counters.exporter(from.address), exporter: from, receivedMs: RECEIVED, overrideInterval, limits } as unknown as DecodeEnv;
+    return {
+      counters,
+      exporterCounters: counters.exporter(from.address),
+      exporter: from,
+      receivedMs: RECEIVED,
+      overrideInterval,
+      limits,
+    } as unknown as DecodeEnv;
   }
 
   it('clamps implausible times, refuses an interval above a configured bound and takes the flows as unsampled', () => {

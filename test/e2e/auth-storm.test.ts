@@ -81,7 +81,8 @@ describe('netsvc serve under a wrong-secret storm', () => {
   });
 
   it('keeps correct logins within 1 s and /netflow/latest within 200 ms, refusing most of the storm unhashed', async () => {
-    const login = (from: string, secret: string) => requestFrom(from, `${url}/svc/api/netflow/auth`, { method: 'POST', json: { api_id: cred.api_id, secret } });
+    const login = (from: string, secret: string) =>
+      requestFrom(from, `${url}/svc/api/netflow/auth`, { method: 'POST', json: { api_id: cred.api_id, secret } });
     const first = await login(GOOD, cred.secret);
     expect(first.status).toBe(200);
     const token = (JSON.parse(first.body) as { result: { access_token: string } }).result.access_token;
@@ -89,10 +90,19 @@ describe('netsvc serve under a wrong-secret storm', () => {
     // connection would queue behind the attackers' in the kernel's accept queue, whatever the
     // service does with them after.
     const agent = keepAliveFrom(GOOD);
-    const latestOnce = () => requestFrom(GOOD, `${url}/svc/api/netflow/latest`, { headers: { authorization: `Bearer ${token}` }, agent });
+    const latestOnce = () =>
+      requestFrom(GOOD, `${url}/svc/api/netflow/latest`, { headers: { authorization: `Bearer ${token}` }, agent });
     expect((await latestOnce()).status).toBe(200);
 
-    const storm = startAuthStorm({ url, area: 'netflow', apiId: cred.api_id, addresses: ATTACKERS, perAddress: PER_ATTACKER, mode: 'clients', nice: 10 });
+    const storm = startAuthStorm({
+      url,
+      area: 'netflow',
+      apiId: cred.api_id,
+      addresses: ATTACKERS,
+      perAddress: PER_ATTACKER,
+      mode: 'clients',
+      nice: 10,
+    });
     // Under way: every address has been answered once (and no longer looks new to the budget).
     while (storm.heard() < ATTACKERS) await new Promise((r) => setTimeout(r, 5));
     const stormLeft = ATTACKERS * PER_ATTACKER - storm.answered();
@@ -122,17 +132,37 @@ describe('netsvc serve under a wrong-secret storm', () => {
       stormLeftWhenGoodStarted: stormLeft,
       stormLeftWhenGoodDone: ATTACKERS * PER_ATTACKER - answeredWhenGoodDone,
       goodMs: good.map((r) => Math.round(r.ms)),
-      latestP99: Math.round(percentile(latest.map((r) => r.ms), 99)),
+      latestP99: Math.round(
+        percentile(
+          latest.map((r) => r.ms),
+          99,
+        ),
+      ),
       latestMax: Math.round(Math.max(...latest.map((r) => r.ms))),
       denied,
       refused,
     };
 
-    expect(good.map((r) => r.status), JSON.stringify(report)).toEqual(Array(20).fill(200));
-    expect(percentile(good.map((r) => r.ms), 99), JSON.stringify(report)).toBeLessThanOrEqual(1000);
+    expect(
+      good.map((r) => r.status),
+      JSON.stringify(report),
+    ).toEqual(Array(20).fill(200));
+    expect(
+      percentile(
+        good.map((r) => r.ms),
+        99,
+      ),
+      JSON.stringify(report),
+    ).toBeLessThanOrEqual(1000);
     expect(latest.length).toBeGreaterThan(5);
     expect(latest.every((r) => r.status === 200)).toBe(true);
-    expect(percentile(latest.map((r) => r.ms), 99), JSON.stringify(report)).toBeLessThanOrEqual(200);
+    expect(
+      percentile(
+        latest.map((r) => r.ms),
+        99,
+      ),
+      JSON.stringify(report),
+    ).toBeLessThanOrEqual(200);
     // Every wrong secret was answered: 401 once hashed, else 429 at once (none reached the per-address limit).
     expect(denied + refused).toBe(ATTACKERS * PER_ATTACKER);
     expect(refused).toBeGreaterThan(ATTACKERS * PER_ATTACKER * 0.9);

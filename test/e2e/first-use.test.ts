@@ -33,7 +33,10 @@ describe('README first use (docs/first-use.sh)', () => {
       ...process.env,
       NETSVC_DATA_DIR: join(dir, 'data'),
       NETSVC_HTTP__PORT: String(http),
-      NETSVC_FLOW_SOURCES: JSON.stringify({ netflow: { listen: `127.0.0.1:${flow}` }, lentor: { listen: `127.0.0.1:${lentor}` } }),
+      NETSVC_FLOW_SOURCES: JSON.stringify({
+        netflow: { listen: `127.0.0.1:${flow}` },
+        lentor: { listen: `127.0.0.1:${lentor}` },
+      }),
       NETSVC_SYSLOG_RECEIVER: JSON.stringify({ host: '127.0.0.1', port: syslog }),
       API: `http://127.0.0.1:${http}/svc/api`,
       FLOW_PORT: String(flow),

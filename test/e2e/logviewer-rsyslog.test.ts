@@ -46,7 +46,6 @@ interface Backend {
   token: string;
 }
 
-
 async function waitFor<T>(fn: () => Promise<T | undefined>, what: string, ms = 10_000): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
@@ -93,7 +92,10 @@ describe.skipIf(!haveRsyslog || dialects.length === 0)('rsyslogd → SystemEvent
     admin.close();
     service = await startService(config, { logger: createLogger('silent'), now: Date.now });
     for (const [i, b] of backends.entries()) {
-      const login = await postJson(`${service.url}/svc/api/logviewer/auth`, { api_id: creds[i]!.apiId, secret: creds[i]!.secret });
+      const login = await postJson(`${service.url}/svc/api/logviewer/auth`, {
+        api_id: creds[i]!.apiId,
+        secret: creds[i]!.secret,
+      });
       expect(login.status).toBe(200);
       b.token = login.body.result.access_token;
     }
@@ -122,7 +124,10 @@ describe.skipIf(!haveRsyslog || dialects.length === 0)('rsyslogd → SystemEvent
   async function rows(marker: string, params: Record<string, string> = {}): Promise<Array<[Backend, SyslogRecord]>> {
     const out: Array<[Backend, SyslogRecord]> = [];
     for (const b of backends) {
-      const row = await waitFor(async () => (await api(b, 'search', { ...params, message: marker, perPage: '2' }))[0], `${marker} in ${b.dialect}`);
+      const row = await waitFor(
+        async () => (await api(b, 'search', { ...params, message: marker, perPage: '2' }))[0],
+        `${marker} in ${b.dialect}`,
+      );
       out.push([b, row]);
     }
     return out;
@@ -138,13 +143,22 @@ describe.skipIf(!haveRsyslog || dialects.length === 0)('rsyslogd → SystemEvent
   function checkTimes(row: SyslogRecord): void {
     const after = utc(Date.now() + 1000);
     expect(row.ReceivedAt! >= utc(before - 1000) && row.ReceivedAt! <= after, `ReceivedAt ${row.ReceivedAt}`).toBe(true);
-    expect(row.DeviceReportedTime! >= utc(before - 1000) && row.DeviceReportedTime! <= after, `DeviceReportedTime ${row.DeviceReportedTime}`).toBe(true);
+    expect(
+      row.DeviceReportedTime! >= utc(before - 1000) && row.DeviceReportedTime! <= after,
+      `DeviceReportedTime ${row.DeviceReportedTime}`,
+    ).toBe(true);
   }
 
   it('RFC 5424 over UDP: tag APP-NAME[PROCID] without colon, severity as Priority', async () => {
     await logger(['-d', '--id=777', '-t', 'e2eapp', '-p', 'local0.warning'], 'e2e-5424-udp k1');
     for (const [b, row] of await rows('e2e-5424-udp k1', { host, tag: 'e2eapp', priority: '4' })) {
-      expect(row, b.dialect).toMatchObject({ FromHost: host, SysLogTag: 'e2eapp[777]', processid: '777', Priority: 4, Message: 'e2e-5424-udp k1' });
+      expect(row, b.dialect).toMatchObject({
+        FromHost: host,
+        SysLogTag: 'e2eapp[777]',
+        processid: '777',
+        Priority: 4,
+        Message: 'e2e-5424-udp k1',
+      });
       checkTimes(row);
     }
   });
@@ -152,7 +166,13 @@ describe.skipIf(!haveRsyslog || dialects.length === 0)('rsyslogd → SystemEvent
   it('RFC 3164 over UDP: tag keeps its colon, message its leading space', async () => {
     await logger(['-d', '--rfc3164', '--id=4242', '-t', 'sshd', '-p', 'auth.err'], 'e2e-3164-udp k2');
     for (const [b, row] of await rows('e2e-3164-udp k2', { host: short, tag: 'sshd:', priority: '3' })) {
-      expect(row, b.dialect).toMatchObject({ FromHost: short, SysLogTag: 'sshd[4242]:', processid: '4242', Priority: 3, Message: ' e2e-3164-udp k2' });
+      expect(row, b.dialect).toMatchObject({
+        FromHost: short,
+        SysLogTag: 'sshd[4242]:',
+        processid: '4242',
+        Priority: 3,
+        Message: ' e2e-3164-udp k2',
+      });
       checkTimes(row);
     }
   });
@@ -161,11 +181,23 @@ describe.skipIf(!haveRsyslog || dialects.length === 0)('rsyslogd → SystemEvent
     await logger(['-T', '--octet-count', '-t', 'tcpapp', '-p', 'user.notice'], 'e2e-5424-tcp k3');
     await logger(['-T', '--rfc3164', '-t', 'hostapd', '-p', 'daemon.info'], 'e2e-3164-tcp k4');
     for (const [b, row] of await rows('e2e-5424-tcp k3', { tag: 'tcpapp[1]', priority: '5' })) {
-      expect(row, b.dialect).toMatchObject({ FromHost: host, SysLogTag: 'tcpapp', processid: '', Priority: 5, Message: 'e2e-5424-tcp k3' });
+      expect(row, b.dialect).toMatchObject({
+        FromHost: host,
+        SysLogTag: 'tcpapp',
+        processid: '',
+        Priority: 5,
+        Message: 'e2e-5424-tcp k3',
+      });
       checkTimes(row);
     }
     for (const [b, row] of await rows('e2e-3164-tcp k4', { tag: 'hostapd', priority: '6' })) {
-      expect(row, b.dialect).toMatchObject({ FromHost: short, SysLogTag: 'hostapd:', processid: '', Priority: 6, Message: ' e2e-3164-tcp k4' });
+      expect(row, b.dialect).toMatchObject({
+        FromHost: short,
+        SysLogTag: 'hostapd:',
+        processid: '',
+        Priority: 6,
+        Message: ' e2e-3164-tcp k4',
+      });
       checkTimes(row);
     }
   });
@@ -182,8 +214,14 @@ describe.skipIf(!haveRsyslog || dialects.length === 0)('rsyslogd → SystemEvent
       // A time on both sides of one record picks that record alone.
       const [k2] = await api(b, 'search', { message: 'e2e-3164-udp k2' });
       const around = await api(b, 'search', { tag: 'sshd', startTime: k2!.ReceivedAt!, endTime: k2!.ReceivedAt! });
-      expect(around.map((r) => r.ID), b.dialect).toContain(k2!.ID);
-      expect(around.every((r) => r.ReceivedAt === k2!.ReceivedAt), b.dialect).toBe(true);
+      expect(
+        around.map((r) => r.ID),
+        b.dialect,
+      ).toContain(k2!.ID);
+      expect(
+        around.every((r) => r.ReceivedAt === k2!.ReceivedAt),
+        b.dialect,
+      ).toBe(true);
     }
   });
 
@@ -205,9 +243,23 @@ describe.skipIf(!haveRsyslog || dialects.length === 0)('rsyslogd → SystemEvent
         // The API has no Facility; it is read from the row itself.
         const [fac] = await b.client.query<{ f: number }>('SELECT Facility AS f FROM SystemEvents WHERE ID = ?', [row.ID]);
         expect(
-          { host: ours.fromHost, tag: ours.sysLogTag, priority: ours.priority, facility: ours.facility, message: ours.message, time: ours.deviceReportedTime.slice(5) },
+          {
+            host: ours.fromHost,
+            tag: ours.sysLogTag,
+            priority: ours.priority,
+            facility: ours.facility,
+            message: ours.message,
+            time: ours.deviceReportedTime.slice(5),
+          },
           `${b.dialect}: ${raw}`,
-        ).toEqual({ host: row.FromHost, tag: row.SysLogTag, priority: row.Priority, facility: Number(fac?.f), message: row.Message, time: row.DeviceReportedTime!.slice(5) });
+        ).toEqual({
+          host: row.FromHost,
+          tag: row.SysLogTag,
+          priority: row.Priority,
+          facility: Number(fac?.f),
+          message: row.Message,
+          time: row.DeviceReportedTime!.slice(5),
+        });
       }
     }
   });
@@ -218,6 +270,8 @@ describe.skipIf(!haveRsyslog || dialects.length === 0)('rsyslogd → SystemEvent
     await sendUdp(rsyslog.port, '<134>1 2026-01-02T03:04:05Z shorthost app - - - after overlong q8');
     await rows('after overlong q8');
     for (const b of backends) expect(await api(b, 'search', { message: 'overlong q7' })).toEqual([]);
-    expect(parseSyslog(Buffer.from(raw), { receivedAt: '2026-01-02 03:04:06', sender: '127.0.0.1' }).fromHost).toBe('h'.repeat(60));
+    expect(parseSyslog(Buffer.from(raw), { receivedAt: '2026-01-02 03:04:06', sender: '127.0.0.1' }).fromHost).toBe(
+      'h'.repeat(60),
+    );
   });
 });

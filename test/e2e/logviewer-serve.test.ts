@@ -45,7 +45,8 @@ describe.skipIf(!haveLogger)('netsvc serve: embedded syslog receiver → logview
     admin.replaceCredential('default', 'ops', cred.apiId, await hashSecret(cred.secret));
     admin.close();
     service = await startService(config, { logger: createLogger('silent'), now: Date.now });
-    token = (await postJson(`${service.url}/svc/api/logviewer/auth`, { api_id: cred.apiId, secret: cred.secret })).body.result.access_token;
+    token = (await postJson(`${service.url}/svc/api/logviewer/auth`, { api_id: cred.apiId, secret: cred.secret })).body.result
+      .access_token;
   });
 
   afterAll(async () => {
@@ -74,12 +75,22 @@ describe.skipIf(!haveLogger)('netsvc serve: embedded syslog receiver → logview
 
   it('shows a message sent over UDP (RFC 5424)', async () => {
     await send(['-d', '--id=321', '-t', 'udpapp', '-p', 'local3.crit'], 'serve-udp-5424 s1');
-    expect(await waitLatest('serve-udp-5424 s1')).toMatchObject({ SysLogTag: 'udpapp[321]', processid: '321', Priority: 2, Message: 'serve-udp-5424 s1' });
+    expect(await waitLatest('serve-udp-5424 s1')).toMatchObject({
+      SysLogTag: 'udpapp[321]',
+      processid: '321',
+      Priority: 2,
+      Message: 'serve-udp-5424 s1',
+    });
   });
 
   it('shows a message sent over TCP (RFC 3164, octet-counted)', async () => {
     await send(['-T', '--octet-count', '--rfc3164', '-t', 'sshd', '-p', 'auth.warning'], 'serve-tcp-3164 s2');
-    expect(await waitLatest('serve-tcp-3164 s2')).toMatchObject({ SysLogTag: 'sshd:', processid: '', Priority: 4, Message: ' serve-tcp-3164 s2' });
+    expect(await waitLatest('serve-tcp-3164 s2')).toMatchObject({
+      SysLogTag: 'sshd:',
+      processid: '',
+      Priority: 4,
+      Message: ' serve-tcp-3164 s2',
+    });
   });
 
   it('lists them newest first and filters them like any SystemEvents table', async () => {

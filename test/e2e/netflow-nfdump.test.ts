@@ -38,7 +38,7 @@ function shiftPcap(data: Buffer, firstMs: number): Buffer {
   const out = Buffer.from(data);
   if (out.readUInt32LE(0) !== 0xa1b2c3d4) throw new Error('expected a little-endian microsecond pcap');
   let delta: number | undefined;
-  for (let o = 24; o + 16 <= out.length; ) {
+  for (let o = 24; o + 16 <= out.length;) {
     const sec = out.readUInt32LE(o);
     delta ??= Math.floor(firstMs / 1000) - sec;
     out.writeUInt32LE(sec + delta, o);
@@ -85,7 +85,9 @@ interface StatRow {
 
 /** `nfdump -o csv -s …`: the rows and the Summary line. */
 function stat(args: string[]): { rows: StatRow[]; summary: { flows: number; bytes: number; packets: number } } {
-  const lines = nfdump(['-6', '-o', 'csv', ...args]).split('\n').filter((l) => l.trim());
+  const lines = nfdump(['-6', '-o', 'csv', ...args])
+    .split('\n')
+    .filter((l) => l.trim());
   const rows: StatRow[] = [];
   let header: string[] | undefined;
   let summary = { flows: 0, bytes: 0, packets: 0 };
@@ -101,7 +103,13 @@ function stat(args: string[]): { rows: StatRow[]; summary: { flows: number; byte
     } else if (header && l.includes(',')) {
       const v = l.split(',').map((x) => x.trim());
       const col = (...names: string[]) => v[header!.findIndex((h) => names.includes(h))]!;
-      rows.push({ val: col('val'), pr: col('pr'), fl: Number(col('fl')), pkt: Number(col('pkt', 'ipkt')), byt: Number(col('byt', 'ibyt')) });
+      rows.push({
+        val: col('val'),
+        pr: col('pr'),
+        fl: Number(col('fl')),
+        pkt: Number(col('pkt', 'ipkt')),
+        byt: Number(col('byt', 'ibyt')),
+      });
     }
   }
   return { rows, summary };
@@ -120,7 +128,12 @@ function expectedKpi(files: string[]) {
     protocols: proto.rows.map((r) => ({ proto_num: Number(r.val), bytes: r.byt, flows: r.fl })),
     topSrc: top('srcip/bytes').map((r) => ({ ip: r.val, bytes: r.byt, packets: r.pkt, flows: r.fl })),
     topDst: top('dstip/bytes').map((r) => ({ ip: r.val, bytes: r.byt, packets: r.pkt, flows: r.fl })),
-    topPorts: top('dstport/flows', ['proto tcp or proto udp']).map((r) => ({ port: Number(r.val), label: serviceName(Number(r.val)), flows: r.fl, bytes: r.byt })),
+    topPorts: top('dstport/flows', ['proto tcp or proto udp']).map((r) => ({
+      port: Number(r.val),
+      label: serviceName(Number(r.val)),
+      flows: r.fl,
+      bytes: r.byt,
+    })),
     flows: nfdump([...input, '-q', '-N', '-6', '-O', 'tstart', '-o', 'fmt:%ts,%sa,%da,%sp,%dp,%pr,%flg,%pkt,%byt,%td'])
       .split('\n')
       .filter((l) => l.trim())
@@ -165,7 +178,10 @@ describe.skipIf(!haveNfdump)('netflow API beside nfdump 1.7 on the same datagram
   let token: string;
   let admin: SqliteAdminStore;
   let cache: SqliteKpiCache;
-  const fixtures = [flowFixtures().find((f) => f.name === '1/softflowd-v9')!, flowFixtures().find((f) => f.name === '2/pmacct-v10')!];
+  const fixtures = [
+    flowFixtures().find((f) => f.name === '1/softflowd-v9')!,
+    flowFixtures().find((f) => f.name === '2/pmacct-v10')!,
+  ];
   const nfFiles: string[] = [];
 
   beforeAll(async () => {
@@ -188,11 +204,23 @@ describe.skipIf(!haveNfdump)('netflow API beside nfdump 1.7 on the same datagram
     }
 
     cache = new SqliteKpiCache(join(dir, 'data', 'kpi.sqlite'));
-    const query = new CaptureNetflowQuery({ dataDir: join(dir, 'data'), timezone: 'UTC', sources: ['netflow'], cache, now: () => H0 + 10 * HOUR });
+    const query = new CaptureNetflowQuery({
+      dataDir: join(dir, 'data'),
+      timezone: 'UTC',
+      sources: ['netflow'],
+      cache,
+      now: () => H0 + 10 * HOUR,
+    });
     admin = new SqliteAdminStore(':memory:');
     admin.addEntity('acme', { netflow: true });
     admin.addUser('acme', 'alice', { netflow: true });
-    const auth = new AuthService(admin, { key: randomBytes(32), tokenTtlSec: 3600, maxFailures: 10, failureWindowSec: 300, now: () => H0 });
+    const auth = new AuthService(admin, {
+      key: randomBytes(32),
+      tokenTtlSec: 3600,
+      maxFailures: 10,
+      failureWindowSec: 300,
+      now: () => H0,
+    });
     const app = createApp({
       auth,
       logger: createLogger('silent'),
@@ -202,7 +230,8 @@ describe.skipIf(!haveNfdump)('netflow API beside nfdump 1.7 on the same datagram
     server = await serveOnLoopback(app.fetch);
     const cred = generateCredential();
     admin.replaceCredential('acme', 'alice', cred.apiId, await hashSecret(cred.secret));
-    token = (await postJson(`${server.url}/svc/api/netflow/auth`, { api_id: cred.apiId, secret: cred.secret })).body.result.access_token;
+    token = (await postJson(`${server.url}/svc/api/netflow/auth`, { api_id: cred.apiId, secret: cred.secret })).body.result
+      .access_token;
   }, 60_000);
 
   afterAll(async () => {
@@ -216,7 +245,10 @@ describe.skipIf(!haveNfdump)('netflow API beside nfdump 1.7 on the same datagram
   const minute = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace(/-/g, '/').replace('T', ' ');
 
   async function compare(hours: number[], files: string[]) {
-    const q = new URLSearchParams({ start: minute(H0 + hours[0]! * HOUR), end: minute(H0 + (hours[hours.length - 1]! + 1) * HOUR - 60_000) });
+    const q = new URLSearchParams({
+      start: minute(H0 + hours[0]! * HOUR),
+      end: minute(H0 + (hours[hours.length - 1]! + 1) * HOUR - 60_000),
+    });
     const kpi = (await getJson(`${server.url}/svc/api/netflow/kpi?${q}`, token)).body.result;
     const flows = (await getJson(`${server.url}/svc/api/netflow/flows?${q}&limit=200`, token)).body.result.flows;
     const want = expectedKpi(files);
@@ -226,8 +258,16 @@ describe.skipIf(!haveNfdump)('netflow API beside nfdump 1.7 on the same datagram
       flows: want.totals.flows,
       denied: want.rst,
     });
-    expect(kpi.protocols.map((p: { proto_num: number; bytes: number; flows: number }) => ({ proto_num: p.proto_num, bytes: p.bytes, flows: p.flows }))).toEqual(want.protocols);
-    expect(kpi.protocols.map((p: { pct: number }) => p.pct)).toEqual(want.protocols.map((p) => Math.round((p.bytes / want.totals.bytes) * 10000) / 100));
+    expect(
+      kpi.protocols.map((p: { proto_num: number; bytes: number; flows: number }) => ({
+        proto_num: p.proto_num,
+        bytes: p.bytes,
+        flows: p.flows,
+      })),
+    ).toEqual(want.protocols);
+    expect(kpi.protocols.map((p: { pct: number }) => p.pct)).toEqual(
+      want.protocols.map((p) => Math.round((p.bytes / want.totals.bytes) * 10000) / 100),
+    );
     expect(kpi.top_src).toEqual(want.topSrc);
     expect(kpi.top_dst_ip).toEqual(want.topDst);
     expect(kpi.top_dst).toEqual(want.topPorts);

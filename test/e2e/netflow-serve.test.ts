@@ -73,7 +73,13 @@ describe('netsvc serve: flows over UDP to the netflow API, surviving kill -9', (
   };
 
   /** Writes a configuration for serve: UDP on `udpPort`, the admin store of the first data dir. */
-  function writeConfig(name: string, dataDir: string, flushIntervalMs: number, dnsPort: number, receiveBuffer = 8 * 1024 * 1024): string {
+  function writeConfig(
+    name: string,
+    dataDir: string,
+    flushIntervalMs: number,
+    dnsPort: number,
+    receiveBuffer = 8 * 1024 * 1024,
+  ): string {
     const path = join(dir, name);
     writeFileSync(
       path,
@@ -141,7 +147,9 @@ describe('netsvc serve: flows over UDP to the netflow API, surviving kill -9', (
     expect(after.kpi.active_flows).toBeGreaterThanOrEqual(ref.flows);
     expect(after.kpi.active_flows).toBeLessThanOrEqual(ref.flows + nfdumpReference(b).totals.flows);
     for (const p of before.protocols as Array<{ proto_num: number; flows: number; bytes: number }>) {
-      const now = (after.protocols as Array<{ proto_num: number; flows: number; bytes: number }>).find((x) => x.proto_num === p.proto_num);
+      const now = (after.protocols as Array<{ proto_num: number; flows: number; bytes: number }>).find(
+        (x) => x.proto_num === p.proto_num,
+      );
       expect(now?.flows ?? 0).toBeGreaterThanOrEqual(p.flows);
       expect(now?.bytes ?? 0).toBeGreaterThanOrEqual(p.bytes);
     }
@@ -155,7 +163,8 @@ describe('netsvc serve: flows over UDP to the netflow API, surviving kill -9', (
     await send(a);
     await new Promise((r) => setTimeout(r, FLUSH_MS * 3));
     const ref = nfdumpReference(a).totals;
-    const flowsIn = async (url: string, t: string): Promise<number> => (await getJson(`${url}/svc/api/netflow/kpi?${window()}`, t)).body.result.kpi.active_flows;
+    const flowsIn = async (url: string, t: string): Promise<number> =>
+      (await getJson(`${url}/svc/api/netflow/kpi?${window()}`, t)).body.result.kpi.active_flows;
     const t = await token(first.url);
     // Received but held for the next flush, ten minutes away.
     expect(await flowsIn(first.url, t)).toBe(0);
@@ -191,73 +200,84 @@ describe('netsvc serve: flows over UDP to the netflow API, surviving kill -9', (
     expect(await exited).toBe(0);
   });
 
-  it.runIf(process.platform === 'linux')('counts in /metrics and netsvc status the datagrams the kernel dropped while serve was not reading', async () => {
-    const s = await serve(smallBufferConfig);
-    const payloads = a.datagrams().map((d) => d.payload);
-    const metric = async (name: string): Promise<number> => {
-      const text = await (await fetch(`${s.url}/metrics`)).text();
-      const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && (l.includes(`:${udpPort}"`) || l.includes('source="netflow"')));
-      return Number(line?.split(' ').pop());
-    };
-    expect(await metric('netsvc_flow_kernel_drops_total')).toBe(0);
-    const received = await metric('netsvc_flow_received_datagrams_total');
-    // Stopped, serve reads nothing: 100 loops of the capture overflow a 64 KiB buffer many times over.
-    s.child.kill('SIGSTOP');
-    let sent = 0;
-    try {
-      for (let loop = 0; loop < 100; loop++) {
-        await sendPayloads(payloads);
-        sent += payloads.length;
+  it.runIf(process.platform === 'linux')(
+    'counts in /metrics and netsvc status the datagrams the kernel dropped while serve was not reading',
+    async () => {
+      const s = await serve(smallBufferConfig);
+      const payloads = a.datagrams().map((d) => d.payload);
+      const metric = async (name: string): Promise<number> => {
+        const text = await (await fetch(`${s.url}/metrics`)).text();
+        const line = text
+          .split('\n')
+          .find((l) => l.startsWith(`${name}{`) && (l.includes(`:${udpPort}"`) || l.includes('source="netflow"')));
+        return Number(line?.split(' ').pop());
+      };
+      expect(await metric('netsvc_flow_kernel_drops_total')).toBe(0);
+      const received = await metric('netsvc_flow_received_datagrams_total');
+      // Stopped, serve reads nothing: 100 loops of the capture overflow a 64 KiB buffer many times over.
+      s.child.kill('SIGSTOP');
+      let sent = 0;
+      try {
+        for (let loop = 0; loop < 100; loop++) {
+          await sendPayloads(payloads);
+          sent += payloads.length;
+        }
+      } finally {
+        s.child.kill('SIGCONT');
       }
-    } finally {
-      s.child.kill('SIGCONT');
-    }
-    let drops = 0;
-    let got = 0;
-    for (let i = 0; i < 50 && drops + got - received < sent; i++) {
-      await new Promise((r) => setTimeout(r, 200));
-      drops = await metric('netsvc_flow_kernel_drops_total');
-      got = await metric('netsvc_flow_received_datagrams_total');
-    }
-    expect(drops).toBeGreaterThan(0);
-    // Every datagram sent was either received or dropped by the kernel, and counted as such.
-    expect(got - received + drops).toBe(sent);
-    const status: string[] = [];
-    const ctx: CliContext = { ...processContext(), out: (t) => status.push(t), err: () => undefined };
-    expect(await runCli(['status', '--url', `${s.url}/metrics`], ctx)).toBe(0);
-    expect(status.join('\n')).toContain(`kernel drops ${drops}`);
-    const exited = new Promise<number | null>((r) => s.child.once('exit', (code) => r(code)));
-    s.child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-  });
+      let drops = 0;
+      let got = 0;
+      for (let i = 0; i < 50 && drops + got - received < sent; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        drops = await metric('netsvc_flow_kernel_drops_total');
+        got = await metric('netsvc_flow_received_datagrams_total');
+      }
+      expect(drops).toBeGreaterThan(0);
+      // Every datagram sent was either received or dropped by the kernel, and counted as such.
+      expect(got - received + drops).toBe(sent);
+      const status: string[] = [];
+      const ctx: CliContext = { ...processContext(), out: (t) => status.push(t), err: () => undefined };
+      expect(await runCli(['status', '--url', `${s.url}/metrics`], ctx)).toBe(0);
+      expect(status.join('\n')).toContain(`kernel drops ${drops}`);
+      const exited = new Promise<number | null>((r) => s.child.once('exit', (code) => r(code)));
+      s.child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    },
+  );
 
   // From a runner at nice 0 (from a niced one, nice 10 would be a raise, which is refused).
-  it.runIf(process.platform === 'linux' && getPriority() === 0)('runs every thread but the flow socket thread at nice 10, so the socket is read first', async () => {
-    const s = await serve();
-    // Logged while the flow path starts, before the service logs its URL.
-    const line = s.out().split('\n').find((l) => l.includes('"ingestThread"'));
-    expect(line).toBeDefined();
-    const { ingestThread, nice, failed } = JSON.parse(line!) as { ingestThread: number; nice: number; failed: number };
-    expect({ nice, failed }).toEqual({ nice: 10, failed: 0 });
-    // undefined for a thread that ended between the listing and the read.
-    const niceOf = (tid: string): number | undefined => {
-      try {
-        const stat = readFileSync(`/proc/${s.child.pid}/task/${tid}/stat`, 'utf8');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]); // field 19 of stat(5)
-      } catch {
-        return undefined;
-      }
-    };
-    const threads = readdirSync(`/proc/${s.child.pid}/task`);
-    expect(threads).toContain(String(ingestThread));
-    expect(niceOf(String(ingestThread))).toBe(0);
-    const others = threads.map((t) => (t === String(ingestThread) ? undefined : niceOf(t))).filter((n) => n !== undefined);
-    expect(others.length).toBeGreaterThan(2); // main, V8's helpers, libuv's pool
-    expect(others).toEqual(others.map(() => 10));
-    const exited = new Promise<number | null>((r) => s.child.once('exit', (code) => r(code)));
-    s.child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-  });
+  it.runIf(process.platform === 'linux' && getPriority() === 0)(
+    'runs every thread but the flow socket thread at nice 10, so the socket is read first',
+    async () => {
+      const s = await serve();
+      // Logged while the flow path starts, before the service logs its URL.
+      const line = s
+        .out()
+        .split('\n')
+        .find((l) => l.includes('"ingestThread"'));
+      expect(line).toBeDefined();
+      const { ingestThread, nice, failed } = JSON.parse(line!) as { ingestThread: number; nice: number; failed: number };
+      expect({ nice, failed }).toEqual({ nice: 10, failed: 0 });
+      // undefined for a thread that ended between the listing and the read.
+      const niceOf = (tid: string): number | undefined => {
+        try {
+          const stat = readFileSync(`/proc/${s.child.pid}/task/${tid}/stat`, 'utf8');
+          return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]); // field 19 of stat(5)
+        } catch {
+          return undefined;
+        }
+      };
+      const threads = readdirSync(`/proc/${s.child.pid}/task`);
+      expect(threads).toContain(String(ingestThread));
+      expect(niceOf(String(ingestThread))).toBe(0);
+      const others = threads.map((t) => (t === String(ingestThread) ? undefined : niceOf(t))).filter((n) => n !== undefined);
+      expect(others.length).toBeGreaterThan(2); // main, V8's helpers, libuv's pool
+      expect(others).toEqual(others.map(() => 10));
+      const exited = new Promise<number | null>((r) => s.child.once('exit', (code) => r(code)));
+      s.child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    },
+  );
 
   it('keeps templates learned 1.5 s before a kill -9: data-only datagrams after the restart decode', async () => {
     // A v9 source id no earlier test used, so no template saved before counts.
@@ -270,7 +290,7 @@ describe('netsvc serve: flows over UDP to the netflow API, surviving kill -9', (
         return p;
       });
     const hasTemplate = (p: Buffer): boolean => {
-      for (let o = 20; o + 4 <= p.length; ) {
+      for (let o = 20; o + 4 <= p.length;) {
         const len = p.readUInt16BE(o + 2);
         if (p.readUInt16BE(o) < 256) return true;
         if (len < 4) break;
@@ -297,7 +317,8 @@ describe('netsvc serve: flows over UDP to the netflow API, surviving kill -9', (
 
     const second = await serve();
     const t = await token(second.url);
-    const flows = async (): Promise<number> => (await getJson(`${second.url}/svc/api/netflow/kpi?${window()}`, t)).body.result.kpi.active_flows;
+    const flows = async (): Promise<number> =>
+      (await getJson(`${second.url}/svc/api/netflow/kpi?${window()}`, t)).body.result.kpi.active_flows;
     const before = await flows();
     await sendPayloads(dataOnly);
     await new Promise((r) => setTimeout(r, FLUSH_MS * 3));

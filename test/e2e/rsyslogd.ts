@@ -54,7 +54,6 @@ export async function rsyslogAvailable(dir: string): Promise<boolean> {
   }
 }
 
-
 function q(value: string): string {
   return JSON.stringify(value); // rsyslog's RainerScript strings use the same quoting
 }

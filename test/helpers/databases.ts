@@ -113,11 +113,16 @@ export async function terminateSessions(db: TestDatabase): Promise<number> {
   if (db.dialect === 'mysql') {
     const conn = await mysql.createConnection({ uri: MYSQL_ADMIN_URL });
     try {
-      const [rows] = await conn.query('SELECT id FROM information_schema.processlist WHERE db = ? AND id <> CONNECTION_ID()', [db.name]);
+      const [rows] = await conn.query('SELECT id FROM information_schema.processlist WHERE db = ? AND id <> CONNECTION_ID()', [
+        db.name,
+      ]);
       let n = 0;
       for (const { id } of rows as Array<{ id: number }>) {
         // A session may end on its own between the list and the kill.
-        await conn.query('KILL CONNECTION ?', [id]).then(() => n++, () => undefined);
+        await conn.query('KILL CONNECTION ?', [id]).then(
+          () => n++,
+          () => undefined,
+        );
       }
       return n;
     } finally {
@@ -127,7 +132,10 @@ export async function terminateSessions(db: TestDatabase): Promise<number> {
   const admin = new pg.Client({ connectionString: `${POSTGRES_ADMIN_URL}/postgres` });
   await admin.connect();
   try {
-    const res = await admin.query('SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [db.name]);
+    const res = await admin.query(
+      'SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+      [db.name],
+    );
     return res.rows.filter((r: { ended: boolean }) => r.ended).length;
   } finally {
     await admin.end();

@@ -32,7 +32,10 @@ function readName(msg: Buffer, offset: number): { name: string; end: number } {
 }
 
 function encodeName(name: string): Buffer {
-  const parts = name.split('.').filter(Boolean).map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l, 'latin1')]));
+  const parts = name
+    .split('.')
+    .filter(Boolean)
+    .map((l) => Buffer.concat([Buffer.from([l.length]), Buffer.from(l, 'latin1')]));
   return Buffer.concat([...parts, Buffer.from([0])]);
 }
 

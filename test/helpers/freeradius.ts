@@ -10,7 +10,18 @@
  * the foreground (`-X`), and stopped by its PID.
  */
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, appendFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  appendFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,7 +37,10 @@ const SECRET = 'testing123';
 
 /** True when freeradius, radclient and radtest are installed. */
 export function freeradiusInstalled(): boolean {
-  return ['freeradius', 'radclient', 'radtest'].every((bin) => spawnSync('sh', ['-c', `command -v ${bin}`]).status === 0) && existsSync(ETC);
+  return (
+    ['freeradius', 'radclient', 'radtest'].every((bin) => spawnSync('sh', ['-c', `command -v ${bin}`]).status === 0) &&
+    existsSync(ETC)
+  );
 }
 
 /** The databases to run FreeRADIUS tests on: none when FreeRADIUS is not installed, an error then under NETSVC_REQUIRE_ALL=1. */
@@ -77,7 +91,6 @@ export interface FreeradiusInstance {
   stop(): Promise<void>;
 }
 
-
 /** Parses radclient/radtest output: the received code and its attribute lines. */
 export function parseReply(output: string): RadiusReply {
   const lines = output.split('\n');
@@ -118,7 +131,11 @@ function defaultSite(text: string, authPort: number, acctPort: number): string {
         if (!isV6) {
           out.push(
             ...block.map((l) =>
-              /^\s*ipaddr\s*=/.test(l) ? '\tipaddr = 127.0.0.1' : /^\s*port\s*=/.test(l) ? `\tport = ${type === 'acct' ? acctPort : authPort}` : l,
+              /^\s*ipaddr\s*=/.test(l)
+                ? '\tipaddr = 127.0.0.1'
+                : /^\s*port\s*=/.test(l)
+                  ? `\tport = ${type === 'acct' ? acctPort : authPort}`
+                  : l,
             ),
           );
         }
@@ -229,11 +246,17 @@ export async function startFreeradius(target: SqlTarget): Promise<FreeradiusInst
   );
   rmSync(join(raddb, 'sites-enabled', 'default'), { force: true });
   rmSync(join(raddb, 'sites-enabled', 'inner-tunnel'), { force: true });
-  writeFileSync(join(raddb, 'sites-enabled', 'default'), defaultSite(readFileSync(join(ETC, 'sites-available', 'default'), 'utf8'), authPort, acctPort));
+  writeFileSync(
+    join(raddb, 'sites-enabled', 'default'),
+    defaultSite(readFileSync(join(ETC, 'sites-available', 'default'), 'utf8'), authPort, acctPort),
+  );
   // The inner-tunnel's own test listener is 127.0.0.1:18120; eap needs the virtual server, not the listener.
   writeFileSync(
     join(raddb, 'sites-enabled', 'inner-tunnel'),
-    readFileSync(join(ETC, 'sites-available', 'inner-tunnel'), 'utf8').replace(/^listen\s*{[\s\S]*?^}/m, '# listener removed for tests'),
+    readFileSync(join(ETC, 'sites-available', 'inner-tunnel'), 'utf8').replace(
+      /^listen\s*{[\s\S]*?^}/m,
+      '# listener removed for tests',
+    ),
   );
 
   const eap = join(raddb, 'mods-available', 'eap');
@@ -245,9 +268,25 @@ export async function startFreeradius(target: SqlTarget): Promise<FreeradiusInst
     keyReadable = false;
   }
   if (!keyReadable) {
-    await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=netsvc-test', '-keyout', join(raddb, 'certs', 'test.key'), '-out', join(raddb, 'certs', 'test.pem')]);
+    await run('openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=netsvc-test',
+      '-keyout',
+      join(raddb, 'certs', 'test.key'),
+      '-out',
+      join(raddb, 'certs', 'test.pem'),
+    ]);
     edit(eap, (t) =>
-      t.replace(/^(\s*)private_key_file = .*$/m, `$1private_key_file = ${join(raddb, 'certs', 'test.key')}`).replace(/^(\s*)certificate_file = .*$/m, `$1certificate_file = ${join(raddb, 'certs', 'test.pem')}`),
+      t
+        .replace(/^(\s*)private_key_file = .*$/m, `$1private_key_file = ${join(raddb, 'certs', 'test.key')}`)
+        .replace(/^(\s*)certificate_file = .*$/m, `$1certificate_file = ${join(raddb, 'certs', 'test.pem')}`),
     );
   }
 
@@ -257,17 +296,23 @@ export async function startFreeradius(target: SqlTarget): Promise<FreeradiusInst
   cpSync(join(REPO, 'radius', 'mods-available', 'netsvc_sqlcounter'), join(raddb, 'mods-available', 'netsvc_sqlcounter'));
   symlinkSync('../mods-available/netsvc_sqlcounter', join(raddb, 'mods-enabled', 'netsvc_sqlcounter'));
   for (const d of ['mysql', 'postgresql', 'sqlite']) {
-    cpSync(join(REPO, 'radius', 'mods-config', 'sql', 'counter', d), join(raddb, 'mods-config', 'sql', 'counter', d), { recursive: true });
+    cpSync(join(REPO, 'radius', 'mods-config', 'sql', 'counter', d), join(raddb, 'mods-config', 'sql', 'counter', d), {
+      recursive: true,
+    });
   }
   cpSync(join(REPO, 'radius', 'policy.d', 'netsvc'), join(raddb, 'policy.d', 'netsvc'));
   if (target.dialect === 'sqlite') {
-    await run('sh', [join(REPO, 'radius', 'fix-sqlite-simul-verify.sh'), join(raddb, 'mods-config', 'sql', 'main', 'sqlite', 'queries.conf')]);
+    await run('sh', [
+      join(REPO, 'radius', 'fix-sqlite-simul-verify.sh'),
+      join(raddb, 'mods-config', 'sql', 'main', 'sqlite', 'queries.conf'),
+    ]);
   }
   rmSync(join(raddb, 'mods-enabled', 'sql'), { force: true });
   writeFileSync(join(raddb, 'mods-enabled', 'sql'), sqlModule(target));
 
   const check = spawnSync('freeradius', ['-XC', '-d', raddb], { encoding: 'utf8' });
-  if (check.status !== 0) throw new Error(`freeradius config check failed:\n${(check.stdout + check.stderr).split('\n').slice(-30).join('\n')}`);
+  if (check.status !== 0)
+    throw new Error(`freeradius config check failed:\n${(check.stdout + check.stderr).split('\n').slice(-30).join('\n')}`);
 
   const logPath = join(dir, 'radiusd.log');
   writeFileSync(logPath, '');
@@ -294,9 +339,9 @@ export async function startFreeradius(target: SqlTarget): Promise<FreeradiusInst
     pid: child.pid!,
     log,
     async radtest(user, password) {
-      const { stdout } = await run('radtest', ['-d', raddb, user, password, `127.0.0.1:${authPort}`, '0', SECRET], { timeout: 10_000 }).catch(
-        (err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }),
-      );
+      const { stdout } = await run('radtest', ['-d', raddb, user, password, `127.0.0.1:${authPort}`, '0', SECRET], {
+        timeout: 10_000,
+      }).catch((err: { stdout?: string }) => ({ stdout: err.stdout ?? '' }));
       return parseReply(stdout);
     },
     async radclient(kind, attributes) {

@@ -39,7 +39,13 @@ export async function startHotspotApi(
   admin.replaceCredential('acme', 'api-alice', cred.apiId, await hashSecret(cred.secret));
   const otherCred = generateCredential();
   admin.replaceCredential('other', 'api-olga', otherCred.apiId, await hashSecret(otherCred.secret));
-  const auth = new AuthService(admin, { key: randomBytes(32), tokenTtlSec: 3600, maxFailures: 1000, failureWindowSec: 300, now: Date.now });
+  const auth = new AuthService(admin, {
+    key: randomBytes(32),
+    tokenTtlSec: 3600,
+    maxFailures: 1000,
+    failureWindowSec: 300,
+    now: Date.now,
+  });
   const sink = new Writable({ write: (_c, _e, cb) => cb() });
   const app = createApp({
     auth,
@@ -78,7 +84,10 @@ export async function startHotspotApi(
       return { status: res.status, body: parsed };
     },
     async callOther(method, path) {
-      const res = await fetch(`${server.url}/svc/api/hotspot${path}`, { method, headers: { authorization: `Bearer ${otherToken}` } });
+      const res = await fetch(`${server.url}/svc/api/hotspot${path}`, {
+        method,
+        headers: { authorization: `Bearer ${otherToken}` },
+      });
       return { status: res.status, body: await res.json() };
     },
     async close() {

@@ -118,12 +118,23 @@ export interface ThreeHourCapture {
  * clock to 10:30: 08:00 and 09:00 are sealed and in the KPI cache (built by the
  * hourSealed listener, as in the service), 10:00 is the open hour.
  */
-export async function threeHourCapture(prefix: string, [a, b, c]: [FlowFixture, FlowFixture, FlowFixture]): Promise<ThreeHourCapture> {
+export async function threeHourCapture(
+  prefix: string,
+  [a, b, c]: [FlowFixture, FlowFixture, FlowFixture],
+): Promise<ThreeHourCapture> {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   let clock = H1;
   const now = () => clock;
   // As serve runs them: the writer keeps no per-key aggregates; the open hour's come from its file.
-  const writer = new CaptureWriter({ dataDir: dir, timezone: 'UTC', timer: false, now, flushIntervalMs: 1000, blockRows: 256, aggregates: false });
+  const writer = new CaptureWriter({
+    dataDir: dir,
+    timezone: 'UTC',
+    timer: false,
+    now,
+    flushIntervalMs: 1000,
+    blockRows: 256,
+    aggregates: false,
+  });
   const cache = new SqliteKpiCache(join(dir, 'kpi.sqlite'));
   const builder = new KpiBuilder({ cache, dataDir: dir, timezone: 'UTC' });
   writer.onHourSealed((e) => builder.onSealed(e).then(() => undefined));

@@ -28,7 +28,9 @@ export interface NfRecord {
 
 /** Starts nfcapd on 127.0.0.1:port writing into dir (with `extra` arguments); resolves once it is receiving, else kills it. */
 export async function startNfcapd(dir: string, port: number, extra: readonly string[] = []): Promise<ChildProcess> {
-  const child = spawn('nfcapd', ['-w', dir, '-b', '127.0.0.1', '-p', String(port), '-t', '3600', ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('nfcapd', ['-w', dir, '-b', '127.0.0.1', '-p', String(port), '-t', '3600', ...extra], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let log = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -85,7 +87,9 @@ export function nfdumpInfo(dir: string): Record<string, number> {
 }
 
 /** Replays `datagrams` (in order, from 127.0.0.1) into nfcapd; returns nfdump's records (also as its JSON) and its `-I` totals. */
-export async function nfdumpDecode(datagrams: readonly Buffer[]): Promise<{ records: NfRecord[]; json: NfJson[]; info: Record<string, number> }> {
+export async function nfdumpDecode(
+  datagrams: readonly Buffer[],
+): Promise<{ records: NfRecord[]; json: NfJson[]; info: Record<string, number> }> {
   const dir = mkdtempSync(join(tmpdir(), 'netsvc-nfcapd-'));
   try {
     const port = await freeUdpPort();

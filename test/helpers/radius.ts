@@ -103,7 +103,13 @@ export async function insertAcct(client: SqlClient, row: AcctRow): Promise<void>
 }
 
 /** Inserts a post-auth row like FreeRADIUS's post-auth query (password in clear, as FreeRADIUS stores it). */
-export async function insertPostAuth(client: SqlClient, username: string, pass: string, reply: string, ms: number): Promise<void> {
+export async function insertPostAuth(
+  client: SqlClient,
+  username: string,
+  pass: string,
+  reply: string,
+  ms: number,
+): Promise<void> {
   const d = client.dialect;
   const wall = new Date(ms).toISOString().slice(0, 23).replace('T', ' ');
   await client.execute('INSERT INTO radpostauth (username, pass, reply, authdate) VALUES (?, ?, ?, ?)', [

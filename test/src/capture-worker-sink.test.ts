@@ -32,13 +32,18 @@ describe('capture writer in the ingest worker', () => {
     const options: CaptureWorkerSinkOptions = { dataDir, timezone: 'UTC', flushIntervalMs: 600_000 };
     const messages: unknown[] = [];
     // No sink on this thread: a batch reaching it would be counted as a sink error.
-    const l = createThreadedFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { workerSink: { module: SINK_MODULE, options } }, { statsEveryMs: 50 });
+    const l = createThreadedFlowListeners(
+      { netflow: { listen: '127.0.0.1:0' } },
+      { workerSink: { module: SINK_MODULE, options } },
+      { statsEveryMs: 50 },
+    );
     open.push(l);
     l.onSinkMessage((m) => messages.push(m));
     await l.start();
     const fixture = flowFixture('1/softflowd-v9');
     const sock = createSocket('udp4');
-    for (const d of fixture.datagrams()) await new Promise<void>((r) => sock.send(d.payload, l.addresses().netflow!.port, '127.0.0.1', () => r()));
+    for (const d of fixture.datagrams())
+      await new Promise<void>((r) => sock.send(d.payload, l.addresses().netflow!.port, '127.0.0.1', () => r()));
     sock.close();
     while (l.sourceStats()[0]!.received < fixture.datagrams().length) await new Promise((r) => setTimeout(r, 10));
 
@@ -69,7 +74,10 @@ describe('capture writer in the ingest worker', () => {
   });
 
   it('refuses to start, naming the cause, when the sink cannot be built', async () => {
-    const l = createThreadedFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { workerSink: { module: `${SINK_MODULE}.missing.js`, options: {} } });
+    const l = createThreadedFlowListeners(
+      { netflow: { listen: '127.0.0.1:0' } },
+      { workerSink: { module: `${SINK_MODULE}.missing.js`, options: {} } },
+    );
     open.push(l);
     await expect(l.start()).rejects.toThrow(/flow sink did not start/);
   });

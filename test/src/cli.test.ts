@@ -1,5 +1,6 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -22,7 +23,7 @@ function tmp(): string {
   return mkdtempSync(join(tmpdir(), 'netsvc-cli-'));
 }
 
-const children: import("node:child_process").ChildProcess[] = [];
+const children: ChildProcess[] = [];
 afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
 });
@@ -37,7 +38,9 @@ describe('netsvc CLI', () => {
         walk(sub, path);
       }
     })(buildProgram(capture()), []);
-    expect(paths.map((p) => p.join(' '))).toEqual(expect.arrayContaining(['serve', 'admin entity add', 'admin user add', 'admin credentials issue', 'db migrate']));
+    expect(paths.map((p) => p.join(' '))).toEqual(
+      expect.arrayContaining(['serve', 'admin entity add', 'admin user add', 'admin credentials issue', 'db migrate']),
+    );
     for (const path of paths) {
       const ctx = capture();
       const code = await runCli([...path, '--help'], ctx);
@@ -59,7 +62,9 @@ describe('netsvc CLI', () => {
     expect(await runCli(['admin', 'user', 'add', 'acme', 'alice', '--areas', 'netflow', '--data-dir', dir], b)).toBe(0);
     const c = capture();
     expect(await runCli(['admin', 'user', 'list', '--json', '-d', dir], c)).toBe(0);
-    expect(JSON.parse(c.stdout.join(''))).toMatchObject([{ entity: 'acme', user: 'alice', areas: { netflow: true, hotspot: false } }]);
+    expect(JSON.parse(c.stdout.join(''))).toMatchObject([
+      { entity: 'acme', user: 'alice', areas: { netflow: true, hotspot: false } },
+    ]);
     const other = capture();
     expect(await runCli(['admin', 'user', 'list', '--json', '-d', tmp()], other)).toBe(0);
     expect(JSON.parse(other.stdout.join(''))).toEqual([]);
@@ -74,10 +79,14 @@ describe('netsvc CLI', () => {
     expect(await runCli(['admin', 'user', 'enable', 'acme', 'alice', 'hotspot', '-d', dir], capture())).toBe(0);
     const entities = capture();
     await runCli(['admin', 'entity', 'list', '--json', '-d', dir], entities);
-    expect(JSON.parse(entities.stdout.join(''))).toMatchObject([{ entity: 'acme', areas: { netflow: false, logviewer: true, hotspot: true } }]);
+    expect(JSON.parse(entities.stdout.join(''))).toMatchObject([
+      { entity: 'acme', areas: { netflow: false, logviewer: true, hotspot: true } },
+    ]);
     const users = capture();
     await runCli(['admin', 'user', 'list', 'acme', '--json', '-d', dir], users);
-    expect(JSON.parse(users.stdout.join(''))).toMatchObject([{ user: 'alice', areas: { netflow: false, logviewer: false, hotspot: true } }]);
+    expect(JSON.parse(users.stdout.join(''))).toMatchObject([
+      { user: 'alice', areas: { netflow: false, logviewer: false, hotspot: true } },
+    ]);
     const missing = capture();
     expect(await runCli(['admin', 'user', 'enable', 'acme', 'bob', 'hotspot', '-d', dir], missing)).toBe(1);
     expect(missing.stderr.join('')).toBe("netsvc: user 'bob' of entity 'acme' does not exist");
@@ -111,7 +120,10 @@ describe('netsvc CLI', () => {
     const dir = tmp();
     const file = join(dir, 'netsvc.config.json');
     writeFileSync(file, JSON.stringify({ http: { port: 8080, hots: '0.0.0.0' } }));
-    const res = spawnSync(process.execPath, [CLI, 'serve', '--config', file, '--data-dir', dir], { encoding: 'utf8', timeout: 20_000 });
+    const res = spawnSync(process.execPath, [CLI, 'serve', '--config', file, '--data-dir', dir], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
     expect(res.status).toBe(2);
     expect(res.stderr.trim()).toBe('netsvc: invalid configuration: unknown key http.hots');
     expect(res.stderr).not.toMatch(/\n\s+at /);
@@ -121,7 +133,7 @@ describe('netsvc CLI', () => {
     const { createServer } = await import('node:net');
     const blocker = createServer();
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', () => r()));
-    const port = (blocker.address() as import('node:net').AddressInfo).port;
+    const port = (blocker.address() as AddressInfo).port;
     try {
       const dir = tmp();
       const res = spawnSync(process.execPath, [CLI, 'serve', '--port', String(port), '--data-dir', dir], {
@@ -131,7 +143,9 @@ describe('netsvc CLI', () => {
         timeout: 20_000,
       });
       expect(res.status).toBe(2);
-      expect(res.stderr.trim()).toBe(`netsvc: cannot listen for HTTP on 127.0.0.1:${port}: address already in use (set http.port or --port)`);
+      expect(res.stderr.trim()).toBe(
+        `netsvc: cannot listen for HTTP on 127.0.0.1:${port}: address already in use (set http.port or --port)`,
+      );
     } finally {
       blocker.close();
     }
@@ -148,7 +162,11 @@ describe('netsvc CLI', () => {
     // No config file in cwd: the embedded defaults, except that every listener is moved to an
     // ephemeral loopback port, so the test never binds a public address or collides with another run.
     const env = { ...process.env, ...LOOPBACK_LISTENERS };
-    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', join(dir, 'data')], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data-dir', join(dir, 'data')], {
+      cwd: dir,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     children.push(child);
     let out = '';
     let errText = '';

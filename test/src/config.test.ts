@@ -31,19 +31,27 @@ describe('loadConfig', () => {
 
   it('lowers the other threads to nice 10 by default; takes 0..19 from the environment and refuses anything else', () => {
     expect(loadConfig({ cwd: tempDir(), env: {} }).flowIngest.otherThreadsNice).toBe(10);
-    expect(loadConfig({ cwd: tempDir(), env: { NETSVC_FLOW_INGEST__OTHER_THREADS_NICE: '0' } }).flowIngest.otherThreadsNice).toBe(0);
+    expect(loadConfig({ cwd: tempDir(), env: { NETSVC_FLOW_INGEST__OTHER_THREADS_NICE: '0' } }).flowIngest.otherThreadsNice).toBe(
+      0,
+    );
     for (const bad of ['20', '-1', '2.5']) {
-      expect(() => loadConfig({ cwd: tempDir(), env: { NETSVC_FLOW_INGEST__OTHER_THREADS_NICE: bad } })).toThrow(/flowIngest\.otherThreadsNice/);
+      expect(() => loadConfig({ cwd: tempDir(), env: { NETSVC_FLOW_INGEST__OTHER_THREADS_NICE: bad } })).toThrow(
+        /flowIngest\.otherThreadsNice/,
+      );
     }
   });
 
   it('reads flow sockets in batches by default; the environment can turn it off, and only with a boolean', () => {
     expect(loadConfig({ cwd: tempDir(), env: {} }).flowIngest.batchReceive).toBe(true);
-    expect(loadConfig({ cwd: tempDir(), env: { NETSVC_FLOW_INGEST__BATCH_RECEIVE: 'false' } }).flowIngest.batchReceive).toBe(false);
-    expect(() => loadConfig({ cwd: tempDir(), env: { NETSVC_FLOW_INGEST__BATCH_RECEIVE: 'maybe' } })).toThrow(/flowIngest\.batchReceive/);
+    expect(loadConfig({ cwd: tempDir(), env: { NETSVC_FLOW_INGEST__BATCH_RECEIVE: 'false' } }).flowIngest.batchReceive).toBe(
+      false,
+    );
+    expect(() => loadConfig({ cwd: tempDir(), env: { NETSVC_FLOW_INGEST__BATCH_RECEIVE: 'maybe' } })).toThrow(
+      /flowIngest\.batchReceive/,
+    );
   });
 
-  it('leaves the config path and the test suites\' switch out of the configuration', () => {
+  it("leaves the config path and the test suites' switch out of the configuration", () => {
     const cfg = loadConfig({ cwd: tempDir(), env: { NETSVC_REQUIRE_ALL: '1' } });
     expect(cfg.http.port).toBe(8080);
   });
@@ -64,22 +72,46 @@ describe('loadConfig', () => {
     const cwd = tempDir();
     writeFileSync(
       join(cwd, 'netsvc.config.json'),
-      JSON.stringify({ flowSources: { a: { listen: '127.0.0.1:2055', templateTtlSec: 600, pendingMaxAgeSec: 5, pendingMaxSets: 10 }, b: { listen: '127.0.0.1:2056' } }, entities: { default: { flowSources: ['a', 'b'] } } }),
+      JSON.stringify({
+        flowSources: {
+          a: { listen: '127.0.0.1:2055', templateTtlSec: 600, pendingMaxAgeSec: 5, pendingMaxSets: 10 },
+          b: { listen: '127.0.0.1:2056' },
+        },
+        entities: { default: { flowSources: ['a', 'b'] } },
+      }),
     );
     const cfg = loadConfig({ cwd, env: {} });
     expect(cfg.flowSources.a).toMatchObject({ templateTtlSec: 600, pendingMaxAgeSec: 5, pendingMaxSets: 10 });
     expect(cfg.flowSources.b).toMatchObject({ templateTtlSec: 3600, pendingMaxAgeSec: 60, pendingMaxSets: 1024 });
-    writeFileSync(join(cwd, 'netsvc.config.json'), JSON.stringify({ flowSources: { a: { listen: '127.0.0.1:2055', pendingMaxSets: -1 } }, entities: { default: { flowSources: ['a'] } } }));
+    writeFileSync(
+      join(cwd, 'netsvc.config.json'),
+      JSON.stringify({
+        flowSources: { a: { listen: '127.0.0.1:2055', pendingMaxSets: -1 } },
+        entities: { default: { flowSources: ['a'] } },
+      }),
+    );
     expect(() => loadConfig({ cwd, env: {} })).toThrow(/pendingMaxSets/);
   });
 
   it('gives each flow source plausible-value bounds, with defaults, and refuses a minFlowTime that is not an ISO 8601 date', () => {
     const cwd = tempDir();
-    const write = (a: object) => writeFileSync(join(cwd, 'netsvc.config.json'), JSON.stringify({ flowSources: { a: { listen: '127.0.0.1:2055', ...a } }, entities: { default: { flowSources: ['a'] } } }));
+    const write = (a: object) =>
+      writeFileSync(
+        join(cwd, 'netsvc.config.json'),
+        JSON.stringify({ flowSources: { a: { listen: '127.0.0.1:2055', ...a } }, entities: { default: { flowSources: ['a'] } } }),
+      );
     write({ minFlowTime: '2000-01-01T00:00:00+02:00', maxFutureSec: 600, maxSamplingInterval: 1000 });
-    expect(loadConfig({ cwd, env: {} }).flowSources.a).toMatchObject({ minFlowTime: '2000-01-01T00:00:00+02:00', maxFutureSec: 600, maxSamplingInterval: 1000 });
+    expect(loadConfig({ cwd, env: {} }).flowSources.a).toMatchObject({
+      minFlowTime: '2000-01-01T00:00:00+02:00',
+      maxFutureSec: 600,
+      maxSamplingInterval: 1000,
+    });
     write({});
-    expect(loadConfig({ cwd, env: {} }).flowSources.a).toMatchObject({ minFlowTime: '1990-01-01', maxFutureSec: 86_400, maxSamplingInterval: 2 ** 24 });
+    expect(loadConfig({ cwd, env: {} }).flowSources.a).toMatchObject({
+      minFlowTime: '1990-01-01',
+      maxFutureSec: 86_400,
+      maxSamplingInterval: 2 ** 24,
+    });
     write({ minFlowTime: 'March 1990' });
     expect(() => loadConfig({ cwd, env: {} })).toThrow(/minFlowTime/);
     write({ maxSamplingInterval: 2 ** 32 });

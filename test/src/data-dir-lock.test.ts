@@ -28,7 +28,9 @@ describe('data directory lock', () => {
   });
 
   it('takes over a lock of a dead pid, or an empty one left by a crash', () => {
-    const dead = Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout);
+    const dead = Number(
+      spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout,
+    );
     for (const content of [`${dead} serve\n`, '']) {
       const d = join(dir, `b${content.length}`);
       mkdirSync(join(d, 'flows'), { recursive: true });

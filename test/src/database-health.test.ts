@@ -87,8 +87,20 @@ describe.skipIf(servers.length === 0)('netsvc serve with a database down and one
       warnings = lines.filter((l) => typeof l.msg === 'string' && l.msg.includes("database of entity 'branch'"));
     }
     expect(warnings.map((w) => [w.area, w.state, w.msg])).toEqual([
-      ['hotspot', 'unreachable', expect.stringMatching(/^hotspot database of entity 'branch' is unreachable: hotspot requests for it answer 503 until it is fixed; check the URL/)],
-      ['logviewer', 'schema_missing', expect.stringMatching(/^logviewer database of entity 'branch' is missing tables: .*netsvc db migrate \(--create-peer-tables/)],
+      [
+        'hotspot',
+        'unreachable',
+        expect.stringMatching(
+          /^hotspot database of entity 'branch' is unreachable: hotspot requests for it answer 503 until it is fixed; check the URL/,
+        ),
+      ],
+      [
+        'logviewer',
+        'schema_missing',
+        expect.stringMatching(
+          /^logviewer database of entity 'branch' is missing tables: .*netsvc db migrate \(--create-peer-tables/,
+        ),
+      ],
     ]);
     expect(String(warnings[0]!.cause)).toMatch(/ECONNREFUSED|connect/i);
     expect(warnings[0]!.database).not.toContain('s3cret');

@@ -20,19 +20,34 @@ async function serve(early: boolean) {
   store.addUser('acme', 'alice', { netflow: true });
   const cred = generateCredential();
   store.replaceCredential('acme', 'alice', cred.apiId, await hashSecret(cred.secret));
-  const auth = new AuthService(store, { key: randomBytes(32), tokenTtlSec: 60, maxFailures: 2, failureWindowSec: 60, now: Date.now });
+  const auth = new AuthService(store, {
+    key: randomBytes(32),
+    tokenTtlSec: 60,
+    maxFailures: 2,
+    failureWindowSec: 60,
+    now: Date.now,
+  });
   const app = createApp({ auth, logger: createLogger('silent'), bodyLimitBytes: 1024, areas: {} });
   const server = await listenHttp(app.fetch, '127.0.0.1', 0, early ? (req, res) => refuseAuthEarly(auth, req, res) : undefined);
   servers.push(server);
   const port = (server.address() as { port: number }).port;
   const login = (secret: string) =>
-    fetch(`http://127.0.0.1:${port}/svc/api/netflow/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_id: cred.apiId, secret }) });
+    fetch(`http://127.0.0.1:${port}/svc/api/netflow/auth`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api_id: cred.apiId, secret }),
+    });
   return { auth, cred, login, port };
 }
 
 /** What a client sees of an answer. */
 async function seen(res: Response) {
-  return { status: res.status, type: res.headers.get('content-type'), retryAfter: res.headers.get('retry-after'), body: await res.text() };
+  return {
+    status: res.status,
+    type: res.headers.get('content-type'),
+    retryAfter: res.headers.get('retry-after'),
+    body: await res.text(),
+  };
 }
 
 describe('listenHttp with the early auth refusal', () => {
@@ -46,7 +61,10 @@ describe('listenHttp with the early auth refusal', () => {
     }
     expect(answers[1]).toEqual(answers[0]);
     expect(answers[1]).toMatchObject({ status: 429, retryAfter: true });
-    expect(JSON.parse(answers[1]!.body)).toEqual({ status: false, errorMessage: expect.stringMatching(/^Too many failed authentication attempts\. Try again in \d+ s\.$/) });
+    expect(JSON.parse(answers[1]!.body)).toEqual({
+      status: false,
+      errorMessage: expect.stringMatching(/^Too many failed authentication attempts\. Try again in \d+ s\.$/),
+    });
   });
 
   it('lets every other request through to the app: logins that may go on, other routes, other methods', async () => {
@@ -63,6 +81,8 @@ describe('listenHttp with the early auth refusal', () => {
     const first = await serve(true);
     const err = await listenHttp(() => new Response('ok'), '127.0.0.1', first.port).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ListenError);
-    expect((err as Error).message).toBe(`cannot listen for HTTP on 127.0.0.1:${first.port}: address already in use (set http.port or --port)`);
+    expect((err as Error).message).toBe(
+      `cannot listen for HTTP on 127.0.0.1:${first.port}: address already in use (set http.port or --port)`,
+    );
   });
 });

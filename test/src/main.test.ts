@@ -30,7 +30,8 @@ describe('token key', () => {
 
     const runtime = { logger: createLogger('silent'), now: Date.now };
     const first = await startService(cfg, runtime);
-    const token = (await postJson(`${first.url}/svc/api/netflow/auth`, { api_id: cred.apiId, secret: cred.secret })).body.result.access_token;
+    const token = (await postJson(`${first.url}/svc/api/netflow/auth`, { api_id: cred.apiId, secret: cred.secret })).body.result
+      .access_token;
     await first.close();
     const second = await startService(cfg, runtime);
     try {
@@ -56,7 +57,10 @@ describe('GET /metrics of a running service', () => {
     const sealed = listCaptureFiles(dir, 'netflow', 'UTC').find((f) => f.kind === 'sealed')!;
     truncateSync(sealed.path, Math.floor(sealed.size / 2));
 
-    const service = await startService(config(dir, { NETSVC_TIMEZONE: 'UTC' }), { logger: createLogger('silent'), now: Date.now });
+    const service = await startService(config(dir, { NETSVC_TIMEZONE: 'UTC' }), {
+      logger: createLogger('silent'),
+      now: Date.now,
+    });
     try {
       let text = '';
       for (let i = 0; i < 100 && !text.includes('netsvc_kpi_build_corrupt_files_total 1'); i++) {
@@ -64,7 +68,15 @@ describe('GET /metrics of a running service', () => {
         await new Promise((r) => setTimeout(r, 50));
       }
       expect(text).toContain('netsvc_kpi_build_corrupt_files_total 1');
-      for (const name of ['capture_write_errors', 'capture_rows_lost', 'capture_seal_errors', 'capture_recovered_files', 'query_corrupt_files', 'query_corrupt_blocks', 'retention_files_removed']) {
+      for (const name of [
+        'capture_write_errors',
+        'capture_rows_lost',
+        'capture_seal_errors',
+        'capture_recovered_files',
+        'query_corrupt_files',
+        'query_corrupt_blocks',
+        'retention_files_removed',
+      ]) {
         expect(text).toMatch(new RegExp(`^netsvc_${name}_total \\d+$`, 'm'));
       }
     } finally {

@@ -26,7 +26,11 @@ describe('auth metrics', () => {
     expect(parseMetrics(await metrics.text()).some((s) => s.name.startsWith('netsvc_auth_'))).toBe(false);
     metrics.addAuthStats(auth);
 
-    const settle = (p: Promise<unknown>) => p.then(() => 'ok', () => 'refused');
+    const settle = (p: Promise<unknown>) =>
+      p.then(
+        () => 'ok',
+        () => 'refused',
+      );
     const first = settle(auth.login('netflow', cred.apiId, cred.secret, 'a'));
     expect(await settle(auth.login('netflow', cred.apiId, 'wrong', 'b'))).toBe('refused'); // budget full
     expect(await first).toBe('ok');

@@ -33,9 +33,12 @@ const CONFIG: SyslogReceiverConfig = {
   timezone: 'UTC',
 };
 
-
 /** One sample's value from the registry text; undefined when the series is absent. */
-async function value(metrics: Metrics | (() => Promise<string>), name: string, labels: Record<string, string> = {}): Promise<number | undefined> {
+async function value(
+  metrics: Metrics | (() => Promise<string>),
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number | undefined> {
   const text = typeof metrics === 'function' ? await metrics() : await metrics.text();
   const hit = parseMetrics(text).find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
   return hit?.value;
@@ -105,7 +108,11 @@ describe('syslog receiver counters on the registry', () => {
     const tcp = connect(ports.tcpPort!, '127.0.0.1');
     await new Promise<void>((r) => tcp.once('connect', () => r()));
     expect(await value(metrics, 'netsvc_syslog_tcp_open_connections')).toBe(1);
-    await new Promise<void>((r) => tcp.end('<13>1 2026-01-02T03:04:05Z h app - - - over tcp one\n<13>1 2026-01-02T03:04:05Z h app - - - over tcp two\n', () => r()));
+    await new Promise<void>((r) =>
+      tcp.end('<13>1 2026-01-02T03:04:05Z h app - - - over tcp one\n<13>1 2026-01-02T03:04:05Z h app - - - over tcp two\n', () =>
+        r(),
+      ),
+    );
 
     await until(async () => (await value(metrics, 'netsvc_syslog_stored_total')) === 6);
     await until(async () => (await value(metrics, 'netsvc_syslog_tcp_open_connections')) === 0);
@@ -122,8 +129,15 @@ describe('syslog receiver counters on the registry', () => {
     // Every counter of the receiver is on the registry with the receiver's own number.
     const c = receiver.counters;
     expect({
-      udp: c.receivedUdp, tcp: c.receivedTcp, stored: c.stored, malformed: c.malformed, truncated: c.truncated,
-      dropped: c.dropped, writeErrors: c.writeErrors, conns: c.tcpConnections, rejected: c.tcpRejectedAddressLimit,
+      udp: c.receivedUdp,
+      tcp: c.receivedTcp,
+      stored: c.stored,
+      malformed: c.malformed,
+      truncated: c.truncated,
+      dropped: c.dropped,
+      writeErrors: c.writeErrors,
+      conns: c.tcpConnections,
+      rejected: c.tcpRejectedAddressLimit,
     }).toEqual({
       udp: await value(metrics, 'netsvc_syslog_received_total', { transport: 'udp' }),
       tcp: await value(metrics, 'netsvc_syslog_received_total', { transport: 'tcp' }),
@@ -138,7 +152,10 @@ describe('syslog receiver counters on the registry', () => {
   });
 
   it('shows a failing database: write errors, the queue held back, then what overflowed as dropped', async () => {
-    const small = new SyslogReceiver({ ...CONFIG, tcp: false, batchSize: 2, maxQueue: 3, flushIntervalMs: 60_000 }, { sink: store });
+    const small = new SyslogReceiver(
+      { ...CONFIG, tcp: false, batchSize: 2, maxQueue: 3, flushIntervalMs: 60_000 },
+      { sink: store },
+    );
     const { udpPort } = await small.start();
     const m = createMetrics();
     m.addSyslogReceiver(small);

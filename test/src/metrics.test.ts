@@ -20,7 +20,10 @@ const fixture = flowFixtures().find((f) => f.name === '2/softflowd-v10')!;
 let listeners: FlowListeners;
 
 beforeAll(async () => {
-  listeners = createFlowListeners({ netflow: { listen: '127.0.0.1:0' }, lentor: { listen: '127.0.0.1:0' } }, { sink: new SummarySink() });
+  listeners = createFlowListeners(
+    { netflow: { listen: '127.0.0.1:0' }, lentor: { listen: '127.0.0.1:0' } },
+    { sink: new SummarySink() },
+  );
   await listeners.start();
   const s = createSocket('udp4');
   const payloads = fixture.datagrams().map((d) => d.payload);
@@ -107,7 +110,13 @@ describe('Prometheus metrics of the capture storage', () => {
     const cache = new SqliteKpiCache(join(dir, 'kpi.sqlite'));
     const query = new CaptureNetflowQuery({ dataDir: dir, timezone: 'UTC', sources: ['netflow'], cache, now: clock.now });
     const builder = new KpiBuilder({ cache, dataDir: dir, timezone: 'UTC', yieldEvery: 0 });
-    const retention = new CaptureRetention({ dataDir: dir, timezone: 'UTC', maxAgeHours: 24, sources: ['netflow'], now: () => H8 + 100 * HOUR });
+    const retention = new CaptureRetention({
+      dataDir: dir,
+      timezone: 'UTC',
+      maxAgeHours: 24,
+      sources: ['netflow'],
+      now: () => H8 + 100 * HOUR,
+    });
     const metrics = createMetrics();
     metrics.addStorageStats({ writer, query, retention, kpiBuilder: builder });
     try {

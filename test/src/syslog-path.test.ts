@@ -10,7 +10,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { holdSqliteLock, openIdleConnections, syslogCounters, syslogLine, type HeldLock } from '../../bench/hostile-syslog-lib.js';
+import {
+  holdSqliteLock,
+  openIdleConnections,
+  syslogCounters,
+  syslogLine,
+  type HeldLock,
+} from '../../bench/hostile-syslog-lib.js';
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
 import { openSqlClient } from '../../storage/sql/open-sql-client.js';
 import { createLogger } from '../../src/log.js';
@@ -45,7 +51,8 @@ describe('netsvc serve: syslog SQLite locked by another process', () => {
     admin.replaceCredential('default', 'ops', cred.apiId, await hashSecret(cred.secret));
     admin.close();
     service = await startService(config, { logger: createLogger('silent'), now: Date.now });
-    token = (await postJson(`${service.url}/svc/api/logviewer/auth`, { api_id: cred.apiId, secret: cred.secret })).body.result.access_token;
+    token = (await postJson(`${service.url}/svc/api/logviewer/auth`, { api_id: cred.apiId, secret: cred.secret })).body.result
+      .access_token;
   });
 
   afterAll(async () => {
@@ -54,7 +61,10 @@ describe('netsvc serve: syslog SQLite locked by another process', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const timed = async (url: string, headers: Record<string, string> = {}): Promise<{ ms: number; status: number; text: string }> => {
+  const timed = async (
+    url: string,
+    headers: Record<string, string> = {},
+  ): Promise<{ ms: number; status: number; text: string }> => {
     const a = performance.now();
     const res = await fetch(url, { headers });
     const text = await res.text();
@@ -93,7 +103,7 @@ describe('netsvc serve: syslog SQLite locked by another process', () => {
     expect(metricsMs.length).toBeGreaterThan(10);
 
     let c = syslogCounters((await timed(`${service.url}/metrics`)).text);
-    for (const end = Date.now() + 10_000; (c.queueDepth > 0 || c.receivedUdp < sent - c.kernelDrops) && Date.now() < end; ) {
+    for (const end = Date.now() + 10_000; (c.queueDepth > 0 || c.receivedUdp < sent - c.kernelDrops) && Date.now() < end;) {
       await sleep(50);
       c = syslogCounters((await timed(`${service.url}/metrics`)).text);
     }
@@ -107,7 +117,9 @@ describe('netsvc serve: syslog SQLite locked by another process', () => {
       const rows = await raw.query<{ n: number }>('SELECT COUNT(*) AS n FROM SystemEvents');
       expect(Number(rows[0]!.n)).toBe(c.stored);
       // The newest are the ones kept.
-      const newest = await raw.query<{ m: string }>("SELECT Message AS m FROM SystemEvents WHERE Message LIKE 'locked-%' ORDER BY ID DESC LIMIT 1");
+      const newest = await raw.query<{ m: string }>(
+        "SELECT Message AS m FROM SystemEvents WHERE Message LIKE 'locked-%' ORDER BY ID DESC LIMIT 1",
+      );
       expect(newest[0]?.m).toBe(`locked-${String(sent - 1).padStart(4, '0')}`);
     } finally {
       await raw.close();
@@ -124,7 +136,14 @@ describe('netsvc serve: the receiver limits come from syslogReceiver', () => {
     dir = mkdtempSync(join(tmpdir(), 'netsvc-syslog-limits-'));
     port = await freePort();
     const config = loopbackConfig(dir, {
-      syslogReceiver: { host: '127.0.0.1', port, maxConnectionsPerAddress: 2, maxConnections: 3, tcpIdleTimeoutSec: 1, receiveBuffer: 64 * 1024 },
+      syslogReceiver: {
+        host: '127.0.0.1',
+        port,
+        maxConnectionsPerAddress: 2,
+        maxConnections: 3,
+        tcpIdleTimeoutSec: 1,
+        receiveBuffer: 64 * 1024,
+      },
     });
     service = await startService(config, { logger: createLogger('silent'), now: Date.now });
   });
@@ -145,7 +164,7 @@ describe('netsvc serve: the receiver limits come from syslogReceiver', () => {
       const c = await scrape();
       expect(c).toMatchObject({ tcpRejectedAddress: 1, tcpRejectedTotal: 2, tcpOpen: 3 });
       if (process.platform === 'linux') expect(c.receiveBuffer).toBe(64 * 1024);
-      for (const end = Date.now() + 5000; (a.open() || b.open()) && Date.now() < end; ) await sleep(50);
+      for (const end = Date.now() + 5000; (a.open() || b.open()) && Date.now() < end;) await sleep(50);
       expect(a.open() + b.open()).toBe(0);
       expect((await scrape()).tcpIdleClosed).toBe(3);
     } finally {
@@ -203,7 +222,10 @@ describe.each(servers)('netsvc serve: a syslog database on %s', (dialect) => {
       let rows: Array<{ message: string; fromhost: string; priority: number | string }> = [];
       for (let i = 0; i < 100 && rows.length === 0; i++) {
         await sleep(50);
-        rows = await events.client.query('SELECT Message AS message, FromHost AS fromhost, Priority AS priority FROM SystemEvents WHERE Message = ?', [marker]);
+        rows = await events.client.query(
+          'SELECT Message AS message, FromHost AS fromhost, Priority AS priority FROM SystemEvents WHERE Message = ?',
+          [marker],
+        );
       }
       expect(rows).toHaveLength(1);
       expect(rows[0]!.fromhost).toBe('bench-host');

@@ -35,7 +35,9 @@ describe.skipIf(!dialects.length)('hotspot API with a real FreeRADIUS', () => {
       t = await createRadiusDatabase(dialect, { timeZone: zone });
       api = await startHotspotApi(t.store, { timezone: zone });
       radius = await startFreeradius(sqlTargetOf(dialect, t.db.url));
-      await t.raw.execute("INSERT INTO nas (nasname, shortname, type, secret) VALUES ('127.0.0.1', 'nas-1', 'other', 'testing123')");
+      await t.raw.execute(
+        "INSERT INTO nas (nasname, shortname, type, secret) VALUES ('127.0.0.1', 'nas-1', 'other', 'testing123')",
+      );
       // Profiles come from the CLI or another tool; the API attaches them.
       await t.store.saveProfile('gold', 'gold plan');
       await profileAttr('gold', 'Session-Timeout', 7200);
@@ -82,13 +84,21 @@ describe.skipIf(!dialects.length)('hotspot API with a real FreeRADIUS', () => {
       const id = await createUser({ username: 'carol', usertype: 'user', password: 'carol-pw' });
       expect((await call('POST', `/users/${id}/actions/attach-profile`, { profileName: 'gold' })).status).toBe(200);
       let reply = await radius.radtest('carol', 'carol-pw');
-      expect(reply.attributes).toMatchObject({ 'Session-Timeout': ['7200'], 'Idle-Timeout': ['600'], 'WISPr-Bandwidth-Max-Down': ['4096000'] });
+      expect(reply.attributes).toMatchObject({
+        'Session-Timeout': ['7200'],
+        'Idle-Timeout': ['600'],
+        'WISPr-Bandwidth-Max-Down': ['4096000'],
+      });
       await attach(id, [
         { attribute: 'Session-Timeout', value: 1800 },
         { attribute: 'WISPr-Bandwidth-Max-Down', value: '1024' },
       ]);
       reply = await radius.radtest('carol', 'carol-pw');
-      expect(reply.attributes).toMatchObject({ 'Session-Timeout': ['1800'], 'Idle-Timeout': ['600'], 'WISPr-Bandwidth-Max-Down': ['1024000'] });
+      expect(reply.attributes).toMatchObject({
+        'Session-Timeout': ['1800'],
+        'Idle-Timeout': ['600'],
+        'WISPr-Bandwidth-Max-Down': ['1024000'],
+      });
       await call('POST', `/user-access/${id}/actions/detach-access`, { attribute: 'Session-Timeout' });
       expect((await radius.radtest('carol', 'carol-pw')).attributes['Session-Timeout']).toEqual(['7200']);
     });
@@ -110,7 +120,13 @@ describe.skipIf(!dialects.length)('hotspot API with a real FreeRADIUS', () => {
       expect((await radius.radtest('erin', 'erin-pw')).code).toBe('Access-Accept');
       const s = { 'User-Name': 'erin', 'Acct-Session-Id': 'erin-1', 'NAS-IP-Address': '127.0.0.1', 'NAS-Port': 3 };
       await radius.radclient('acct', { 'Acct-Status-Type': 'Start', ...s });
-      await radius.radclient('acct', { 'Acct-Status-Type': 'Interim-Update', ...s, 'Acct-Session-Time': 60, 'Acct-Input-Octets': 8_000_000, 'Acct-Output-Octets': 4_000_000 });
+      await radius.radclient('acct', {
+        'Acct-Status-Type': 'Interim-Update',
+        ...s,
+        'Acct-Session-Time': 60,
+        'Acct-Input-Octets': 8_000_000,
+        'Acct-Output-Octets': 4_000_000,
+      });
       const stopped = await radius.radtest('erin', 'erin-pw');
       expect(stopped.code).toBe('Access-Reject');
       expect(stopped.attributes['Reply-Message']?.[0]).toMatch(/maximum daily usage/);
@@ -139,7 +155,13 @@ describe.skipIf(!dialects.length)('hotspot API with a real FreeRADIUS', () => {
         'NAS-Port': 7,
       };
       await radius.radclient('acct', { 'Acct-Status-Type': 'Start', ...s });
-      await radius.radclient('acct', { 'Acct-Status-Type': 'Interim-Update', ...s, 'Acct-Session-Time': 60, 'Acct-Input-Octets': 1048576, 'Acct-Output-Octets': 524288 });
+      await radius.radclient('acct', {
+        'Acct-Status-Type': 'Interim-Update',
+        ...s,
+        'Acct-Session-Time': 60,
+        'Acct-Input-Octets': 1048576,
+        'Acct-Output-Octets': 524288,
+      });
       const online = await call('GET', '/online-sessions?macaddress=AA-BB-CC-DD-EE-30');
       expect(online.body.result).toEqual([
         {

@@ -95,7 +95,9 @@ describe.each(serverDialects)('hotspot API while the %s server restarts or hangs
     }
     const listed = await api.call('GET', '/users?perPage=100');
     expect(listed.status).toBe(200);
-    const usernames = (listed.body.result as Array<{ username: string }>).map((u) => u.username).filter((u) => u.startsWith(`restart-${dialect}-`));
+    const usernames = (listed.body.result as Array<{ username: string }>)
+      .map((u) => u.username)
+      .filter((u) => u.startsWith(`restart-${dialect}-`));
     expect(usernames.sort()).toEqual([...names].sort());
     expect(await halfCreated()).toEqual([]);
     expect(heard).toContain('unavailable');
@@ -109,7 +111,9 @@ describe.each(serverDialects)('hotspot API while the %s server restarts or hangs
     const hung = radiusStoreFor(openSqlClient(urlThroughPort(t.db, stopped.port), '/', TIMEOUTS), { timeZone: 'UTC' });
     const hungApi = await startHotspotApi(hung);
     try {
-      expect((await hungApi.call('POST', '/users', { username: `hang-${dialect}`, usertype: 'user', password: 'Secret-pw1' })).status).toBe(200);
+      expect(
+        (await hungApi.call('POST', '/users', { username: `hang-${dialect}`, usertype: 'user', password: 'Secret-pw1' })).status,
+      ).toBe(200);
       stopped.stop();
       const requests: Array<[string, string, unknown?]> = [
         ['GET', '/users'],
@@ -137,7 +141,9 @@ describe.each(serverDialects)('hotspot API while the %s server restarts or hangs
       expect(await halfCreated()).toEqual([]);
       // Answered 503, so not created: the work queued while the server was stopped must not land after SIGCONT.
       await sleep(TIMEOUTS.operationMs);
-      const late = await t.raw.query<{ n: number }>('SELECT COUNT(*) AS n FROM netsvc_userinfo WHERE username = ?', [`hang-${dialect}-2`]);
+      const late = await t.raw.query<{ n: number }>('SELECT COUNT(*) AS n FROM netsvc_userinfo WHERE username = ?', [
+        `hang-${dialect}-2`,
+      ]);
       expect(Number(late[0]!.n)).toBe(0);
     } finally {
       await hungApi.close();
@@ -175,13 +181,21 @@ describe('hotspot API on a full SQLite disk', () => {
       let full: { status: number; body: any } | undefined;
       for (let i = 0; i < 2000 && !full; i++) {
         const username = `full-${i}-${'x'.repeat(40)}`;
-        const res = await api.call('POST', '/users', { username, usertype: 'user', password: 'Secret-pw1', address: 'y'.repeat(200) });
+        const res = await api.call('POST', '/users', {
+          username,
+          usertype: 'user',
+          password: 'Secret-pw1',
+          address: 'y'.repeat(200),
+        });
         if (res.status === 200) created.push(username);
         else full = res;
       }
       expect(full).toEqual({
         status: 503,
-        body: { status: false, errorMessage: 'The RADIUS database has no space left: nothing was changed. Free space on its disk, then try again.' },
+        body: {
+          status: false,
+          errorMessage: 'The RADIUS database has no space left: nothing was changed. Free space on its disk, then try again.',
+        },
       });
       expect(created.length).toBeGreaterThan(0);
       const listed = await api.call('GET', '/users?perPage=2000');
@@ -189,7 +203,9 @@ describe('hotspot API on a full SQLite disk', () => {
       expect((listed.body.result as Array<{ username: string }>).map((u) => u.username).sort()).toEqual([...created].sort());
 
       sqlite.pragma('max_page_count = 1000000');
-      expect((await api.call('POST', '/users', { username: 'after-room', usertype: 'user', password: 'Secret-pw1' })).status).toBe(200);
+      expect(
+        (await api.call('POST', '/users', { username: 'after-room', usertype: 'user', password: 'Secret-pw1' })).status,
+      ).toBe(200);
     } finally {
       await api.close();
       await store.close();

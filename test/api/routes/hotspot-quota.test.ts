@@ -26,7 +26,11 @@ describe.each(dialects)('quota purchases from the CLI in the report on %s', (dia
   const add = async (...args: string[]) => {
     const out: string[] = [];
     const err: string[] = [];
-    const code = await runCli(['quota', 'add', ...args, '--json', '--config', config], { ...processContext(), out: (s) => out.push(s), err: (s) => err.push(s) });
+    const code = await runCli(['quota', 'add', ...args, '--json', '--config', config], {
+      ...processContext(),
+      out: (s) => out.push(s),
+      err: (s) => err.push(s),
+    });
     expect(err.join('\n')).toBe('');
     expect(code).toBe(0);
     return JSON.parse(out.join('\n')) as { id: number };
@@ -42,14 +46,52 @@ describe.each(dialects)('quota purchases from the CLI in the report on %s', (dia
     t = await createRadiusDatabase(dialect, { timeZone: 'UTC' });
     await t.store.saveProfile('gold', 'Gold plan');
     await t.store.saveProfile('night', 'Night plan');
-    for (const username of ['dave', 'erin']) await t.store.createUser({ username, usertype: 'user', password: 'pw' }, { name: 'test' });
+    for (const username of ['dave', 'erin'])
+      await t.store.createUser({ username, usertype: 'user', password: 'pw' }, { name: 'test' });
     api = await startHotspotApi(t.store, { timezone: 'UTC' });
     dir = mkdtempSync(join(tmpdir(), 'netsvc-quota-route-'));
     config = join(dir, 'netsvc.config.json');
-    writeFileSync(config, JSON.stringify({ dataDir: dir, timezone: 'UTC', flowSources: {}, entities: { acme: { radius: t.db.url } } }));
-    ids.big = (await add('dave', '--plan', '10GB', '--amount', '20.5', '--currency', 'usd', '--profiles', 'gold, night', '--remarks', 'Paid at the desk, 50% off', '--time', '2026-03-25T10:15:00Z', '--by', 'billing')).id;
+    writeFileSync(
+      config,
+      JSON.stringify({ dataDir: dir, timezone: 'UTC', flowSources: {}, entities: { acme: { radius: t.db.url } } }),
+    );
+    ids.big = (
+      await add(
+        'dave',
+        '--plan',
+        '10GB',
+        '--amount',
+        '20.5',
+        '--currency',
+        'usd',
+        '--profiles',
+        'gold, night',
+        '--remarks',
+        'Paid at the desk, 50% off',
+        '--time',
+        '2026-03-25T10:15:00Z',
+        '--by',
+        'billing',
+      )
+    ).id;
     ids.small = (await add('dave', '--plan', '1GB', '--amount', '5', '--time', '2026-03-24T22:00:00Z', '--by', 'billing')).id;
-    ids.erin = (await add('erin', '--plan', '1GB', '--amount', '0', '--profiles', 'night', '--remarks', 'voucher', '--time', '2026-03-26T08:00:00+01:00', '--by', 'ops')).id;
+    ids.erin = (
+      await add(
+        'erin',
+        '--plan',
+        '1GB',
+        '--amount',
+        '0',
+        '--profiles',
+        'night',
+        '--remarks',
+        'voucher',
+        '--time',
+        '2026-03-26T08:00:00+01:00',
+        '--by',
+        'ops',
+      )
+    ).id;
   });
 
   afterAll(async () => {
@@ -74,7 +116,12 @@ describe.each(dialects)('quota purchases from the CLI in the report on %s', (dia
       create_by: 'billing',
       create_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/),
     });
-    expect(body.result[0]).toMatchObject({ transaction_time: '2026-03-26 07:00:00', amount: '0.00', currency: 'EUR', create_by: 'ops' });
+    expect(body.result[0]).toMatchObject({
+      transaction_time: '2026-03-26 07:00:00',
+      amount: '0.00',
+      currency: 'EUR',
+      create_by: 'ops',
+    });
   });
 
   it('filters them: exact username, plan and profiles, remarks substring, the day or the second, startTime/endTime', async () => {

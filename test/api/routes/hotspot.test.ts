@@ -33,12 +33,26 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
 
   describe('users', () => {
     it('creates a user and answers the stamp with the API user as creator', async () => {
-      const res = await call('POST', '/users', { username: 'alice', usertype: 'user', password: 'Sesame-1', firstname: 'Alice', email: 'alice@corp.test', profiles: 'gold, silver' });
+      const res = await call('POST', '/users', {
+        username: 'alice',
+        usertype: 'user',
+        password: 'Sesame-1',
+        firstname: 'Alice',
+        email: 'alice@corp.test',
+        profiles: 'gold, silver',
+      });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
         status: true,
         message: expect.any(String),
-        result: { id: expect.stringMatching(/^\d+$/), username: 'alice', createdby: 'api-alice', createddate: expect.any(String), updatedby: null, updateddate: null },
+        result: {
+          id: expect.stringMatching(/^\d+$/),
+          username: 'alice',
+          createdby: 'api-alice',
+          createddate: expect.any(String),
+          updatedby: null,
+          updateddate: null,
+        },
       });
     });
 
@@ -101,7 +115,9 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
       expect((await call('GET', '/historical-sessions?macaddress=zz')).body.errorMessage).toContain('macaddress');
       expect((await call('GET', '/historical-sessions?nas=10.0.0')).body.errorMessage).toContain('nas');
       expect((await call('GET', '/login-attempts?reply=Maybe')).body.errorMessage).toContain('reply');
-      expect((await call('GET', '/quota-purchase-report?transaction_time=2026-13-01')).body.errorMessage).toContain('transaction_time');
+      expect((await call('GET', '/quota-purchase-report?transaction_time=2026-13-01')).body.errorMessage).toContain(
+        'transaction_time',
+      );
     });
 
     it('refuses an unknown profile with 404 and writes nothing', async () => {
@@ -112,14 +128,28 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
 
     it('updates fields, replaces profiles, renames, and disables/enables', async () => {
       const id = await idOf('alice');
-      const res = await call('POST', `/users/${id}`, { email: 'a@corp.test', profiles: 'silver', disabled: true, username: 'alice2' });
+      const res = await call('POST', `/users/${id}`, {
+        email: 'a@corp.test',
+        profiles: 'silver',
+        disabled: true,
+        username: 'alice2',
+      });
       expect(res.status).toBe(200);
-      expect(res.body.result[0]).toMatchObject({ username: 'alice2', email: 'a@corp.test', profile: 'silver', disabled: true, updatedby: 'api-alice' });
+      expect(res.body.result[0]).toMatchObject({
+        username: 'alice2',
+        email: 'a@corp.test',
+        profile: 'silver',
+        disabled: true,
+        updatedby: 'api-alice',
+      });
       expect(res.body.result[0].updateddate).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
       const back = await call('POST', `/users/${id}`, { disabled: false, username: 'alice' });
       expect(back.body.result[0]).toMatchObject({ username: 'alice', disabled: false });
       expect((await call('POST', `/users/${id}`, { username: 'pin1234' })).status).toBe(409);
-      expect(await call('POST', '/users/999999', { email: 'x@corp.test' })).toEqual({ status: 404, body: { status: false, errorMessage: 'User with ID: 999999 not found.' } });
+      expect(await call('POST', '/users/999999', { email: 'x@corp.test' })).toEqual({
+        status: 404,
+        body: { status: false, errorMessage: 'User with ID: 999999 not found.' },
+      });
     });
 
     it("checks a new username against the user's own type: the name rule as given for user and pin, a MAC only for mac", async () => {
@@ -136,7 +166,9 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
       }
       const macId = await idOf('AA-BB-CC-DD-EE-FF');
       expect((await call('POST', `/users/${macId}`, { username: spaced })).body.result[0].username).toBe('AA-BB-CC-DD-EE-FF');
-      expect((await call('POST', `/users/${macId}`, { username: 'aa:bb:cc:dd:ee:0e' })).body.result[0].username).toBe('AA-BB-CC-DD-EE-0E');
+      expect((await call('POST', `/users/${macId}`, { username: 'aa:bb:cc:dd:ee:0e' })).body.result[0].username).toBe(
+        'AA-BB-CC-DD-EE-0E',
+      );
       const notMac = await call('POST', `/users/${macId}`, { username: 'alice9' });
       expect(notMac.status).toBe(400);
       expect(notMac.body.errorMessage).toContain("'username'");
@@ -170,7 +202,10 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
     it('deletes a user and answers id and username; then it is gone', async () => {
       const created = await call('POST', '/users', { username: 'temp', usertype: 'user', password: 'pw' });
       const id = created.body.result.id;
-      expect(await call('DELETE', `/users/${id}`)).toEqual({ status: 200, body: { status: true, message: expect.any(String), result: { id, username: 'temp' } } });
+      expect(await call('DELETE', `/users/${id}`)).toEqual({
+        status: 200,
+        body: { status: true, message: expect.any(String), result: { id, username: 'temp' } },
+      });
       expect((await call('GET', `/users/${id}`)).status).toBe(404);
       expect((await call('DELETE', `/users/${id}`)).body.errorMessage).toBe(`User with ID: ${id} not found.`);
     });
@@ -181,7 +216,10 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
       const created = await call('POST', '/users', { username: 'carol', usertype: 'user', password: 'pw' });
       const id = created.body.result.id;
       const res = await call('POST', `/users/${id}/actions/attach-profile`, { profileName: 'gold' });
-      expect(res).toEqual({ status: 200, body: { status: true, message: expect.any(String), result: { username: 'carol', attached: 'gold', profile: 'gold' } } });
+      expect(res).toEqual({
+        status: 200,
+        body: { status: true, message: expect.any(String), result: { username: 'carol', attached: 'gold', profile: 'gold' } },
+      });
       const again = await call('POST', `/users/${id}/actions/attach-profile`, { profileName: 'gold' });
       expect(again.status).toBe(409);
       expect(again.body).toEqual({ status: false, errorMessage: expect.stringMatching(/carol.*gold/), result: [] });
@@ -192,14 +230,19 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
     it('detach answers the remaining list; detaching an absent profile is status true with an empty result', async () => {
       const id = await idOf('carol');
       const absent = await call('POST', `/users/${id}/actions/detach-profile`, { profileName: 'silver' });
-      expect(absent).toEqual({ status: 200, body: { status: true, message: expect.stringMatching(/not attached.*no action/), result: [] } });
+      expect(absent).toEqual({
+        status: 200,
+        body: { status: true, message: expect.stringMatching(/not attached.*no action/), result: [] },
+      });
       const res = await call('POST', `/users/${id}/actions/detach-profile`, { profileName: 'gold' });
       expect(res.body.result).toEqual({ username: 'carol', detached: 'gold', profile: '' });
     });
 
     it('50 parallel attach-profile calls leave exactly one membership', async () => {
       const id = await idOf('carol');
-      const results = await Promise.all(Array.from({ length: 50 }, () => call('POST', `/users/${id}/actions/attach-profile`, { profileName: 'silver' })));
+      const results = await Promise.all(
+        Array.from({ length: 50 }, () => call('POST', `/users/${id}/actions/attach-profile`, { profileName: 'silver' })),
+      );
       expect(results.filter((r) => r.status === 200)).toHaveLength(1);
       expect(results.filter((r) => r.status === 409)).toHaveLength(49);
       const rows = await t.raw.query("SELECT COUNT(*) AS n FROM radusergroup WHERE username = 'carol' AND groupname = 'silver'");
@@ -207,7 +250,9 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
     });
 
     it('parallel creates of one username leave one user', async () => {
-      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => call('POST', '/users', { username: 'dup', usertype: 'user', password: `pw${i}` })));
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => call('POST', '/users', { username: 'dup', usertype: 'user', password: `pw${i}` })),
+      );
       expect(results.filter((r) => r.status === 200)).toHaveLength(1);
       expect(results.filter((r) => r.status === 409)).toHaveLength(19);
       expect((await call('GET', '/users?username=dup')).body.result).toHaveLength(1);
@@ -218,7 +263,16 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
       expect(list.body.result).toEqual(expect.arrayContaining([{ groupname: 'gold', description: 'gold plan' }]));
       const users = await call('GET', '/profiles/silver/users');
       expect(users.body.result).toEqual(
-        expect.arrayContaining([{ id: String(await idOf('carol')), username: 'carol', firstname: '', lastname: '', profileName: 'silver', priority: expect.any(String) }]),
+        expect.arrayContaining([
+          {
+            id: String(await idOf('carol')),
+            username: 'carol',
+            firstname: '',
+            lastname: '',
+            profileName: 'silver',
+            priority: expect.any(String),
+          },
+        ]),
       );
       expect((await call('GET', '/profiles/unknown/users')).status).toBe(404);
       expect((await call('GET', "/profiles/bad'name/users")).status).toBe(400);
@@ -235,7 +289,10 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
 
     it('attaches single and bulk, converting units; updates an existing value', async () => {
       const id = await idOf('carol');
-      const single = await call('POST', `/user-access/${id}/actions/attach-access`, { attribute: 'Session-Timeout', value: '3600' });
+      const single = await call('POST', `/user-access/${id}/actions/attach-access`, {
+        attribute: 'Session-Timeout',
+        value: '3600',
+      });
       expect(single.status).toBe(200);
       expect(single.body.details.success).toEqual([{ attribute: 'Session-Timeout', value: 3600, action: 'added' }]);
       const bulk = await call('POST', `/user-access/${id}/actions/attach-access`, {
@@ -252,24 +309,32 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
         'WISPr-Bandwidth-Max-Down': { format: 'Kbps', value: 2048 },
         'Max-Daily-Octets': { format: 'MB', value: 500 },
       });
-      const stored = await t.raw.query("SELECT attribute, op, value FROM radreply WHERE username = 'carol' AND attribute = 'WISPr-Bandwidth-Max-Down'");
+      const stored = await t.raw.query(
+        "SELECT attribute, op, value FROM radreply WHERE username = 'carol' AND attribute = 'WISPr-Bandwidth-Max-Down'",
+      );
       expect(stored).toEqual([{ attribute: 'WISPr-Bandwidth-Max-Down', op: ':=', value: '2048000' }]);
       const attrs = await call('GET', `/user-access/${id}`);
       expect(attrs.body.result).toMatchObject({ id: String(id), username: 'carol' });
-      expect(attrs.body.result.attributes).toEqual(expect.arrayContaining([{ 'Max-Daily-Octets': { id: expect.any(String), format: 'MB', value: 500 } }]));
+      expect(attrs.body.result.attributes).toEqual(
+        expect.arrayContaining([{ 'Max-Daily-Octets': { id: expect.any(String), format: 'MB', value: 500 } }]),
+      );
     });
 
     it('fails an unknown attribute per item: status false, counts, details.errors naming it', async () => {
       const id = await idOf('carol');
       const res = await call('POST', `/user-access/${id}/actions/attach-access`, { attribute: 'Bogus-Attribute', value: '1' });
       expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ status: false, message: expect.stringMatching(/0 succeeded, 1 failed/), details: { success: [], errors: [expect.stringContaining('Bogus-Attribute')] } });
+      expect(res.body).toMatchObject({
+        status: false,
+        message: expect.stringMatching(/0 succeeded, 1 failed/),
+        details: { success: [], errors: [expect.stringContaining('Bogus-Attribute')] },
+      });
       expect(res.body.errorMessage).toBeUndefined();
       const mixed = await call('POST', `/user-access/${id}/actions/attach-access`, {
         attributes: [
           { attribute: 'Idle-Timeout', value: '600' },
           { attribute: 'Idle-Timeout2', value: '600' },
-          { attribute: 'Session-Timeout', value: "1; DROP TABLE radreply" },
+          { attribute: 'Session-Timeout', value: '1; DROP TABLE radreply' },
         ],
       });
       expect(mixed.status).toBe(200);
@@ -290,18 +355,51 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
         result: { id: String(id), username: 'carol' },
       });
       expect((await call('POST', `/user-access/${id}/actions/detach-access`, { attribute: 'Nope' })).status).toBe(400);
-      expect((await call('POST', '/user-access/999999/actions/detach-access', { attribute: 'Session-Timeout' })).status).toBe(404);
+      expect((await call('POST', '/user-access/999999/actions/detach-access', { attribute: 'Session-Timeout' })).status).toBe(
+        404,
+      );
     });
   });
 
   describe('reports', () => {
     beforeAll(async () => {
       await t.raw.execute("INSERT INTO nas (nasname, shortname, type, secret) VALUES ('10.0.0.1', 'lobby', 'other', 's')");
-      await insertAcct(t.raw, { sessionId: 'r1', username: 'carol', nas: '10.0.0.1', mac: 'aa:bb:cc:00:00:01', ip: '10.1.0.5', start: NOW - 7200_000, stop: NOW - 3600_000, sessionTime: 3600, input: 10, output: 20, cause: 'Idle-Timeout' });
-      await insertAcct(t.raw, { sessionId: 'r2', username: 'carol', nas: '10.0.0.1', mac: 'AA-BB-CC-00-00-01', ip: '10.1.0.6', start: NOW - 600_000, input: 1536, output: 0 });
+      await insertAcct(t.raw, {
+        sessionId: 'r1',
+        username: 'carol',
+        nas: '10.0.0.1',
+        mac: 'aa:bb:cc:00:00:01',
+        ip: '10.1.0.5',
+        start: NOW - 7200_000,
+        stop: NOW - 3600_000,
+        sessionTime: 3600,
+        input: 10,
+        output: 20,
+        cause: 'Idle-Timeout',
+      });
+      await insertAcct(t.raw, {
+        sessionId: 'r2',
+        username: 'carol',
+        nas: '10.0.0.1',
+        mac: 'AA-BB-CC-00-00-01',
+        ip: '10.1.0.6',
+        start: NOW - 600_000,
+        input: 1536,
+        output: 0,
+      });
       await insertPostAuth(t.raw, 'carol', 'secret-in-clear', 'Access-Accept', NOW - 7300_000);
       await insertPostAuth(t.raw, 'carol', 'wrong', 'Access-Reject', NOW - 7250_000);
-      await t.store.recordQuotaPurchase({ transaction_time: '2026-03-25 10:00:00', username: 'carol', plan_name: '1GB', currency: 'EUR', amount: '5.5', remarks: 'promo 50%' }, { name: 'billing' });
+      await t.store.recordQuotaPurchase(
+        {
+          transaction_time: '2026-03-25 10:00:00',
+          username: 'carol',
+          plan_name: '1GB',
+          currency: 'EUR',
+          amount: '5.5',
+          remarks: 'promo 50%',
+        },
+        { name: 'billing' },
+      );
     });
 
     it('historical sessions with their api.md field names, newest first, filters', async () => {
@@ -309,20 +407,49 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
       expect(res.body).toMatchObject({ status: true, page: 1, perPage: 100, isLastPage: true });
       expect(res.body.result.map((s: { ipaddress: string }) => s.ipaddress)).toEqual(['10.1.0.6', '10.1.0.5']);
       expect(Object.keys(res.body.result[1]).sort()).toEqual(
-        ['radacctid', 'hotspot', 'username', 'macaddress', 'ipaddress', 'acctstarttime', 'acctstoptime', 'acctsessiontime', 'calledstationid', 'acctinputoctets', 'acctoutputoctets', 'acctterminatecause', 'nas'].sort(),
+        [
+          'radacctid',
+          'hotspot',
+          'username',
+          'macaddress',
+          'ipaddress',
+          'acctstarttime',
+          'acctstoptime',
+          'acctsessiontime',
+          'calledstationid',
+          'acctinputoctets',
+          'acctoutputoctets',
+          'acctterminatecause',
+          'nas',
+        ].sort(),
       );
-      expect(res.body.result[1]).toMatchObject({ hotspot: 'lobby', macaddress: 'AA-BB-CC-00-00-01', acctterminatecause: 'Idle-Timeout', nas: '10.0.0.1' });
+      expect(res.body.result[1]).toMatchObject({
+        hotspot: 'lobby',
+        macaddress: 'AA-BB-CC-00-00-01',
+        acctterminatecause: 'Idle-Timeout',
+        nas: '10.0.0.1',
+      });
       const day = new Date(NOW).toISOString().slice(0, 10);
       const tomorrow = new Date(NOW + 86400_000).toISOString().slice(0, 10);
       expect((await call('GET', `/historical-sessions?username=carol&startTime=${tomorrow}`)).body.result).toEqual([]);
-      expect((await call('GET', `/historical-sessions?username=carol&startTime=${new Date(NOW - 1800_000).toISOString()}`)).body.result).toHaveLength(1);
+      expect(
+        (await call('GET', `/historical-sessions?username=carol&startTime=${new Date(NOW - 1800_000).toISOString()}`)).body
+          .result,
+      ).toHaveLength(1);
       expect((await call('GET', `/historical-sessions?hotspot=lobby&endTime=${tomorrow}`)).body.result.length).toBeGreaterThan(0);
       expect(day).toMatch(/^\d{4}/);
     });
 
     it('online sessions with traffic and total time', async () => {
       const res = await call('GET', '/online-sessions?username=carol');
-      expect(res.body.result).toEqual([expect.objectContaining({ username: 'carol', traffic: '1.50 KB', totaltime: expect.stringMatching(/^00:1\d:\d\d$/), hotspot: 'lobby' })]);
+      expect(res.body.result).toEqual([
+        expect.objectContaining({
+          username: 'carol',
+          traffic: '1.50 KB',
+          totaltime: expect.stringMatching(/^00:1\d:\d\d$/),
+          hotspot: 'lobby',
+        }),
+      ]);
     });
 
     it('login attempts never show the password', async () => {
@@ -338,7 +465,18 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
     it('quota purchase report', async () => {
       const res = await call('GET', '/quota-purchase-report?remarks=50%25&transaction_time=2026-03-25');
       expect(res.body.result).toEqual([
-        { id: expect.any(Number), transaction_time: '2026-03-25 10:00:00', username: 'carol', plan_name: '1GB', currency: 'EUR', amount: '5.50', user_profiles: '', remarks: 'promo 50%', create_by: 'billing', create_at: expect.any(String) },
+        {
+          id: expect.any(Number),
+          transaction_time: '2026-03-25 10:00:00',
+          username: 'carol',
+          plan_name: '1GB',
+          currency: 'EUR',
+          amount: '5.50',
+          user_profiles: '',
+          remarks: 'promo 50%',
+          create_by: 'billing',
+          create_at: expect.any(String),
+        },
       ]);
     });
 
@@ -352,7 +490,15 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
     const nasty = ["x'; DROP TABLE radcheck; --", '" OR 1=1 --', '%', '_', '\\', "Robert'); DELETE FROM radacct;--"];
 
     it('stores info fields literally and answers filters with nothing or 400, never executing them', async () => {
-      const created = await call('POST', '/users', { username: 'meta', usertype: 'user', password: "p'; DROP TABLE radcheck;--", firstname: nasty[0], lastname: nasty[1], company: nasty[5], zip: '%' });
+      const created = await call('POST', '/users', {
+        username: 'meta',
+        usertype: 'user',
+        password: "p'; DROP TABLE radcheck;--",
+        firstname: nasty[0],
+        lastname: nasty[1],
+        company: nasty[5],
+        zip: '%',
+      });
       expect(created.status).toBe(200);
       const detail = await call('GET', `/users/${created.body.result.id}`);
       expect(detail.body.result[0]).toMatchObject({ firstname: nasty[0], lastname: nasty[1], company: nasty[5], zip: '%' });
@@ -369,11 +515,19 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
           expect(res.status, path).toBe(200);
           expect(res.body.result, path).toEqual(path.includes('remarks') && s === '%' ? expect.any(Array) : []);
         }
-        for (const path of [`/historical-sessions?nas=${e}`, `/historical-sessions?macaddress=${e}`, `/historical-sessions?ipaddress=${e}`, `/online-sessions?calledstationid=${e}`, `/users?id=${e}`, `/historical-sessions?startTime=${e}`]) {
+        for (const path of [
+          `/historical-sessions?nas=${e}`,
+          `/historical-sessions?macaddress=${e}`,
+          `/historical-sessions?ipaddress=${e}`,
+          `/online-sessions?calledstationid=${e}`,
+          `/users?id=${e}`,
+          `/historical-sessions?startTime=${e}`,
+        ]) {
           expect((await call('GET', path)).status, path).toBe(400);
         }
         // '_' is a valid user name; every other one here holds characters FreeRADIUS would escape.
-        if (s !== '_') expect((await call('POST', '/users', { username: s, usertype: 'user', password: 'x' })).status, s).toBe(400);
+        if (s !== '_')
+          expect((await call('POST', '/users', { username: s, usertype: 'user', password: 'x' })).status, s).toBe(400);
       }
       expect(Number((await t.raw.query('SELECT COUNT(*) AS n FROM radcheck'))[0]!.n)).toBeGreaterThan(0);
       expect(Number((await t.raw.query('SELECT COUNT(*) AS n FROM radacct'))[0]!.n)).toBeGreaterThan(0);
@@ -387,14 +541,35 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
       for (const p of ['transaction_time', 'username', 'plan_name', 'user_profiles', 'remarks']) {
         expect((await call('GET', `/quota-purchase-report?${p}=${'y'.repeat(1001)}`)).status, p).toBe(400);
       }
-      for (const f of ['firstname', 'lastname', 'email', 'mobile', 'gender', 'race', 'religion', 'nationality', 'profession', 'interests', 'marital_status', 'birthdate', 'locale', 'passport_nric_no', 'company', 'address', 'country', 'zip']) {
+      for (const f of [
+        'firstname',
+        'lastname',
+        'email',
+        'mobile',
+        'gender',
+        'race',
+        'religion',
+        'nationality',
+        'profession',
+        'interests',
+        'marital_status',
+        'birthdate',
+        'locale',
+        'passport_nric_no',
+        'company',
+        'address',
+        'country',
+        'zip',
+      ]) {
         const res = await call('POST', '/users', { username: 'big', usertype: 'user', password: 'x', [f]: big });
         expect(res.status, f).toBe(400);
         expect(res.body.errorMessage, f).toContain(f);
       }
       expect((await call('POST', '/users', { username: 'big', usertype: 'user', password: big })).status).toBe(400);
       const id = await idOf('carol');
-      expect((await call('POST', `/user-access/${id}/actions/attach-access`, { attribute: 'Reply-Message', value: big })).status).toBe(400);
+      expect(
+        (await call('POST', `/user-access/${id}/actions/attach-access`, { attribute: 'Reply-Message', value: big })).status,
+      ).toBe(400);
       expect((await call('POST', `/users/${id}/actions/attach-profile`, { profileName: big })).status).toBe(400);
     });
   });
@@ -402,7 +577,10 @@ describe.each(dialects)('hotspot API on %s', (dialect) => {
   it('an entity without a RADIUS database gets 403, a missing token 401', async () => {
     const res = await fetch(`${api.url}/svc/api/hotspot/users`);
     expect(res.status).toBe(401);
-    expect(await api.callOther('GET', '/users')).toEqual({ status: 403, body: { status: false, errorMessage: "Entity 'other' has no RADIUS database." } });
+    expect(await api.callOther('GET', '/users')).toEqual({
+      status: 403,
+      body: { status: false, errorMessage: "Entity 'other' has no RADIUS database." },
+    });
   });
 });
 
@@ -454,7 +632,10 @@ async function closedPort(): Promise<number> {
 }
 
 describe.each(dialects)('hotspot API over a RADIUS database it cannot use, on %s', (dialect) => {
-  const NOT_READY = { status: false, errorMessage: 'The RADIUS database is not ready: its tables are missing (netsvc db migrate).' };
+  const NOT_READY = {
+    status: false,
+    errorMessage: 'The RADIUS database is not ready: its tables are missing (netsvc db migrate).',
+  };
   const UNREACHABLE = { status: false, errorMessage: 'The RADIUS database cannot be reached right now.' };
   const requests: Array<[string, string, unknown?]> = [
     ['GET', '/users'],
@@ -474,7 +655,9 @@ describe.each(dialects)('hotspot API over a RADIUS database it cannot use, on %s
   async function expectUnavailable(url: string, expected: typeof NOT_READY, code: string): Promise<void> {
     const store = radiusStoreFor(openSqlClient(url, '/'), { timeZone: 'UTC' });
     const heard: Array<{ entity: string; code: string; cause: unknown }> = [];
-    const api = await startHotspotApi(store, { onStoreError: (entity, err) => heard.push({ entity, code: err.code, cause: err.cause }) });
+    const api = await startHotspotApi(store, {
+      onStoreError: (entity, err) => heard.push({ entity, code: err.code, cause: err.cause }),
+    });
     try {
       for (const [method, path, body] of requests) {
         expect(await api.call(method, path, body), `${method} ${path}`).toEqual({ status: 503, body: expected });

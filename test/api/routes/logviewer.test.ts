@@ -76,7 +76,13 @@ describe.each(dialects)('logviewer API on %s', (dialect) => {
     admin.addUser('acme', 'alice', { netflow: true, logviewer: true, hotspot: false });
     admin.addEntity('empty', { netflow: false, logviewer: true, hotspot: false });
     admin.addUser('empty', 'bob', { netflow: false, logviewer: true, hotspot: false });
-    const auth = new AuthService(admin, { key: randomBytes(32), tokenTtlSec: 3600, maxFailures: 100, failureWindowSec: 300, now: Date.now });
+    const auth = new AuthService(admin, {
+      key: randomBytes(32),
+      tokenTtlSec: 3600,
+      maxFailures: 100,
+      failureWindowSec: 300,
+      now: Date.now,
+    });
     const app = createApp({
       auth,
       logger: createLogger('silent'),
@@ -96,7 +102,8 @@ describe.each(dialects)('logviewer API on %s', (dialect) => {
       return cred;
     };
     const login = async (area: string, cred: { apiId: string; secret: string }) =>
-      (await postJson(`${server.url}/svc/api/${area}/auth`, { api_id: cred.apiId, secret: cred.secret })).body.result.access_token as string;
+      (await postJson(`${server.url}/svc/api/${area}/auth`, { api_id: cred.apiId, secret: cred.secret })).body.result
+        .access_token as string;
     const alice = await issue('acme', 'alice');
     token = await login('logviewer', alice);
     netflowToken = await login('netflow', alice);
@@ -176,27 +183,39 @@ describe.each(dialects)('logviewer API on %s', (dialect) => {
       [{ message: '_' }, { message: '_' }],
       [{ message: '\\' }, { message: '\\' }],
       [{ message: 'mixed' }, { message: 'mixed' }],
-      [{ host: 'routerA', tag: 'sshd', priority: '0' }, { host: 'routerA', tag: 'sshd', priority: 0 }],
-      [{ host: 'ap-1', message: 'n1', startTime: '2025-07-05', endTime: '2025-07-06' }, { host: 'ap-1', message: 'n1', startTime: '2025-07-05 00:00:00', endTime: '2025-07-06 00:00:00' }],
+      [
+        { host: 'routerA', tag: 'sshd', priority: '0' },
+        { host: 'routerA', tag: 'sshd', priority: 0 },
+      ],
+      [
+        { host: 'ap-1', message: 'n1', startTime: '2025-07-05', endTime: '2025-07-06' },
+        { host: 'ap-1', message: 'n1', startTime: '2025-07-05 00:00:00', endTime: '2025-07-06 00:00:00' },
+      ],
     ];
     for (const [params, filter] of cases) {
       for (const path of params.startTime ? ['search'] : ['search', 'latest']) {
         const res = await get(path, { ...params, perPage: '2000' });
         expect(res.status, `${path} ${JSON.stringify(params)}`).toBe(200);
-        expect(res.body.result.map((r: { ID: number }) => r.ID), `${path} ${JSON.stringify(params)}`).toEqual(expected(filter).map((r) => r.id));
+        expect(
+          res.body.result.map((r: { ID: number }) => r.ID),
+          `${path} ${JSON.stringify(params)}`,
+        ).toEqual(expected(filter).map((r) => r.id));
       }
     }
   });
 
   it('reads every time form, inclusive at both ends, ISO offsets converted to the service zone', async () => {
-    const ids = async (params: Record<string, string>) => (await get('search', { ...params, perPage: '2000' })).body.result.map((r: { ReceivedAt: string }) => r.ReceivedAt);
+    const ids = async (params: Record<string, string>) =>
+      (await get('search', { ...params, perPage: '2000' })).body.result.map((r: { ReceivedAt: string }) => r.ReceivedAt);
     const day = await ids({ startTime: '2025-07-05', endTime: '2025-07-06' });
     expect(day[0]).toBe('2025-07-06 00:00:00');
     expect(day.at(-1)).toBe('2025-07-05 00:00:00');
     expect(day).toHaveLength(13);
     expect(await ids({ startTime: '2025-07-05 00:00', endTime: '2025-07-06 00:00:00' })).toEqual(day);
     expect(await ids({ startTime: '2025-07-05T02:00:00+02:00', endTime: '2025-07-06T00:00:00Z' })).toEqual(day);
-    expect(await ids({ startTime: '2025-07-05T00:00:00.001Z', endTime: '2025-07-05T03:59:59.999Z' })).toEqual(['2025-07-05 02:00:00']);
+    expect(await ids({ startTime: '2025-07-05T00:00:00.001Z', endTime: '2025-07-05T03:59:59.999Z' })).toEqual([
+      '2025-07-05 02:00:00',
+    ]);
     expect(await ids({ startTime: '2030-01-01' })).toEqual([]);
   });
 
@@ -233,7 +252,10 @@ describe.each(dialects)('logviewer API on %s', (dialect) => {
         const res = await get('search', { [name]: value, perPage: '2000', unknown: 'z' });
         expect(res.status).toBe(200);
         const filter: SyslogFilter = { [name]: value };
-        expect(res.body.result.map((r: { ID: number }) => r.ID), `${name}=${value}`).toEqual(expected(filter).map((r) => r.id));
+        expect(
+          res.body.result.map((r: { ID: number }) => r.ID),
+          `${name}=${value}`,
+        ).toEqual(expected(filter).map((r) => r.id));
       }
     }
     expect(await countRows(client)).toBe(before);

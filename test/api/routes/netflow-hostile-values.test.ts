@@ -34,7 +34,17 @@ const exporter = exporterRef('192.0.2.50');
 
 // sourceIPv4Address, destinationIPv4Address, octetDeltaCount, packetDeltaCount,
 // flowStartMilliseconds, flowEndMilliseconds, protocolIdentifier, source and destination port.
-const FIELDS: Spec[] = [[8, 4], [12, 4], [1, 8], [2, 8], [152, 8], [153, 8], [4, 1], [7, 2], [11, 2]];
+const FIELDS: Spec[] = [
+  [8, 4],
+  [12, 4],
+  [1, 8],
+  [2, 8],
+  [152, 8],
+  [153, 8],
+  [4, 1],
+  [7, 2],
+  [11, 2],
+];
 const RECORD_LENGTH = 45;
 
 /** The datagrams one exporter sends in an hour, received at `received` (export time one second earlier). */
@@ -43,11 +53,39 @@ function datagrams(received: number): Buffer[] {
   const template = set(2, ipfixTemplateRecord(256, FIELDS), false);
   const allOnes = set(256, Buffer.alloc(RECORD_LENGTH, 0xff), false);
   // Options template 300: scope observationDomainId (4), samplingInterval (4) = 2^32 − 1.
-  const optionsTemplate = set(3, ipfixTemplateRecord(300, [[149, 4], [34, 4]], 1), false);
+  const optionsTemplate = set(
+    3,
+    ipfixTemplateRecord(
+      300,
+      [
+        [149, 4],
+        [34, 4],
+      ],
+      1,
+    ),
+    false,
+  );
   const options = set(300, Buffer.concat([uint(0, 4), uint(0xffffffff, 4)]), false);
   // An honest flow after the refused announcement, started after the export time of the 0xFF… one.
-  const honest = set(256, Buffer.concat([ipv4('10.1.1.1'), ipv4('10.2.2.2'), uint(1500, 8), uint(3, 8), uint(received - 500, 8), uint(received - 100, 8), uint(6, 1), uint(40000, 2), uint(443, 2)]), false);
-  return [ipfixMessage({ exportSecs, sequence: 0 }, template, allOnes), ipfixMessage({ exportSecs, sequence: 1 }, optionsTemplate, options, honest)];
+  const honest = set(
+    256,
+    Buffer.concat([
+      ipv4('10.1.1.1'),
+      ipv4('10.2.2.2'),
+      uint(1500, 8),
+      uint(3, 8),
+      uint(received - 500, 8),
+      uint(received - 100, 8),
+      uint(6, 1),
+      uint(40000, 2),
+      uint(443, 2),
+    ]),
+    false,
+  );
+  return [
+    ipfixMessage({ exportSecs, sequence: 0 }, template, allOnes),
+    ipfixMessage({ exportSecs, sequence: 1 }, optionsTemplate, options, honest),
+  ];
 }
 
 describe('netflow API over the 0xFF… record and a 2^32 − 1 sampling interval', () => {
@@ -75,7 +113,15 @@ describe('netflow API over the 0xFF… record and a 2^32 − 1 sampling interval
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'netsvc-hostile-values-'));
     const now = () => clock;
-    writer = new CaptureWriter({ dataDir: dir, timezone: 'UTC', timer: false, now, flushIntervalMs: 1000, blockRows: 256, aggregates: false });
+    writer = new CaptureWriter({
+      dataDir: dir,
+      timezone: 'UTC',
+      timer: false,
+      now,
+      flushIntervalMs: 1000,
+      blockRows: 256,
+      aggregates: false,
+    });
     cache = new SqliteKpiCache(join(dir, 'kpi.sqlite'));
     const builder = new KpiBuilder({ cache, dataDir: dir, timezone: 'UTC' });
     writer.onHourSealed((e) => builder.onSealed(e).then(() => undefined));
@@ -92,8 +138,22 @@ describe('netflow API over the 0xFF… record and a 2^32 − 1 sampling interval
     clock = H2 + 30 * 60_000;
     await writer.tick();
     writer.flush();
-    const query = new CaptureNetflowQuery({ dataDir: dir, timezone: 'UTC', sources: ['netflow'], cache, openHours: localOpenHours(new OpenHourAggregator({ now })), now });
-    dns = new CachedReverseDns({ servers: ['127.0.0.1:9'], timeoutMs: 50, positiveTtlSec: 60, negativeTtlSec: 60, maxEntries: 10, now });
+    const query = new CaptureNetflowQuery({
+      dataDir: dir,
+      timezone: 'UTC',
+      sources: ['netflow'],
+      cache,
+      openHours: localOpenHours(new OpenHourAggregator({ now })),
+      now,
+    });
+    dns = new CachedReverseDns({
+      servers: ['127.0.0.1:9'],
+      timeoutMs: 50,
+      positiveTtlSec: 60,
+      negativeTtlSec: 60,
+      maxEntries: 10,
+      now,
+    });
     admin = new SqliteAdminStore(':memory:');
     admin.addEntity('acme', { netflow: true, logviewer: false, hotspot: false });
     admin.addUser('acme', 'alice', { netflow: true });
@@ -106,7 +166,11 @@ describe('netflow API over the 0xFF… record and a 2^32 − 1 sampling interval
     });
     const cred = generateCredential();
     admin.replaceCredential('acme', 'alice', cred.apiId, await hashSecret(cred.secret));
-    const login = await app.request('/svc/api/netflow/auth', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_id: cred.apiId, secret: cred.secret }) });
+    const login = await app.request('/svc/api/netflow/auth', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api_id: cred.apiId, secret: cred.secret }),
+    });
     token = ((await login.json()) as any).result.access_token;
   });
 
@@ -126,15 +190,28 @@ describe('netflow API over the 0xFF… record and a 2^32 − 1 sampling interval
   });
 
   it('flows: exact counters as decimal strings, the export time as ts, the honest flow first and unscaled, no NaN', async () => {
-    for (const [hour, received] of [['08', r1], ['09', r2]] as const) {
+    for (const [hour, received] of [
+      ['08', r1],
+      ['09', r2],
+    ] as const) {
       const day = hour === '08' ? '2026/03/25 08:00' : '2026/03/25 09:00';
       const { text, body } = await get(`/flows${q(day, day.replace(/:00$/, ':59'))}`);
       expect(text).not.toMatch(/NaN|Infinity|null/);
       const flows = body.result.flows as Array<Record<string, string>>;
       expect(flows.map((f) => f.src_ip)).toEqual(['10.1.1.1', '255.255.255.255']);
       const [honest, ones] = flows as [Record<string, string>, Record<string, string>];
-      expect(honest).toMatchObject({ bytes: '1500', packets: '3', ts: new Date(received - 500).toISOString().slice(0, 19).replace('T', ' ') });
-      expect(ones).toMatchObject({ bytes: String(U64_MAX), packets: '18446744073709551615', duration: '0.000', dst_port: '65535', proto: '255' });
+      expect(honest).toMatchObject({
+        bytes: '1500',
+        packets: '3',
+        ts: new Date(received - 500).toISOString().slice(0, 19).replace('T', ' '),
+      });
+      expect(ones).toMatchObject({
+        bytes: String(U64_MAX),
+        packets: '18446744073709551615',
+        duration: '0.000',
+        dst_port: '65535',
+        proto: '255',
+      });
       const exportTime = (Math.floor(received / 1000) - 1) * 1000;
       expect(ones.ts).toBe(new Date(exportTime).toISOString().slice(0, 19).replace('T', ' '));
     }

@@ -32,15 +32,31 @@ describe('netflow routes over a loopback server', () => {
     // 08:00 and 09:00 sealed and cached, 10:00 open, the clock at 10:30.
     hours = await threeHourCapture('netsvc-netflow-', [a, b, c]);
 
-    dnsServer = await startDnsServer({ '192.0.2.10': 'web.example.net', '2001:db8::53': 'ns1.example.net', [dstOfA]: 'dst.example.org' }, ['203.0.113.99']);
-    dns = new CachedReverseDns({ servers: [dnsServer.address], timeoutMs: 5000, positiveTtlSec: 3600, negativeTtlSec: 60, maxEntries: 1000, now: hours.now });
+    dnsServer = await startDnsServer(
+      { '192.0.2.10': 'web.example.net', '2001:db8::53': 'ns1.example.net', [dstOfA]: 'dst.example.org' },
+      ['203.0.113.99'],
+    );
+    dns = new CachedReverseDns({
+      servers: [dnsServer.address],
+      timeoutMs: 5000,
+      positiveTtlSec: 3600,
+      negativeTtlSec: 60,
+      maxEntries: 1000,
+      now: hours.now,
+    });
 
     admin = new SqliteAdminStore(':memory:');
     admin.addEntity('acme', { netflow: true, logviewer: false, hotspot: false });
     admin.addUser('acme', 'alice', { netflow: true });
     admin.addEntity('beta', { netflow: true, logviewer: false, hotspot: false });
     admin.addUser('beta', 'bob', { netflow: true });
-    const auth = new AuthService(admin, { key: randomBytes(32), tokenTtlSec: 3600, maxFailures: 10, failureWindowSec: 300, now: hours.now });
+    const auth = new AuthService(admin, {
+      key: randomBytes(32),
+      tokenTtlSec: 3600,
+      maxFailures: 10,
+      failureWindowSec: 300,
+      now: hours.now,
+    });
     const owned: Record<string, string[]> = { acme: ['netflow'], beta: ['lentor'] };
     const app = createApp({
       auth,
@@ -129,7 +145,9 @@ describe('netflow routes over a loopback server', () => {
       { timestamp: '2026-03-25T09:00:00Z', bytes: rb!.bytes, flows: rb!.flows },
       { timestamp: '2026-03-25T10:00:00Z', bytes: rc!.bytes, flows: rc!.flows },
     ]);
-    expect(r.kpi.avg_throughput_mbps).toBe(Math.round((((ra!.bytes + rb!.bytes + rc!.bytes) * 8) / (4 * 3600) / 1e6) * 100) / 100);
+    expect(r.kpi.avg_throughput_mbps).toBe(
+      Math.round((((ra!.bytes + rb!.bytes + rc!.bytes) * 8) / (4 * 3600) / 1e6) * 100) / 100,
+    );
     const pctSum = r.protocols.reduce((s: number, p: { pct: number }) => s + p.pct, 0);
     expect(Math.abs(pctSum - 100)).toBeLessThan(0.05);
   });
@@ -138,7 +156,11 @@ describe('netflow routes over a loopback server', () => {
     const cached = (await get(`/kpi${q({ start: '2026/03/25 08:00', end: '2026/03/25 08:59' })}`)).body.result;
     const partial = (await get(`/kpi${q({ start: '2026/03/25 08:05', end: '2026/03/25 08:59' })}`)).body.result;
     expect(partial.meta.source).toBe('fallback');
-    const strip = (r: Record<string, unknown>) => ({ ...r, meta: undefined, kpi: { ...(r.kpi as object), avg_throughput_mbps: 0 } });
+    const strip = (r: Record<string, unknown>) => ({
+      ...r,
+      meta: undefined,
+      kpi: { ...(r.kpi as object), avg_throughput_mbps: 0 },
+    });
     expect(strip(partial)).toEqual(strip(cached));
   });
 
@@ -151,25 +173,35 @@ describe('netflow routes over a loopback server', () => {
     const ref = nfdumpFlows(a).sort((x, y) => y.start - x.start);
     // nfdump prints the same records; compare the newest 200 field by field. Order within one start time is
     // ours (by received time), so rows tied with the 200th start may be any of nfdump's rows of that start.
-    const key = (f: { ts: string; src_ip: string; dst_ip: string; src_port: string; dst_port: string }) => `${f.ts}|${f.src_ip}|${f.dst_ip}|${f.src_port}|${f.dst_port}`;
+    const key = (f: { ts: string; src_ip: string; dst_ip: string; src_port: string; dst_port: string }) =>
+      `${f.ts}|${f.src_ip}|${f.dst_ip}|${f.src_port}|${f.dst_port}`;
     const boundary = ref[199]!.start;
-    const expected = ref.filter((f) => f.start >= boundary).map((f) => ({
-      ts: f.startUtc.slice(0, 19),
-      src_ip: f.srcIp,
-      dst_ip: f.dstIp,
-      src_port: f.srcPort,
-      dst_port: f.dstPort,
-      proto: { 1: 'ICMP', 6: 'TCP', 17: 'UDP', 47: 'GRE', 50: 'ESP', 58: 'ICMPv6', 112: 'VRRP' }[f.proto],
-      flags: f.proto === 6 ? f.flags.slice(2) : '......',
-      packets: String(f.packets),
-      bytes: String(f.bytes),
-      duration: f.duration,
-      verdict: f.proto === 6 && f.flags.includes('R') && !f.flags.includes('S') ? 'Deny' : 'Allow',
-    }));
-    expect(flows.map(key)).toEqual(flows.map(key).slice().sort((x: string, y: string) => (x.slice(0, 19) < y.slice(0, 19) ? 1 : x.slice(0, 19) > y.slice(0, 19) ? -1 : 0)));
+    const expected = ref
+      .filter((f) => f.start >= boundary)
+      .map((f) => ({
+        ts: f.startUtc.slice(0, 19),
+        src_ip: f.srcIp,
+        dst_ip: f.dstIp,
+        src_port: f.srcPort,
+        dst_port: f.dstPort,
+        proto: { 1: 'ICMP', 6: 'TCP', 17: 'UDP', 47: 'GRE', 50: 'ESP', 58: 'ICMPv6', 112: 'VRRP' }[f.proto],
+        flags: f.proto === 6 ? f.flags.slice(2) : '......',
+        packets: String(f.packets),
+        bytes: String(f.bytes),
+        duration: f.duration,
+        verdict: f.proto === 6 && f.flags.includes('R') && !f.flags.includes('S') ? 'Deny' : 'Allow',
+      }));
+    expect(flows.map(key)).toEqual(
+      flows
+        .map(key)
+        .slice()
+        .sort((x: string, y: string) => (x.slice(0, 19) < y.slice(0, 19) ? 1 : x.slice(0, 19) > y.slice(0, 19) ? -1 : 0)),
+    );
     const strip = ({ dst_fqdn: _, ...rest }: Record<string, string>) => rest;
-    const byKey = (rows: Array<Record<string, string>>) => rows.map(strip).sort((x, y) => (key(x as never) < key(y as never) ? -1 : 1));
-    const atBoundary = (rows: Array<Record<string, string>>) => rows.filter((f) => f.ts === new Date(boundary * 1000).toISOString().slice(0, 19).replace('T', ' '));
+    const byKey = (rows: Array<Record<string, string>>) =>
+      rows.map(strip).sort((x, y) => (key(x as never) < key(y as never) ? -1 : 1));
+    const atBoundary = (rows: Array<Record<string, string>>) =>
+      rows.filter((f) => f.ts === new Date(boundary * 1000).toISOString().slice(0, 19).replace('T', ' '));
     const newer = (rows: Array<Record<string, string>>) => rows.filter((f) => !atBoundary([f]).length);
     expect(byKey(newer(flows))).toEqual(byKey(newer(expected as never)));
     const pool = byKey(atBoundary(expected as never)).map((r) => JSON.stringify(r));
@@ -186,13 +218,17 @@ describe('netflow routes over a loopback server', () => {
     await new Promise((r) => setTimeout(r, 300));
     const { flows } = (await get(path)).body.result;
     const names: Record<string, string> = { '192.0.2.10': 'web.example.net', [dstOfA]: 'dst.example.org' };
-    for (const f of flows as Array<{ dst_ip: string; dst_fqdn: string }>) expect([f.dst_ip, f.dst_fqdn]).toEqual([f.dst_ip, names[f.dst_ip] ?? '']);
+    for (const f of flows as Array<{ dst_ip: string; dst_fqdn: string }>)
+      expect([f.dst_ip, f.dst_fqdn]).toEqual([f.dst_ip, names[f.dst_ip] ?? '']);
     expect(flows.some((f: { dst_fqdn: string }) => f.dst_fqdn !== '')).toBe(true);
   });
 
   it('resolve returns PTR names, "" for unknown IPs, skips invalid ones and keeps at most 20', async () => {
     const res = await get(`/resolve${q({ ips: ' 192.0.2.10 , not-an-ip, 2001:db8::53,192.0.2.10,010.1.1.1, 198.51.100.1' })}`);
-    expect(res).toEqual({ status: 200, body: { status: true, result: { '192.0.2.10': 'web.example.net', '2001:db8::53': 'ns1.example.net', '198.51.100.1': '' } } });
+    expect(res).toEqual({
+      status: 200,
+      body: { status: true, result: { '192.0.2.10': 'web.example.net', '2001:db8::53': 'ns1.example.net', '198.51.100.1': '' } },
+    });
     const many = Array.from({ length: 25 }, (_, i) => `198.51.100.${i + 1}`).join(',');
     const capped = await get(`/resolve${q({ ips: many })}`);
     expect(Object.keys(capped.body.result)).toEqual(Array.from({ length: 20 }, (_, i) => `198.51.100.${i + 1}`));
@@ -249,7 +285,9 @@ describe('netflow routes over a loopback server', () => {
     expect(iso.body.result.kpi).toEqual(slash.body.result.kpi);
     expect(iso.body.result.meta.start).toBe('2026-03-25T08:00:00Z');
     const bad = await get(`/kpi${q({ start: '2026-03-25T08:00:00', end: '25/03/2026 08:59' })}`);
-    expect(bad.body.errorMessage).toBe("Invalid parameter 'end': '25/03/2026 08:59' is not a valid time (YYYY/MM/DD HH:mm, YYYY-MM-DD HH:mm or ISO 8601 (e.g. 2026-03-25T09:00Z)).");
+    expect(bad.body.errorMessage).toBe(
+      "Invalid parameter 'end': '25/03/2026 08:59' is not a valid time (YYYY/MM/DD HH:mm, YYYY-MM-DD HH:mm or ISO 8601 (e.g. 2026-03-25T09:00Z)).",
+    );
   });
 
   it('answers the longest window (744 hours) and refuses one minute more, naming end', async () => {

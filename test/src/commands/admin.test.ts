@@ -27,11 +27,17 @@ describe('netsvc admin unlock', () => {
         cb();
       },
     });
-    service = await startService(loopbackConfig(dir, { 'auth.maxFailures': 3 }), { logger: createLogger('info', sink), now: Date.now });
+    service = await startService(loopbackConfig(dir, { 'auth.maxFailures': 3 }), {
+      logger: createLogger('info', sink),
+      now: Date.now,
+    });
     const cli = (...args: string[]) => runCliCaptured([...args, '-d', data]);
     expect((await cli('admin', 'entity', 'add', 'acme', '--areas', 'netflow')).code).toBe(0);
     expect((await cli('admin', 'user', 'add', 'acme', 'ops', '--areas', 'netflow')).code).toBe(0);
-    const cred = JSON.parse((await cli('admin', 'credentials', 'issue', 'acme', 'ops', '--json')).out) as { api_id: string; secret: string };
+    const cred = JSON.parse((await cli('admin', 'credentials', 'issue', 'acme', 'ops', '--json')).out) as {
+      api_id: string;
+      secret: string;
+    };
     const login = (secret: string) => postJson(`${service!.url}/svc/api/netflow/auth`, { api_id: cred.api_id, secret });
 
     for (let i = 0; i < 3; i++) expect((await login(`wrong-${i}`)).status).toBe(401);

@@ -15,7 +15,8 @@ const dialects = await availableDialects();
 async function indexNames(client: SqlClient): Promise<string[]> {
   const sql = {
     sqlite: "SELECT name FROM pragma_index_list('SystemEvents')",
-    mysql: "SELECT DISTINCT INDEX_NAME AS name FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'SystemEvents' AND INDEX_NAME <> 'PRIMARY'",
+    mysql:
+      "SELECT DISTINCT INDEX_NAME AS name FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'SystemEvents' AND INDEX_NAME <> 'PRIMARY'",
     postgres: "SELECT indexname AS name FROM pg_indexes WHERE tablename = 'systemevents' AND indexname <> 'systemevents_pkey'",
   }[client.dialect];
   return (await client.query<{ name: string }>(sql)).map((r) => r.name).sort();
@@ -53,11 +54,18 @@ describe('netsvc db index syslog', () => {
     const ctx = captureCli();
     expect(await runCli(['db', 'index', 'syslog', '--config', configFile], ctx)).toBe(0);
     for (const d of dialects) {
-      expect(ctx.stdout.join('\n')).toMatch(new RegExp(`site-${d} .*: created netsvc_syslog_received, netsvc_syslog_host, netsvc_syslog_priority, netsvc_syslog_tag`));
+      expect(ctx.stdout.join('\n')).toMatch(
+        new RegExp(`site-${d} .*: created netsvc_syslog_received, netsvc_syslog_host, netsvc_syslog_priority, netsvc_syslog_tag`),
+      );
     }
     expect(ctx.stdout.join('\n')).toContain('fresh (sqlite:not-yet.sqlite): no database yet');
     for (const c of clients) {
-      expect(await indexNames(c)).toEqual(['netsvc_syslog_host', 'netsvc_syslog_priority', 'netsvc_syslog_received', 'netsvc_syslog_tag']);
+      expect(await indexNames(c)).toEqual([
+        'netsvc_syslog_host',
+        'netsvc_syslog_priority',
+        'netsvc_syslog_received',
+        'netsvc_syslog_tag',
+      ]);
     }
 
     const again = captureCli();

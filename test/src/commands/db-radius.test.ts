@@ -39,7 +39,9 @@ describe('netsvc db migrate / db index radius', () => {
   it('migrate gives the embedded SQLite FreeRADIUS tables, adds netsvc tables everywhere, and is idempotent', async () => {
     const first = await cli('db', 'migrate');
     expect(first.code).toBe(0);
-    expect(first.out).toMatch(/radius embedded .*FreeRADIUS tables created.*created netsvc_userinfo, netsvc_profile, netsvc_quota_purchase/);
+    expect(first.out).toMatch(
+      /radius embedded .*FreeRADIUS tables created.*created netsvc_userinfo, netsvc_profile, netsvc_quota_purchase/,
+    );
     for (const d of dbs) expect(first.out).toMatch(new RegExp(`radius site-${d.dialect} .*created netsvc_userinfo`));
     const again = await cli('db', 'migrate');
     expect(again.out.match(/netsvc tables already there/g)).toHaveLength(1 + dbs.length);

@@ -31,7 +31,8 @@ describe.each(servers)('netsvc db migrate on an empty %s database', (dialect) =>
     radius = await createTestDatabase(dialect, 'netsvc_migrate_radius');
     syslog = await createTestDatabase(dialect, 'netsvc_migrate_syslog');
     dbs.push(radius, syslog);
-    const write = (file: string, entities: object) => writeFileSync(join(dir, file), JSON.stringify({ dataDir: dir, flowSources: {}, entities }));
+    const write = (file: string, entities: object) =>
+      writeFileSync(join(dir, file), JSON.stringify({ dataDir: dir, flowSources: {}, entities }));
     write('both.json', { site: { radius: radius.url, syslog: syslog.url } });
     write('syslog-only.json', { logs: { syslog: syslog.url } });
   });
@@ -41,7 +42,7 @@ describe.each(servers)('netsvc db migrate on an empty %s database', (dialect) =>
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('without the flag, names the flag that creates FreeRADIUS\'s tables and where Debian keeps its own schema', async () => {
+  it("without the flag, names the flag that creates FreeRADIUS's tables and where Debian keeps its own schema", async () => {
     const r = await cli('both.json', 'db', 'migrate');
     expect(r.code).toBe(1);
     const debianDir = dialect === 'mysql' ? 'mysql' : 'postgresql';
@@ -57,7 +58,7 @@ describe.each(servers)('netsvc db migrate on an empty %s database', (dialect) =>
     expect(r.err).toContain(dialect === 'mysql' ? 'rsyslog-mysql/install/mysql' : 'rsyslog-pgsql/install/pgsql');
   });
 
-  it('with --create-peer-tables, creates FreeRADIUS\'s, netsvc\'s and rsyslog\'s tables, and a second run finds them', async () => {
+  it("with --create-peer-tables, creates FreeRADIUS's, netsvc's and rsyslog's tables, and a second run finds them", async () => {
     const first = await cli('both.json', 'db', 'migrate', '--create-peer-tables');
     expect(first.err).toBe('');
     expect(first.code).toBe(0);

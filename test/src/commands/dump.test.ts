@@ -66,8 +66,12 @@ describe('netsvc dump', () => {
     expect(await runCli(['dump', 'netflow', ...cfg(dir)], ctx)).toBe(0);
     const lines = ctx.stdout;
     expect(lines).toHaveLength(5);
-    expect(lines[1]).toMatch(/^2026-03-25 09:00:50\.000 +0\.511 TCP +192\.168\.20\.38:49604 -> 203\.0\.113\.148:443 +\.AP\.\.\. +5 +3827$/);
-    expect(lines[2]).toMatch(/^2026-03-25 09:01:59\.000 +0\.048 UDP +2001:db8::1\.5353 -> 2001:db8::2\.53 +\.\.\.\.\.\. +2 +180$/);
+    expect(lines[1]).toMatch(
+      /^2026-03-25 09:00:50\.000 +0\.511 TCP +192\.168\.20\.38:49604 -> 203\.0\.113\.148:443 +\.AP\.\.\. +5 +3827$/,
+    );
+    expect(lines[2]).toMatch(
+      /^2026-03-25 09:01:59\.000 +0\.048 UDP +2001:db8::1\.5353 -> 2001:db8::2\.53 +\.\.\.\.\.\. +2 +180$/,
+    );
     expect(lines[3]).toMatch(/ICMP +192\.168\.20\.38:0 -> 203\.0\.113\.148:8\.0 /);
     expect(lines[4]).toBe('Summary: total flows: 3, total bytes: 4091, total packets: 8');
   });
@@ -76,7 +80,9 @@ describe('netsvc dump', () => {
     const dir = await dataDirWithHour(false);
     const file = listCaptureFiles(dir, 'netflow', 'UTC')[0]!.path;
     const csv = captureCli();
-    expect(await runCli(['dump', file, '--from', '2026/03/25 09:02', '--to', '2026/03/25 09:03', '--csv', ...cfg(dir)], csv)).toBe(0);
+    expect(
+      await runCli(['dump', file, '--from', '2026/03/25 09:02', '--to', '2026/03/25 09:03', '--csv', ...cfg(dir)], csv),
+    ).toBe(0);
     expect(csv.stdout).toHaveLength(3); // header + the flows received at 09:02:00 and 09:03:00.5
     expect(csv.stdout[0]).toMatch(/^received,start,end,duration,proto,src_ip/);
     expect(csv.stdout[1]).toContain(',UDP,2001:db8::1,5353,2001:db8::2,53,');
@@ -117,7 +123,9 @@ describe('netsvc dump', () => {
     for (const args of [[file], ['netflow', '--stats']]) {
       const ctx = captureCli();
       expect(await runCli(['dump', ...args, ...cfg(dir)], ctx)).toBe(1);
-      expect(ctx.stderr.join('\n')).toMatch(/damaged capture file: .*nfcapd\.202603250900: not a netsvc capture file \(bad magic\)/);
+      expect(ctx.stderr.join('\n')).toMatch(
+        /damaged capture file: .*nfcapd\.202603250900: not a netsvc capture file \(bad magic\)/,
+      );
     }
     const missing = captureCli();
     expect(await runCli(['dump', join(dir, 'nope'), ...cfg(dir)], missing)).toBe(2);

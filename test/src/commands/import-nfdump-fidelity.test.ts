@@ -30,7 +30,17 @@ function ours(...datagrams: Buffer[]): Omit<NfRecord, 'nextHop'>[] {
   const b = new FlowBatch(8);
   const from = exporterRef('127.0.0.1');
   for (const g of datagrams) d.decode(g, from, F.EXPORT_S * 1000 + 500, b);
-  return rows(b).map((r) => ({ start: r.start, end: r.end, proto: r.proto, src: r.src, dst: r.dst, srcPort: r.srcPort, dstPort: r.dstPort, bytes: r.bytes, packets: r.packets }));
+  return rows(b).map((r) => ({
+    start: r.start,
+    end: r.end,
+    proto: r.proto,
+    src: r.src,
+    dst: r.dst,
+    srcPort: r.srcPort,
+    dstPort: r.dstPort,
+    bytes: r.bytes,
+    packets: r.packets,
+  }));
 }
 
 const strip = (r: NfRecord): Omit<NfRecord, 'nextHop'> => {
@@ -42,7 +52,19 @@ async function importJson(datagrams: Buffer[]): Promise<ImportReport> {
   const dir = mkdtempSync(join(tmpdir(), 'netsvc-fidelity-'));
   dirs.push(dir);
   const pcap = join(dir, 'export.pcap');
-  writeFileSync(pcap, writeCapture(datagrams.map((payload, i) => ({ timeMs: F.EXPORT_S * 1000 + i, src: '127.0.0.1', dst: '127.0.0.1', srcPort: 40000, dstPort: 2055, payload }))));
+  writeFileSync(
+    pcap,
+    writeCapture(
+      datagrams.map((payload, i) => ({
+        timeMs: F.EXPORT_S * 1000 + i,
+        src: '127.0.0.1',
+        dst: '127.0.0.1',
+        srcPort: 40000,
+        dstPort: 2055,
+        payload,
+      })),
+    ),
+  );
   const stdout: string[] = [];
   const stderr: string[] = [];
   const ctx: CliContext = { ...processContext(), out: (t) => stdout.push(t), err: (t) => stderr.push(t) };
@@ -53,8 +75,18 @@ async function importJson(datagrams: Buffer[]): Promise<ImportReport> {
 describe('netsvc import --json: nothing silently dropped', () => {
   it('names every refused record under its reason beside the flows it kept', async () => {
     const report = await importJson([F.wlcV9(), F.notAFlow(), F.reservedSet(), F.malformedAfterRecords()]);
-    expect({ flows: report.flows, bytes: report.bytes, packets: report.packets }).toEqual({ flows: 3, bytes: 143_000_000, packets: 133_708 });
-    expect(report.counters).toMatchObject({ recordsNotFlows: 2, setsReserved: 1, recordsInMalformed: 2, malformed: 1, recordsWithoutAddress: 0 });
+    expect({ flows: report.flows, bytes: report.bytes, packets: report.packets }).toEqual({
+      flows: 3,
+      bytes: 143_000_000,
+      packets: 133_708,
+    });
+    expect(report.counters).toMatchObject({
+      recordsNotFlows: 2,
+      setsReserved: 1,
+      recordsInMalformed: 2,
+      malformed: 1,
+      recordsWithoutAddress: 0,
+    });
   });
 
   it('data whose template never comes is counted as dropped (pendingExpired) when the capture ends', async () => {
@@ -96,7 +128,11 @@ describe.skipIf(!haveNfdump && !requireAll)('vendor fidelity: netsvc and nfcapd 
     const nf = await nfdumpDecode([g]);
     const report = await importJson([g]);
     expect(nf.info.flows).toBe(F.WLC_CLIENTS.length);
-    expect({ flows: report.flows, bytes: report.bytes, packets: report.packets }).toEqual({ flows: nf.info.flows, bytes: nf.info.bytes, packets: nf.info.packets });
+    expect({ flows: report.flows, bytes: report.bytes, packets: report.packets }).toEqual({
+      flows: nf.info.flows,
+      bytes: nf.info.bytes,
+      packets: nf.info.packets,
+    });
   });
 
   it('systemInitTimeMilliseconds in the record: nfdump ignores it in v9 (header uptime) and swaps start and end in IPFIX', async () => {
@@ -143,9 +179,17 @@ describe.skipIf(!haveNfdump && !requireAll)('vendor fidelity: netsvc and nfcapd 
 
     it('ICMP type/code: netsvc reads icmpTypeCodeIPv4, icmpTypeIPv4/CodeIPv4 and a v9 L4_DST_PORT alike; nfdump only the first', async () => {
       const gs = F.icmpForms();
-      expect(ours(...gs).map((r) => [r.srcPort, r.dstPort])).toEqual([[0, 0x0800], [0, 0x0b00], [0, 0x0303]]);
+      expect(ours(...gs).map((r) => [r.srcPort, r.dstPort])).toEqual([
+        [0, 0x0800],
+        [0, 0x0b00],
+        [0, 0x0303],
+      ]);
       const { json } = await nfdumpDecode(gs);
-      expect(json.map((j) => [j.icmp_type, j.icmp_code])).toEqual([[8, 0], [0, 0], [0, 0]]);
+      expect(json.map((j) => [j.icmp_type, j.icmp_code])).toEqual([
+        [8, 0],
+        [0, 0],
+        [0, 0],
+      ]);
     });
 
     it('data before its template: netsvc holds it and decodes it when the template comes, nfdump drops it', async () => {
@@ -164,4 +208,3 @@ describe.skipIf(!haveNfdump && !requireAll)('vendor fidelity: netsvc and nfcapd 
     });
   });
 });
-

@@ -74,9 +74,17 @@ describe.skipIf(!haveNfdump && !requireAll)('netsvc import equals nfcapd + nfdum
       const ours = await importJson(f.pcap);
 
       expect(nf.flows).toBeGreaterThan(0);
-      expect({ flows: ours.flows, bytes: ours.bytes, packets: ours.packets }).toEqual({ flows: nf.flows, bytes: nf.bytes, packets: nf.packets });
+      expect({ flows: ours.flows, bytes: ours.bytes, packets: ours.packets }).toEqual({
+        flows: nf.flows,
+        bytes: nf.bytes,
+        packets: nf.packets,
+      });
       for (const g of ['tcp', 'udp', 'icmp', 'other'] as const) {
-        expect(ours.nfdumpGroups[g], g).toEqual({ flows: nf[`flows_${g}`], bytes: nf[`bytes_${g}`], packets: nf[`packets_${g}`] });
+        expect(ours.nfdumpGroups[g], g).toEqual({
+          flows: nf[`flows_${g}`],
+          bytes: nf[`bytes_${g}`],
+          packets: nf[`packets_${g}`],
+        });
       }
     });
   }
@@ -93,14 +101,22 @@ interface NfdumpRecord {
 
 /** `nfdump -o fmt` records of nfcapd's file, one per exported record. */
 function nfdumpRecords(dir: string): NfdumpRecord[] {
-  const r = spawnSync('nfdump', ['-R', dir, '-q', '-N', '-o', 'fmt:%pr|%sa|%sp|%da|%dp|%in|%out|%ibyt|%ipkt|%obyt|%opkt'], { encoding: 'utf8' });
+  const r = spawnSync('nfdump', ['-R', dir, '-q', '-N', '-o', 'fmt:%pr|%sa|%sp|%da|%dp|%in|%out|%ibyt|%ipkt|%obyt|%opkt'], {
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`nfdump failed: ${r.stderr}`);
   return r.stdout
     .split('\n')
     .filter((l) => l.includes('|'))
     .map((l) => {
       const f = l.split('|').map((x) => x.trim());
-      return { key: f.slice(0, 7).join(' '), inBytes: Number(f[7]), inPackets: Number(f[8]), outBytes: Number(f[9]), outPackets: Number(f[10]) };
+      return {
+        key: f.slice(0, 7).join(' '),
+        inBytes: Number(f[7]),
+        inPackets: Number(f[8]),
+        outBytes: Number(f[9]),
+        outPackets: Number(f[10]),
+      };
     });
 }
 
@@ -118,68 +134,90 @@ function reverseKeyOf(n: NfdumpRecord): string {
   return [pr, da, icmp ? '0' : dp, sa, icmp ? '0.0' : sp, outIf, inIf].join(' ');
 }
 
-describe.skipIf(!haveNfdump && !requireAll)('two-way records: netsvc forward rows equal nfdump records; the reverse rows are their out counters', () => {
-  for (const [name, build] of [
-    ['YAF RFC 5103 biflows (IPFIX)', yafBiflowMessages],
-    ['Cisco ASA NSEL (v9)', asaNselPackets],
-  ] as const) {
-    it(name, async () => {
-      const datagrams = build();
-      const dir = mkdtempSync(join(tmpdir(), 'netsvc-nfcapd-'));
-      dirs.push(dir);
-      const pcap = join(dir, 'two-way.pcap');
-      writeFileSync(
-        pcap,
-        writeCapture(datagrams.map((payload, i) => ({ timeMs: 1_700_000_600_000 + i, src: '192.0.2.10', dst: '192.0.2.1', srcPort: 40_000, dstPort: 2055, payload }))),
-      );
-      const port = await freeUdpPort();
-      const nfcapd = await startNfcapd(dir, port);
-      const sent = await replayDatagrams(readCapture(readFileSync(pcap)).datagrams, { host: '127.0.0.1', port, timing: 'fixed', rate: 5000 });
-      expect(sent.sent).toBe(datagrams.length);
-      await new Promise((r) => setTimeout(r, 200));
-      await stop(nfcapd);
-      const nf = nfdumpRecords(dir);
-      const info = nfdumpInfo(dir);
-
-      const d = createFlowDecoder();
-      const b = new FlowBatch(4);
-      for (const g of datagrams) d.decode(g, exporterRef('192.0.2.10'), 1_700_000_600_000, b);
-      const ours = rows(b);
-
-      // Row by row: each nfdump record is a forward row of netsvc (in counters), followed by a
-      // reverse row carrying exactly its out counters when it has any.
-      const expected: { key: string; bytes: number; packets: number }[] = [];
-      for (const n of nf) {
-        expected.push({ key: n.key, bytes: n.inBytes, packets: n.inPackets });
-        if (n.outBytes > 0 || n.outPackets > 0) expected.push({ key: reverseKeyOf(n), bytes: n.outBytes, packets: n.outPackets });
-      }
-      expect(ours.map((r) => ({ key: keyOf(r), bytes: r.bytes, packets: r.packets }))).toEqual(expected);
-      expect(nf.some((n) => n.outBytes > 0)).toBe(true);
-
-      // Totals: nfdump -I adds out counters to its byte and packet totals but not to its flow
-      // count nor to its per-protocol lines; netsvc counts the reverse rows everywhere.
-      const report = await importJson(pcap);
-      const out = (f: (n: NfdumpRecord) => boolean) => ({
-        rows: nf.filter((n) => f(n) && (n.outBytes > 0 || n.outPackets > 0)).length,
-        bytes: nf.filter(f).reduce((s, n) => s + n.outBytes, 0),
-        packets: nf.filter(f).reduce((s, n) => s + n.outPackets, 0),
-      });
-      const all = out(() => true);
-      expect({ flows: report.flows, bytes: report.bytes, packets: report.packets }).toEqual({ flows: info.flows! + all.rows, bytes: info.bytes, packets: info.packets });
-      const proto: Record<string, (n: NfdumpRecord) => boolean> = {
-        tcp: (n) => n.key.startsWith('6 '),
-        udp: (n) => n.key.startsWith('17 '),
-        icmp: (n) => n.key.startsWith('1 ') || n.key.startsWith('58 '),
-      };
-      for (const [g, f] of Object.entries(proto)) {
-        const o = out(f);
-        expect(report.nfdumpGroups[g as 'tcp' | 'udp' | 'icmp'], g).toEqual({
-          flows: info[`flows_${g}`]! + o.rows,
-          bytes: info[`bytes_${g}`]! + o.bytes,
-          packets: info[`packets_${g}`]! + o.packets,
+describe.skipIf(!haveNfdump && !requireAll)(
+  'two-way records: netsvc forward rows equal nfdump records; the reverse rows are their out counters',
+  () => {
+    for (const [name, build] of [
+      ['YAF RFC 5103 biflows (IPFIX)', yafBiflowMessages],
+      ['Cisco ASA NSEL (v9)', asaNselPackets],
+    ] as const) {
+      it(name, async () => {
+        const datagrams = build();
+        const dir = mkdtempSync(join(tmpdir(), 'netsvc-nfcapd-'));
+        dirs.push(dir);
+        const pcap = join(dir, 'two-way.pcap');
+        writeFileSync(
+          pcap,
+          writeCapture(
+            datagrams.map((payload, i) => ({
+              timeMs: 1_700_000_600_000 + i,
+              src: '192.0.2.10',
+              dst: '192.0.2.1',
+              srcPort: 40_000,
+              dstPort: 2055,
+              payload,
+            })),
+          ),
+        );
+        const port = await freeUdpPort();
+        const nfcapd = await startNfcapd(dir, port);
+        const sent = await replayDatagrams(readCapture(readFileSync(pcap)).datagrams, {
+          host: '127.0.0.1',
+          port,
+          timing: 'fixed',
+          rate: 5000,
         });
-      }
-      expect(report.counters.reverseFlows).toBe(all.rows);
-    });
-  }
-});
+        expect(sent.sent).toBe(datagrams.length);
+        await new Promise((r) => setTimeout(r, 200));
+        await stop(nfcapd);
+        const nf = nfdumpRecords(dir);
+        const info = nfdumpInfo(dir);
+
+        const d = createFlowDecoder();
+        const b = new FlowBatch(4);
+        for (const g of datagrams) d.decode(g, exporterRef('192.0.2.10'), 1_700_000_600_000, b);
+        const ours = rows(b);
+
+        // Row by row: each nfdump record is a forward row of netsvc (in counters), followed by a
+        // reverse row carrying exactly its out counters when it has any.
+        const expected: { key: string; bytes: number; packets: number }[] = [];
+        for (const n of nf) {
+          expected.push({ key: n.key, bytes: n.inBytes, packets: n.inPackets });
+          if (n.outBytes > 0 || n.outPackets > 0)
+            expected.push({ key: reverseKeyOf(n), bytes: n.outBytes, packets: n.outPackets });
+        }
+        expect(ours.map((r) => ({ key: keyOf(r), bytes: r.bytes, packets: r.packets }))).toEqual(expected);
+        expect(nf.some((n) => n.outBytes > 0)).toBe(true);
+
+        // Totals: nfdump -I adds out counters to its byte and packet totals but not to its flow
+        // count nor to its per-protocol lines; netsvc counts the reverse rows everywhere.
+        const report = await importJson(pcap);
+        const out = (f: (n: NfdumpRecord) => boolean) => ({
+          rows: nf.filter((n) => f(n) && (n.outBytes > 0 || n.outPackets > 0)).length,
+          bytes: nf.filter(f).reduce((s, n) => s + n.outBytes, 0),
+          packets: nf.filter(f).reduce((s, n) => s + n.outPackets, 0),
+        });
+        const all = out(() => true);
+        expect({ flows: report.flows, bytes: report.bytes, packets: report.packets }).toEqual({
+          flows: info.flows! + all.rows,
+          bytes: info.bytes,
+          packets: info.packets,
+        });
+        const proto: Record<string, (n: NfdumpRecord) => boolean> = {
+          tcp: (n) => n.key.startsWith('6 '),
+          udp: (n) => n.key.startsWith('17 '),
+          icmp: (n) => n.key.startsWith('1 ') || n.key.startsWith('58 '),
+        };
+        for (const [g, f] of Object.entries(proto)) {
+          const o = out(f);
+          expect(report.nfdumpGroups[g as 'tcp' | 'udp' | 'icmp'], g).toEqual({
+            flows: info[`flows_${g}`]! + o.rows,
+            bytes: info[`bytes_${g}`]! + o.bytes,
+            packets: info[`packets_${g}`]! + o.packets,
+          });
+        }
+        expect(report.counters.reverseFlows).toBe(all.rows);
+      });
+    }
+  },
+);

@@ -38,7 +38,9 @@ describe('netsvc import --json against nfdump on the committed references', () =
       const r = await importJson([f.pcap]);
       const ref = f.reference();
       expect({ flows: r.flows, bytes: r.bytes, packets: r.packets }).toEqual(ref.totals);
-      const protocols = Object.fromEntries(ref.protocols_by_bytes.map((p) => [String(p.number), { flows: p.flows, bytes: p.bytes, packets: p.packets }]));
+      const protocols = Object.fromEntries(
+        ref.protocols_by_bytes.map((p) => [String(p.number), { flows: p.flows, bytes: p.bytes, packets: p.packets }]),
+      );
       expect(r.protocols).toEqual(protocols);
       const i = ref.nfcapd_file_stats;
       for (const g of ['tcp', 'udp', 'icmp', 'other'] as const) {
@@ -157,7 +159,10 @@ describe('netsvc import next to a running netsvc serve on the same data director
       NETSVC_HTTP__PORT: '0',
       NETSVC_CAPTURE__FLUSH_INTERVAL_MS: '300',
     };
-    const child = spawn(process.execPath, [resolve('dist/src/cli.js'), 'serve', '--data-dir', dataDir], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const child = spawn(process.execPath, [resolve('dist/src/cli.js'), 'serve', '--data-dir', dataDir], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env,
+    });
     children.push(child);
     let out = '';
     let err = '';

@@ -20,7 +20,14 @@ describe('netsvc kpi rebuild', () => {
   const cached = () => {
     const cache = new SqliteKpiCache(join(dir, 'kpi.sqlite'));
     try {
-      return cache.hours('netflow', 0, Number.MAX_SAFE_INTEGER).map((h) => ({ hour: h.hourStart, flows: h.flows, bytes: h.bytes, src0: cache.level('netflow', h.hourStart, 'src', 0)?.rows.length }));
+      return cache
+        .hours('netflow', 0, Number.MAX_SAFE_INTEGER)
+        .map((h) => ({
+          hour: h.hourStart,
+          flows: h.flows,
+          bytes: h.bytes,
+          src0: cache.level('netflow', h.hourStart, 'src', 0)?.rows.length,
+        }));
     } finally {
       cache.close();
     }
@@ -56,7 +63,24 @@ describe('netsvc kpi rebuild', () => {
 
   it('limits the rebuild to --from … --to and drops hours whose file is gone', async () => {
     const ctx = captureCli();
-    expect(await runCli(['kpi', 'rebuild', '--config', config, '--source', 'netflow', '--from', '2026/03/25 09:00', '--to', '2026/03/25 09:30', '--json'], ctx)).toBe(0);
+    expect(
+      await runCli(
+        [
+          'kpi',
+          'rebuild',
+          '--config',
+          config,
+          '--source',
+          'netflow',
+          '--from',
+          '2026/03/25 09:00',
+          '--to',
+          '2026/03/25 09:30',
+          '--json',
+        ],
+        ctx,
+      ),
+    ).toBe(0);
     expect(JSON.parse(ctx.stdout.join(''))).toEqual([{ source: 'netflow', built: 1, upToDate: 0, dropped: 0, failed: 0 }]);
     unlinkSync(join(dir, 'flows', 'netflow', 'nfcapd.202603250800'));
     const ctx2 = captureCli();
@@ -70,7 +94,9 @@ describe('netsvc kpi rebuild', () => {
     expect(await runCli(['kpi', 'rebuild', '--config', config, '--source', 'nope'], ctx)).toBe(2);
     expect(ctx.stderr.join('')).toMatch(/unknown flow source 'nope'/);
     const ctx2 = captureCli();
-    expect(await runCli(['kpi', 'rebuild', '--config', config, '--from', '2026/03/25 09:00', '--to', '2026/03/25 08:00'], ctx2)).toBe(2);
+    expect(
+      await runCli(['kpi', 'rebuild', '--config', config, '--from', '2026/03/25 09:00', '--to', '2026/03/25 08:00'], ctx2),
+    ).toBe(2);
     // A time that is no time: why, and the forms that are.
     const ctx3 = captureCli();
     expect(await runCli(['kpi', 'rebuild', '--config', config, '--from', '2026/13/01'], ctx3)).toBe(2);

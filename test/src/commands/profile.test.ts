@@ -36,7 +36,9 @@ describe.each(dialects)('netsvc profile on %s', (dialect) => {
     // An attribute only netsvc's dictionary defines: accepted, with what FreeRADIUS needs first.
     const daily = await cli('profile', 'set', 'gold', 'Max-Daily-Octets', '100');
     expect(daily.out).toContain(`Max-Daily-Octets += ${100 * 1048576} = 100 MB`);
-    expect(daily.err).toMatch(/^note: Max-Daily-Octets is defined by netsvc's dictionary \(radius\/dictionary\.netsvc\), not by FreeRADIUS's own/);
+    expect(daily.err).toMatch(
+      /^note: Max-Daily-Octets is defined by netsvc's dictionary \(radius\/dictionary\.netsvc\), not by FreeRADIUS's own/,
+    );
     const reply = await t.raw.query<{ attribute: string; op: string; value: string }>(
       "SELECT attribute, op, value FROM radgroupreply WHERE groupname = 'gold' ORDER BY attribute",
     );
@@ -60,8 +62,12 @@ describe.each(dialects)('netsvc profile on %s', (dialect) => {
   });
 
   it('describes a profile made elsewhere with warnings about the rows that override users', async () => {
-    await t.raw.execute("INSERT INTO radgroupreply (groupname, attribute, op, value) VALUES ('dalo', 'Session-Timeout', ':=', '7200')");
-    await t.raw.execute("INSERT INTO radgroupcheck (groupname, attribute, op, value) VALUES ('dalo', 'Simultaneous-Use', ':=', '1')");
+    await t.raw.execute(
+      "INSERT INTO radgroupreply (groupname, attribute, op, value) VALUES ('dalo', 'Session-Timeout', ':=', '7200')",
+    );
+    await t.raw.execute(
+      "INSERT INTO radgroupcheck (groupname, attribute, op, value) VALUES ('dalo', 'Simultaneous-Use', ':=', '1')",
+    );
     const out = (await cli('profile', 'describe', 'dalo')).out;
     expect(out).toMatch(/no 'Fall-Through = Yes'/);
     expect(out).toMatch(/reply Session-Timeout uses ':='/);
@@ -84,7 +90,9 @@ describe.each(dialects)('netsvc profile on %s', (dialect) => {
     try {
       const res = await runCliCaptured(['profile', 'list', '--config', emptyConfig]);
       expect(res.code).toBe(1);
-      expect(res.err).toMatch(/^netsvc: the RADIUS database lacks table\(s\) radcheck, .*netsvc_userinfo.*: run netsvc db migrate --create-peer-tables \(/);
+      expect(res.err).toMatch(
+        /^netsvc: the RADIUS database lacks table\(s\) radcheck, .*netsvc_userinfo.*: run netsvc db migrate --create-peer-tables \(/,
+      );
     } finally {
       await empty.drop();
     }

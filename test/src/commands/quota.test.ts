@@ -35,7 +35,10 @@ describe('netsvc quota before any database exists', () => {
     // The built-in defaults: entity default on sqlite:radius.sqlite in the data directory.
     writeFileSync(config, JSON.stringify({ dataDir: dir }));
     try {
-      for (const args of [['quota', 'add', 'alice', '--plan', 'p', '--amount', '1'], ['quota', 'list']]) {
+      for (const args of [
+        ['quota', 'add', 'alice', '--plan', 'p', '--amount', '1'],
+        ['quota', 'list'],
+      ]) {
         const ctx = capture();
         expect(await runCli([...args, '--config', config], ctx), `${args.join(' ')}: ${ctx.stderr.join('')}`).toBe(1);
         expect(ctx.stderr.join('')).toMatch(/^netsvc: entity 'default' has no RADIUS database yet .*netsvc db migrate/);
@@ -66,7 +69,10 @@ describe.each(dialects)('netsvc quota on %s', (dialect) => {
     await t.store.createUser({ username: 'aa:bb:cc:dd:ee:01', usertype: 'mac' }, { name: 'test' });
     dir = mkdtempSync(join(tmpdir(), 'netsvc-quota-'));
     config = join(dir, 'netsvc.config.json');
-    writeFileSync(config, JSON.stringify({ dataDir: dir, timezone: 'Europe/Paris', flowSources: {}, entities: { site: { radius: t.db.url } } }));
+    writeFileSync(
+      config,
+      JSON.stringify({ dataDir: dir, timezone: 'Europe/Paris', flowSources: {}, entities: { site: { radius: t.db.url } } }),
+    );
   });
 
   afterAll(async () => {
@@ -76,8 +82,26 @@ describe.each(dialects)('netsvc quota on %s', (dialect) => {
 
   it('records a purchase with every option and prints it as the report shows it', async () => {
     const res = await cli(
-      'quota', 'add', 'alice', '--plan', '5GB monthly', '--amount', '20.5', '--currency', 'usd', '--profiles', 'gold,night',
-      '--remarks', "paid by card; x' OR 1=1 --", '--time', '2026-03-25T09:30:00Z', '--by', 'billing', '--entity', 'site', '--json',
+      'quota',
+      'add',
+      'alice',
+      '--plan',
+      '5GB monthly',
+      '--amount',
+      '20.5',
+      '--currency',
+      'usd',
+      '--profiles',
+      'gold,night',
+      '--remarks',
+      "paid by card; x' OR 1=1 --",
+      '--time',
+      '2026-03-25T09:30:00Z',
+      '--by',
+      'billing',
+      '--entity',
+      'site',
+      '--json',
     );
     expect(res.err).toBe('');
     expect(res.code).toBe(0);
@@ -93,8 +117,16 @@ describe.each(dialects)('netsvc quota on %s', (dialect) => {
       create_by: 'billing',
       create_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/),
     });
-    const [row] = await t.raw.query<Record<string, unknown>>('SELECT username, plan_name, remarks, create_by FROM netsvc_quota_purchase WHERE plan_name = ?', ['5GB monthly']);
-    expect(row).toEqual({ username: 'alice', plan_name: '5GB monthly', remarks: "paid by card; x' OR 1=1 --", create_by: 'billing' });
+    const [row] = await t.raw.query<Record<string, unknown>>(
+      'SELECT username, plan_name, remarks, create_by FROM netsvc_quota_purchase WHERE plan_name = ?',
+      ['5GB monthly'],
+    );
+    expect(row).toEqual({
+      username: 'alice',
+      plan_name: '5GB monthly',
+      remarks: "paid by card; x' OR 1=1 --",
+      create_by: 'billing',
+    });
   });
 
   it('defaults to now, EUR and the operating-system user; finds a MAC user typed in another notation', async () => {
@@ -102,11 +134,22 @@ describe.each(dialects)('netsvc quota on %s', (dialect) => {
     const res = await cli('quota', 'add', 'aabb.ccdd.ee01', '--plan', '1 day', '--amount', '3', '--json');
     expect(res.code).toBe(0);
     const rec = JSON.parse(res.out);
-    expect(rec).toMatchObject({ username: 'AA-BB-CC-DD-EE-01', currency: 'EUR', amount: '3.00', user_profiles: '', remarks: '', create_by: userInfo().username });
+    expect(rec).toMatchObject({
+      username: 'AA-BB-CC-DD-EE-01',
+      currency: 'EUR',
+      amount: '3.00',
+      user_profiles: '',
+      remarks: '',
+      create_by: userInfo().username,
+    });
     // Wall clock in Europe/Paris, within the seconds the command took.
     const paris = (ms: number) => new Date(ms).toLocaleString('sv-SE', { timeZone: 'Europe/Paris' });
-    expect([paris(before - 1000), paris(Date.now())].some((w) => w.slice(0, 16) === rec.transaction_time.slice(0, 16))).toBe(true);
-    expect((await cli('quota', 'add', 'alice', '--plan', 'x', '--amount', '1')).out).toMatch(/^recorded purchase \d+: alice x 1\.00 EUR at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(by .+\)$/);
+    expect([paris(before - 1000), paris(Date.now())].some((w) => w.slice(0, 16) === rec.transaction_time.slice(0, 16))).toBe(
+      true,
+    );
+    expect((await cli('quota', 'add', 'alice', '--plan', 'x', '--amount', '1')).out).toMatch(
+      /^recorded purchase \d+: alice x 1\.00 EUR at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \(by .+\)$/,
+    );
   });
 
   it('lists purchases newest first by transaction time, per user, as text and JSON', async () => {
@@ -120,14 +163,19 @@ describe.each(dialects)('netsvc quota on %s', (dialect) => {
     expect(JSON.parse((await cli('quota', 'list', '--limit', '1', '--json')).out)).toHaveLength(1);
     const text = (await cli('quota', 'list', '--username', 'alice')).out.split('\n');
     expect(text[0]).toBe('id\ttransaction_time\tusername\tplan\tamount\tprofiles\tby\tremarks');
-    expect(text).toContainEqual(expect.stringMatching(/^\d+\t2026-03-25 10:30:00\talice\t5GB monthly\t20\.50 USD\tgold, night\tbilling\tpaid by card/));
+    expect(text).toContainEqual(
+      expect.stringMatching(/^\d+\t2026-03-25 10:30:00\talice\t5GB monthly\t20\.50 USD\tgold, night\tbilling\tpaid by card/),
+    );
     expect((await cli('quota', 'list', '--username', 'nobody')).out).toBe('no quota purchases');
   });
 
   it('refuses unknown users and profiles (exit 1) and malformed options (exit 2), writing nothing', async () => {
     const before = await count();
     const add = (...extra: string[]) => cli('quota', 'add', 'alice', '--plan', 'p', '--amount', '1', ...extra);
-    expect(await cli('quota', 'add', 'nobody', '--plan', 'p', '--amount', '1')).toMatchObject({ code: 1, err: "netsvc: User 'nobody' not found." });
+    expect(await cli('quota', 'add', 'nobody', '--plan', 'p', '--amount', '1')).toMatchObject({
+      code: 1,
+      err: "netsvc: User 'nobody' not found.",
+    });
     expect(await add('--profiles', 'gold,platinum')).toMatchObject({ code: 1, err: "netsvc: Profile 'platinum' not found." });
     for (const amount of ['1.234', '-1', '1e3', 'abc', '1,5']) {
       const res = await cli('quota', 'add', 'alice', '--plan', 'p', '--amount', amount);

@@ -20,7 +20,19 @@ describe('netsvc status: syslog receiver', () => {
     store = new SqliteSyslogStore(openSqlClient(`sqlite:${join(dir, 'syslog.sqlite')}`, dir));
     await store.ensureSchema();
     receiver = new SyslogReceiver(
-      { host: '127.0.0.1', port: 0, udp: true, tcp: true, batchSize: 10, flushIntervalMs: 20, maxMessageBytes: 2048, maxQueue: 100, timezone: 'UTC', maxConnectionsPerAddress: 1, receiveBuffer: 65536 },
+      {
+        host: '127.0.0.1',
+        port: 0,
+        udp: true,
+        tcp: true,
+        batchSize: 10,
+        flushIntervalMs: 20,
+        maxMessageBytes: 2048,
+        maxQueue: 100,
+        timezone: 'UTC',
+        maxConnectionsPerAddress: 1,
+        receiveBuffer: 65536,
+      },
       { sink: store },
     );
   });
@@ -36,7 +48,10 @@ describe('netsvc status: syslog receiver', () => {
     await udpBurst(udpPort!, 5, (i) => Buffer.from(syslogLine(`status-${i}`)));
     const idle = await openIdleConnections(tcpPort!, '127.0.0.2', 2);
     try {
-      for (const end = Date.now() + 5000; (receiver.counters.stored < 5 || receiver.counters.tcpRejectedAddressLimit < 1) && Date.now() < end; ) {
+      for (
+        const end = Date.now() + 5000;
+        (receiver.counters.stored < 5 || receiver.counters.tcpRejectedAddressLimit < 1) && Date.now() < end;
+      ) {
         await new Promise((r) => setTimeout(r, 20));
       }
       const metrics = createMetrics();

@@ -21,7 +21,8 @@ beforeAll(async () => {
   await listeners.start();
   const s = createSocket('udp4');
   const payloads = fixture.datagrams().map((d) => d.payload);
-  for (const p of payloads) await new Promise<void>((r) => s.send(p, listeners.addresses().netflow!.port, '127.0.0.1', () => r()));
+  for (const p of payloads)
+    await new Promise<void>((r) => s.send(p, listeners.addresses().netflow!.port, '127.0.0.1', () => r()));
   s.close();
   while (listeners.sourceStats()[0]!.received < payloads.length) await new Promise((r) => setTimeout(r, 5));
   await listeners.idle();
@@ -45,7 +46,12 @@ describe('netsvc status', () => {
     expect(await runCli(['status', '--url', url, '--json'], ctx)).toBe(0);
     const report = JSON.parse(ctx.stdout.join(''));
     const ref = fixture.reference();
-    expect(report.sources.netflow.total).toMatchObject({ flows: ref.totals.flows, bytes: ref.totals.bytes, packetsInFlows: ref.totals.packets, packets: ref.datagrams_replayed });
+    expect(report.sources.netflow.total).toMatchObject({
+      flows: ref.totals.flows,
+      bytes: ref.totals.bytes,
+      packetsInFlows: ref.totals.packets,
+      packets: ref.datagrams_replayed,
+    });
     expect(report.sources.netflow.exporters['127.0.0.1'].flows).toBe(ref.totals.flows);
     expect(report.sources.netflow.queueDrops).toBe(0);
   });

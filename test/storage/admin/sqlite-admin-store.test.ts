@@ -14,7 +14,9 @@ describe('SqliteAdminStore', () => {
     store.addUser('acme', 'bob', { hotspot: true });
     expect(store.listEntities()).toMatchObject([{ name: 'acme', areas: { netflow: true, logviewer: false, hotspot: false } }]);
     store.setUserArea('acme', 'bob', 'logviewer', true);
-    expect(store.listUsers('acme')).toMatchObject([{ name: 'bob', areas: { netflow: false, logviewer: true, hotspot: true }, apiId: null }]);
+    expect(store.listUsers('acme')).toMatchObject([
+      { name: 'bob', areas: { netflow: false, logviewer: true, hotspot: true }, apiId: null },
+    ]);
     expect(() => store.addEntity('acme', {})).toThrow(AdminStoreError);
     expect(() => store.addUser('nope', 'x', {})).toThrow(/entity 'nope' does not exist/);
     expect(() => store.addUser('acme', "bob'; DROP TABLE users;--", {})).toThrow(/must be 1-64 characters/);
@@ -32,7 +34,9 @@ describe('SqliteAdminStore', () => {
     store.close();
     expect(statSync(path).mode & 0o777).toBe(0o600);
 
-    const raw = readdirSync(dir).map((f) => readFileSync(join(dir, f)).toString('latin1')).join('');
+    const raw = readdirSync(dir)
+      .map((f) => readFileSync(join(dir, f)).toString('latin1'))
+      .join('');
     expect(raw).toContain(apiId);
     expect(raw).not.toContain(secret);
     const db = new Database(path, { readonly: true });

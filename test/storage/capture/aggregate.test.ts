@@ -23,7 +23,7 @@ describe('flow aggregates', () => {
     for (let i = 0; i < b.length; i++) {
       b.setV4('srcAddr', i, 0x0a000000 + (i % 700));
       if (b.cols.ipVersion[i] === 6) {
-        const a = Uint8Array.from([0x20, 1, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (i % 300) >> 8, i % 300 & 0xff]);
+        const a = Uint8Array.from([0x20, 1, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, (i % 300) >> 8, (i % 300) & 0xff]);
         b.setV6('dstAddr', i, a, 0);
       }
     }
@@ -32,7 +32,10 @@ describe('flow aggregates', () => {
     const agg = new FlowAggregates();
     agg.add(b, 0, 5000);
     agg.add(b, 5000);
-    for (const [kind, col] of [['srcIp', 'srcAddr'], ['dstIp', 'dstAddr']] as const) {
+    for (const [kind, col] of [
+      ['srcIp', 'srcAddr'],
+      ['dstIp', 'dstAddr'],
+    ] as const) {
       const expected = bruteForce(b, col);
       const got = new Map<string, unknown>();
       agg.forEach(kind, (k, s) => got.set(String(k), s));

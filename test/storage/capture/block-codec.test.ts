@@ -116,7 +116,10 @@ describe('data block encoding', () => {
   });
 
   it('keeps the column ids of files written before the rest columns, and gives every column one id', () => {
-    expect(ALL_COLUMNS.slice(0, 20)).toEqual([...NUMERIC_COLUMNS.filter((c) => c !== 'bytesRest' && c !== 'packetsRest'), ...ADDRESS_COLUMNS]);
+    expect(ALL_COLUMNS.slice(0, 20)).toEqual([
+      ...NUMERIC_COLUMNS.filter((c) => c !== 'bytesRest' && c !== 'packetsRest'),
+      ...ADDRESS_COLUMNS,
+    ]);
     expect([columnId('bytesRest'), columnId('packetsRest')]).toEqual([20, 21]);
     expect([...ALL_COLUMNS].sort()).toEqual([...NUMERIC_COLUMNS, ...ADDRESS_COLUMNS].sort());
   });

@@ -11,10 +11,14 @@ const root = join(import.meta.dirname, '../../..');
 /** Runs the writer child until it has flushed at least `minRows`, then SIGKILLs it; returns rows it reported flushed. */
 function runAndKill(dataDir: string, minRows: number, extraMs: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(join(root, 'node_modules/.bin/vite-node'), [join(import.meta.dirname, 'kill-writer-child.ts'), dataDir, String(H9)], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      join(root, 'node_modules/.bin/vite-node'),
+      [join(import.meta.dirname, 'kill-writer-child.ts'), dataDir, String(H9)],
+      {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let flushed = 0;
     let killing = false;
     let buf = '';

@@ -1,6 +1,6 @@
 import { openSync, readFileSync, writeFileSync, closeSync, writeSync, readSync, truncateSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { FlowBatch } from '../../../collector/flow-batch.js';
+import { type FlowBatch } from '../../../collector/flow-batch.js';
 import { totalsOfFiles } from '../../../storage/capture/aggregate.js';
 import { CaptureFileError } from '../../../storage/capture/format.js';
 import { CaptureFile, listCaptureFiles, newestFlows, newReadStats, scanFlows } from '../../../storage/capture/reader.js';
@@ -11,14 +11,24 @@ const H9 = Date.UTC(2026, 2, 25, 9);
 const H10 = H9 + 3_600_000;
 
 /** Writes `blocks` blocks of `rows` rows into one sealed hour (no compaction: blockRows = rows). */
-async function sealedHour(blocks: number, rows: number, seed = 1, v6 = 0.3): Promise<{ dir: string; path: string; batches: FlowBatch[] }> {
+async function sealedHour(
+  blocks: number,
+  rows: number,
+  seed = 1,
+  v6 = 0.3,
+): Promise<{ dir: string; path: string; batches: FlowBatch[] }> {
   const dir = tempDataDir();
   const clock = new FakeClock(H9);
   const w = new CaptureWriter({ dataDir: dir, timezone: 'UTC', blockRows: rows, now: clock.now, timer: false });
   await w.start();
   const batches: FlowBatch[] = [];
   for (let k = 0; k < blocks; k++) {
-    const b = randomFlows(rows, { received: H9 + k * (3_600_000 / blocks), stepMs: 3_600_000 / blocks / rows, seed: seed + k, v6 });
+    const b = randomFlows(rows, {
+      received: H9 + k * (3_600_000 / blocks),
+      stepMs: 3_600_000 / blocks / rows,
+      seed: seed + k,
+      v6,
+    });
     batches.push(b);
     w.write('netflow', b);
   }
@@ -53,20 +63,23 @@ describe('capture reader', () => {
     expect(out[0]!.dstAddr.every((v) => v === 0)).toBe(true);
   });
 
-  it.each([0, 0.3, 1])('returns the newest N flows of a window by start then received, reading few blocks (IPv6 share %s)', async (v6) => {
-    const { path, batches } = await sealedHour(20, 1000, 1, v6);
-    const all = rowsOf(batches);
-    const from = H9 + 600_000;
-    const to = H9 + 3_000_000;
-    const expected = all
-      .filter((r) => (r.received as number) >= from && (r.received as number) < to)
-      .sort((a, b) => (b.start as number) - (a.start as number) || (b.received as number) - (a.received as number))
-      .slice(0, 200);
-    const stats = newReadStats();
-    const got = newestFlows([path], { from, to, limit: 200, stats });
-    expect(rowsOf([got])).toEqual(expected);
-    expect(stats.blocksRead).toBeLessThanOrEqual(4);
-  });
+  it.each([0, 0.3, 1])(
+    'returns the newest N flows of a window by start then received, reading few blocks (IPv6 share %s)',
+    async (v6) => {
+      const { path, batches } = await sealedHour(20, 1000, 1, v6);
+      const all = rowsOf(batches);
+      const from = H9 + 600_000;
+      const to = H9 + 3_000_000;
+      const expected = all
+        .filter((r) => (r.received as number) >= from && (r.received as number) < to)
+        .sort((a, b) => (b.start as number) - (a.start as number) || (b.received as number) - (a.received as number))
+        .slice(0, 200);
+      const stats = newReadStats();
+      const got = newestFlows([path], { from, to, limit: 200, stats });
+      expect(rowsOf([got])).toEqual(expected);
+      expect(stats.blocksRead).toBeLessThanOrEqual(4);
+    },
+  );
 
   it('reads an open file while it is being written, and a file list mixing sealed and open hours', async () => {
     const dir = tempDataDir();

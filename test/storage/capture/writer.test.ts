@@ -11,8 +11,20 @@ const H9 = Date.UTC(2026, 2, 25, 9); // 10:00 in Europe/Paris (CET, before the M
 const H10 = H9 + 3_600_000;
 const writers: CaptureWriter[] = [];
 
-function makeWriter(dataDir: string, clock: FakeClock, extra: Partial<ConstructorParameters<typeof CaptureWriter>[0]> = {}): CaptureWriter {
-  const w = new CaptureWriter({ dataDir, timezone: 'Europe/Paris', flushIntervalMs: 5000, blockRows: 4096, now: clock.now, timer: false, ...extra });
+function makeWriter(
+  dataDir: string,
+  clock: FakeClock,
+  extra: Partial<ConstructorParameters<typeof CaptureWriter>[0]> = {},
+): CaptureWriter {
+  const w = new CaptureWriter({
+    dataDir,
+    timezone: 'Europe/Paris',
+    flushIntervalMs: 5000,
+    blockRows: 4096,
+    now: clock.now,
+    timer: false,
+    ...extra,
+  });
   writers.push(w);
   return w;
 }
@@ -80,7 +92,10 @@ describe('capture writer', () => {
     clock.t = H10 + 5_000; // boundary passed, grace not over: both hours open
     await w.tick();
     expect(sealed).toEqual([]);
-    expect(readdirSync(join(dir, 'flows/netflow')).sort()).toEqual(['nfcapd.current.202603251000', 'nfcapd.current.202603251100']);
+    expect(readdirSync(join(dir, 'flows/netflow')).sort()).toEqual([
+      'nfcapd.current.202603251000',
+      'nfcapd.current.202603251100',
+    ]);
     clock.t = H10 + 10_000;
     await w.tick();
     const files = listCaptureFiles(dir, 'netflow', 'Europe/Paris');

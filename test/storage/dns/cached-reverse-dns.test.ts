@@ -35,7 +35,11 @@ describe('CachedReverseDns against a DNS server on loopback', () => {
 
   it('returns PTR names for IPv4 and IPv6, and "" for an address without one', async () => {
     const names = await resolver().resolve(['192.0.2.10', '2001:db8::53', '192.0.2.11'], 2000);
-    expect(Object.fromEntries(names)).toEqual({ '192.0.2.10': 'web.example.net', '2001:db8::53': 'ns1.example.net', '192.0.2.11': '' });
+    expect(Object.fromEntries(names)).toEqual({
+      '192.0.2.10': 'web.example.net',
+      '2001:db8::53': 'ns1.example.net',
+      '192.0.2.11': '',
+    });
   });
 
   it('answers again from the cache until the positive TTL ends, and asks again after it', async () => {

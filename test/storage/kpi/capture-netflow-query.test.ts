@@ -9,7 +9,16 @@ import { localOpenHours, OpenHourAggregator } from '../../../storage/kpi/open-ho
 import type { KpiBuilder } from '../../../storage/kpi/kpi-builder.js';
 import type { SqliteKpiCache } from '../../../storage/kpi/sqlite-kpi-cache.js';
 import { flowFixture } from '../../helpers/flow-fixtures.js';
-import { H1, H2, H3, nfdumpFlows, nfdumpReference, threeHourCapture, type NfdumpFlow, type ThreeHourCapture } from '../../helpers/netflow-data.js';
+import {
+  H1,
+  H2,
+  H3,
+  nfdumpFlows,
+  nfdumpReference,
+  threeHourCapture,
+  type NfdumpFlow,
+  type ThreeHourCapture,
+} from '../../helpers/netflow-data.js';
 
 const HOUR = 3_600_000;
 
@@ -33,9 +42,21 @@ function recount(flows: NfdumpFlow[]) {
     bytes: flows.reduce((s, f) => s + f.bytes, 0),
     packets: flows.reduce((s, f) => s + f.packets, 0),
     rst: flows.filter((f) => f.proto === 6 && f.flags[5] === 'R').length,
-    src: top(by((f) => f.srcIp), 'bytes').map((e) => ({ ip: e.key, bytes: e.bytes, packets: e.packets, flows: e.flows })),
-    dst: top(by((f) => f.dstIp), 'bytes').map((e) => ({ ip: e.key, bytes: e.bytes, packets: e.packets, flows: e.flows })),
-    ports: top(by((f) => f.dstPort, (f) => f.proto === 6 || f.proto === 17), 'flows').map((e) => ({
+    src: top(
+      by((f) => f.srcIp),
+      'bytes',
+    ).map((e) => ({ ip: e.key, bytes: e.bytes, packets: e.packets, flows: e.flows })),
+    dst: top(
+      by((f) => f.dstIp),
+      'bytes',
+    ).map((e) => ({ ip: e.key, bytes: e.bytes, packets: e.packets, flows: e.flows })),
+    ports: top(
+      by(
+        (f) => f.dstPort,
+        (f) => f.proto === 6 || f.proto === 17,
+      ),
+      'flows',
+    ).map((e) => ({
       port: Number(e.key),
       bytes: e.bytes,
       packets: e.packets,
@@ -150,7 +171,15 @@ describe('CaptureNetflowQuery over real capture files', () => {
 
   it('reports the newest file and whether its hour is cached', () => {
     const l = query.latest('netflow');
-    expect(l).toEqual({ hourStart: H3, hourEnd: H3 + HOUR, fileName: 'nfcapd.202603251000', intervalSec: 3600, cached: false, dataStart: H1, dataEnd: H3 + HOUR });
+    expect(l).toEqual({
+      hourStart: H3,
+      hourEnd: H3 + HOUR,
+      fileName: 'nfcapd.202603251000',
+      intervalSec: 3600,
+      cached: false,
+      dataStart: H1,
+      dataEnd: H3 + HOUR,
+    });
     // A source without files reports the current hour.
     expect(query.latest('lentor')).toMatchObject({ hourStart: H3, cached: false, dataStart: H3 });
   });
@@ -178,7 +207,14 @@ describe('CaptureNetflowQuery over real capture files', () => {
     });
     writer.write('rsttest', batch);
     writer.flush();
-    const q = new CaptureNetflowQuery({ dataDir: dir, timezone: 'UTC', sources: ['rsttest'], cache, openHours: localOpenHours(new OpenHourAggregator({ now: hours.now })), now: hours.now });
+    const q = new CaptureNetflowQuery({
+      dataDir: dir,
+      timezone: 'UTC',
+      sources: ['rsttest'],
+      cache,
+      openHours: localOpenHours(new OpenHourAggregator({ now: hours.now })),
+      now: hours.now,
+    });
     const live = await q.kpi('rsttest', H3, H3 + HOUR);
     const scanned = await q.kpi('rsttest', H3, H3 + HOUR - 60_000);
     expect([live.rstFlows, scanned.rstFlows]).toEqual([2, 2]);

@@ -24,7 +24,9 @@ describe('KpiBuilder keeps the KPI cache in step with the capture files', () => 
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  async function writeHours(onSealed?: (e: { source: string; hourStart: number; hourEnd: number; path: string }) => Promise<unknown>): Promise<void> {
+  async function writeHours(
+    onSealed?: (e: { source: string; hourStart: number; hourEnd: number; path: string }) => Promise<unknown>,
+  ): Promise<void> {
     const writer = new CaptureWriter({ dataDir: dir, timezone: 'UTC', timer: false, now: () => clock });
     if (onSealed) writer.onHourSealed(async (e) => void (await onSealed(e)));
     await writer.start();
@@ -37,14 +39,23 @@ describe('KpiBuilder keeps the KPI cache in step with the capture files', () => 
     let cache = new SqliteKpiCache(path());
     const builder = new KpiBuilder({ cache, dataDir: dir, timezone: 'UTC' });
     await writeHours((e) => builder.onSealed(e));
-    const expected = fixtures.map((f, i) => [H1 + i * HOUR, nfdumpReference(f).totals.flows, nfdumpReference(f).totals.bytes, nfdumpReference(f).rst.flows]);
+    const expected = fixtures.map((f, i) => [
+      H1 + i * HOUR,
+      nfdumpReference(f).totals.flows,
+      nfdumpReference(f).totals.bytes,
+      nfdumpReference(f).rst.flows,
+    ]);
     const seen = () => cache.hours('netflow', 0, Number.MAX_SAFE_INTEGER).map((h) => [h.hourStart, h.flows, h.bytes, h.rstFlows]);
     expect(seen()).toEqual(expected);
     cache.close();
     cache = new SqliteKpiCache(path());
     expect(seen()).toEqual(expected);
     expect(cache.level('netflow', H1, 'src', 0)!.rows.length).toBeGreaterThan(0);
-    expect(cache.protocols('netflow', H1).map((p) => p.proto)).toEqual(nfdumpReference(fixtures[0]!).protocols_by_bytes.map((p) => p.number).sort((a, b) => a - b));
+    expect(cache.protocols('netflow', H1).map((p) => p.proto)).toEqual(
+      nfdumpReference(fixtures[0]!)
+        .protocols_by_bytes.map((p) => p.number)
+        .sort((a, b) => a - b),
+    );
     cache.close();
   });
 

@@ -23,7 +23,9 @@ function keysOf(rows: RankedRows): string[] {
 /** The reference: a full sort by metric descending, then key ascending. */
 function fullSort(rows: RankedRows, metric: Metric): string[] {
   const idx = Array.from({ length: rows.length }, (_, i) => i);
-  idx.sort((x, y) => rows.vals[y * 3 + metric]! - rows.vals[x * 3 + metric]! || compareKeys(rows.keys, x * 4, rows.keys, y * 4, 4));
+  idx.sort(
+    (x, y) => rows.vals[y * 3 + metric]! - rows.vals[x * 3 + metric]! || compareKeys(rows.keys, x * 4, rows.keys, y * 4, 4),
+  );
   return idx.map((i) => Buffer.from(rows.keys.subarray(i * 4, i * 4 + 4)).toString('hex'));
 }
 

@@ -17,7 +17,14 @@ describe('OpenHourAggregator', () => {
   async function openHour(clock: FakeClock) {
     const dir = tempDataDir();
     dirs.push(dir);
-    const writer = new CaptureWriter({ dataDir: dir, timezone: 'UTC', timer: false, now: clock.now, blockRows: 1000, aggregates: false });
+    const writer = new CaptureWriter({
+      dataDir: dir,
+      timezone: 'UTC',
+      timer: false,
+      now: clock.now,
+      blockRows: 1000,
+      aggregates: false,
+    });
     await writer.start();
     const path = () => listCaptureFiles(dir, 'netflow', 'UTC')[0]!.path;
     return { dir, writer, path };
@@ -38,14 +45,18 @@ describe('OpenHourAggregator', () => {
     writer.flush();
     const agg = new OpenHourAggregator({ now: clock.now });
     const s1 = agg.snapshot(path())!;
-    expect({ flows: s1.flows, bytes: s1.bytes, packets: s1.packets, rstFlows: s1.rstFlows, protocols: s1.protocols }).toEqual(expected(first));
+    expect({ flows: s1.flows, bytes: s1.bytes, packets: s1.packets, rstFlows: s1.rstFlows, protocols: s1.protocols }).toEqual(
+      expected(first),
+    );
     // Rows still buffered by the writer are not in the file yet, so not in the figures.
     const second = randomFlows(700, { received: H + 2000, seed: 2 });
     writer.write('netflow', second);
     expect(agg.snapshot(path())!.flows).toBe(2500);
     writer.flush();
     const s2 = agg.snapshot(path())!;
-    expect({ flows: s2.flows, bytes: s2.bytes, packets: s2.packets, rstFlows: s2.rstFlows, protocols: s2.protocols }).toEqual(expected(first, second));
+    expect({ flows: s2.flows, bytes: s2.bytes, packets: s2.packets, rstFlows: s2.rstFlows, protocols: s2.protocols }).toEqual(
+      expected(first, second),
+    );
     expect(s2.version).toBeGreaterThan(s1.version);
     expect(s2.level0.src!.rows.length).toBeGreaterThan(0);
     await writer.close();

@@ -52,7 +52,12 @@ describe.skipIf(!existsSync(SCRIPT))('KPI builds in a worker thread', () => {
     const reader = new SqliteKpiCache(workerDb);
     const worker = startWorkerHourBuilder(workerDb, pathToFileURL(SCRIPT))!;
     try {
-      const r = await new KpiBuilder({ cache: reader, dataDir: dir, timezone: 'UTC', buildElsewhere: (f) => worker.build(f) }).sync('netflow');
+      const r = await new KpiBuilder({
+        cache: reader,
+        dataDir: dir,
+        timezone: 'UTC',
+        buildElsewhere: (f) => worker.build(f),
+      }).sync('netflow');
       expect(r).toMatchObject({ built: 2, failed: 0 });
     } finally {
       await worker.close();

@@ -53,7 +53,7 @@ describe('attribute catalogue', () => {
     const bad = (name: string, v: unknown) => cat.toStored(def(name), v);
     expect(bad('Session-Timeout', '1.5')).toMatchObject({ ok: false, error: expect.stringContaining('Session-Timeout') });
     expect(bad('Session-Timeout', '-1')).toMatchObject({ ok: false });
-    expect(bad('Session-Timeout', "1; DROP TABLE radreply")).toMatchObject({ ok: false });
+    expect(bad('Session-Timeout', '1; DROP TABLE radreply')).toMatchObject({ ok: false });
     // ChilliSpot octet limits are 32-bit attributes: 4096 MB does not fit.
     expect(bad('ChilliSpot-Max-Total-Octets', '4096')).toMatchObject({ ok: false });
     expect(bad('ChilliSpot-Max-Total-Octets', '4095')).toMatchObject({ ok: true });
@@ -75,7 +75,21 @@ describe('attribute catalogue', () => {
 
   it('rejects catalogue data that would write a comparison into a check table', () => {
     const bad = {
-      attributes: [{ name: 'Simultaneous-Use', label: 'x', format: 'Number', type: 'integer', multiple: false, table: 'check', operator: '=', profileOperator: '+=', scale: 1, min: 1, max: 2 }],
+      attributes: [
+        {
+          name: 'Simultaneous-Use',
+          label: 'x',
+          format: 'Number',
+          type: 'integer',
+          multiple: false,
+          table: 'check',
+          operator: '=',
+          profileOperator: '+=',
+          scale: 1,
+          min: 1,
+          max: 2,
+        },
+      ],
     };
     expect(() => parseCatalogue(bad)).toThrow(/check items need/);
   });

@@ -27,7 +27,9 @@ describe.skipIf(!dialects.length)('FreeRADIUS 3.2 acts on what the store writes'
       t = await createRadiusDatabase(dialect, { timeZone: zone });
       store = t.store;
       radius = await startFreeradius(sqlTargetOf(dialect, t.db.url));
-      await t.raw.execute("INSERT INTO nas (nasname, shortname, type, secret) VALUES ('127.0.0.1', 'nas-1', 'other', 'testing123')");
+      await t.raw.execute(
+        "INSERT INTO nas (nasname, shortname, type, secret) VALUES ('127.0.0.1', 'nas-1', 'other', 'testing123')",
+      );
     });
 
     afterAll(async () => {
@@ -73,10 +75,22 @@ describe.skipIf(!dialects.length)('FreeRADIUS 3.2 acts on what the store writes'
       const id = await create('carol', { profiles: ['gold', 'extras'] });
       let reply = await radius.radtest('carol', 'carol-pw');
       expect(reply.code).toBe('Access-Accept');
-      expect(reply.attributes).toMatchObject({ 'Session-Timeout': ['7200'], 'Idle-Timeout': ['600'], 'Acct-Interim-Interval': ['300'] });
-      await store.setUserAttributes(id, [userAttribute('Session-Timeout', 3600), userAttribute('Acct-Interim-Interval', 60)], actor);
+      expect(reply.attributes).toMatchObject({
+        'Session-Timeout': ['7200'],
+        'Idle-Timeout': ['600'],
+        'Acct-Interim-Interval': ['300'],
+      });
+      await store.setUserAttributes(
+        id,
+        [userAttribute('Session-Timeout', 3600), userAttribute('Acct-Interim-Interval', 60)],
+        actor,
+      );
       reply = await radius.radtest('carol', 'carol-pw');
-      expect(reply.attributes).toMatchObject({ 'Session-Timeout': ['3600'], 'Idle-Timeout': ['600'], 'Acct-Interim-Interval': ['60'] });
+      expect(reply.attributes).toMatchObject({
+        'Session-Timeout': ['3600'],
+        'Idle-Timeout': ['600'],
+        'Acct-Interim-Interval': ['60'],
+      });
       expect(reply.attributes['Fall-Through']).toBeUndefined();
     });
 
@@ -100,7 +114,13 @@ describe.skipIf(!dialects.length)('FreeRADIUS 3.2 acts on what the store writes'
       await store.setUserAttributes(idOwn, [userAttribute('Simultaneous-Use', 2)], actor);
       await create('fay', { profiles: ['single'] });
       for (const u of ['erin', 'fay']) {
-        await radius.radclient('acct', { 'Acct-Status-Type': 'Start', 'User-Name': u, 'Acct-Session-Id': `${u}-1`, 'NAS-IP-Address': '127.0.0.1', 'NAS-Port': 3 });
+        await radius.radclient('acct', {
+          'Acct-Status-Type': 'Start',
+          'User-Name': u,
+          'Acct-Session-Id': `${u}-1`,
+          'NAS-IP-Address': '127.0.0.1',
+          'NAS-Port': 3,
+        });
       }
       expect((await radius.radtest('fay', 'fay-pw')).code).toBe('Access-Reject');
       expect((await radius.radtest('erin', 'erin-pw')).code).toBe('Access-Accept');
@@ -118,7 +138,13 @@ describe.skipIf(!dialects.length)('FreeRADIUS 3.2 acts on what the store writes'
       for (const u of ['gus', 'hal']) {
         const s = { 'User-Name': u, 'Acct-Session-Id': `${u}-q`, 'NAS-IP-Address': '127.0.0.1', 'NAS-Port': 4 };
         await radius.radclient('acct', { 'Acct-Status-Type': 'Start', ...s });
-        await radius.radclient('acct', { 'Acct-Status-Type': 'Interim-Update', ...s, 'Acct-Session-Time': 30, 'Acct-Input-Octets': 6_000_000, 'Acct-Output-Octets': 5_000_000 });
+        await radius.radclient('acct', {
+          'Acct-Status-Type': 'Interim-Update',
+          ...s,
+          'Acct-Session-Time': 30,
+          'Acct-Input-Octets': 6_000_000,
+          'Acct-Output-Octets': 5_000_000,
+        });
       }
       // 5 GB used of 5000 MB: the total counter is 64-bit.
       await radius.radclient('acct', {
@@ -158,7 +184,13 @@ describe.skipIf(!dialects.length)('FreeRADIUS 3.2 acts on what the store writes'
         'NAS-Port': 7,
       };
       await radius.radclient('acct', { 'Acct-Status-Type': 'Start', ...s });
-      await radius.radclient('acct', { 'Acct-Status-Type': 'Interim-Update', ...s, 'Acct-Session-Time': 60, 'Acct-Input-Octets': 1024, 'Acct-Output-Octets': 2048 });
+      await radius.radclient('acct', {
+        'Acct-Status-Type': 'Interim-Update',
+        ...s,
+        'Acct-Session-Time': 60,
+        'Acct-Input-Octets': 1024,
+        'Acct-Output-Octets': 2048,
+      });
       const [online] = await store.onlineSessions({ username: 'kim' }, page);
       expect(online).toMatchObject({
         username: 'kim',

@@ -4,7 +4,13 @@ import { RadiusStoreError, type RadiusStore } from '../../../storage/radius/radi
 import { openSqlClient } from '../../../storage/sql/open-sql-client.js';
 import type { SqlClient } from '../../../storage/sql/sql-client.js';
 import { availableDialects } from '../../helpers/databases.js';
-import { createRadiusDatabase, insertAcct, insertPostAuth, interceptedClient, type RadiusTestDatabase } from '../../helpers/radius.js';
+import {
+  createRadiusDatabase,
+  insertAcct,
+  insertPostAuth,
+  interceptedClient,
+  type RadiusTestDatabase,
+} from '../../helpers/radius.js';
 
 const dialects = await availableDialects();
 const actor = { name: 'api-alice' };
@@ -40,7 +46,9 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
 
   const rows = (sql: string, params: unknown[] = []) => raw.query<Record<string, unknown>>(sql, params);
   const checkRows = async (username: string) =>
-    (await rows('SELECT attribute, op, value FROM radcheck WHERE username = ? ORDER BY id', [username])).map((r) => `${r.attribute} ${r.op} ${r.value}`);
+    (await rows('SELECT attribute, op, value FROM radcheck WHERE username = ? ORDER BY id', [username])).map(
+      (r) => `${r.attribute} ${r.op} ${r.value}`,
+    );
   const groupsOf = async (username: string) =>
     (await rows('SELECT groupname, priority FROM radusergroup WHERE username = ? ORDER BY priority, id', [username])).map(
       (r) => `${r.groupname}:${Number(r.priority)}`,
@@ -60,13 +68,15 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
   describe('schema', () => {
     it('leaves FreeRADIUS tables alone: migrate twice creates nothing more, radcheck columns unchanged', async () => {
       const cols = async () =>
-        (await rows(
-          dialect === 'sqlite'
-            ? "SELECT name AS c FROM pragma_table_info('radcheck') ORDER BY cid"
-            : "SELECT column_name AS c FROM information_schema.columns WHERE table_name = 'radcheck' AND table_schema = " +
-                (dialect === 'mysql' ? 'DATABASE()' : 'current_schema()') +
-                ' ORDER BY ordinal_position',
-        )).map((r) => String(r.c ?? r.C ?? r.COLUMN_NAME).toLowerCase());
+        (
+          await rows(
+            dialect === 'sqlite'
+              ? "SELECT name AS c FROM pragma_table_info('radcheck') ORDER BY cid"
+              : "SELECT column_name AS c FROM information_schema.columns WHERE table_name = 'radcheck' AND table_schema = " +
+                  (dialect === 'mysql' ? 'DATABASE()' : 'current_schema()') +
+                  ' ORDER BY ordinal_position',
+          )
+        ).map((r) => String(r.c ?? r.C ?? r.COLUMN_NAME).toLowerCase());
       const before = await cols();
       const report = await store.migrate();
       expect(report).toEqual({ createdFreeradiusTables: false, createdTables: [] });
@@ -83,7 +93,10 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
 
   describe('users', () => {
     it('creates a password user FreeRADIUS can authenticate: Cleartext-Password := in radcheck', async () => {
-      const stamp = await store.createUser({ username: 'alice', usertype: 'user', password: 'Secret-pw1', firstname: 'Alice', lastname: 'Liddell' }, actor);
+      const stamp = await store.createUser(
+        { username: 'alice', usertype: 'user', password: 'Secret-pw1', firstname: 'Alice', lastname: 'Liddell' },
+        actor,
+      );
       expect(stamp).toMatchObject({ username: 'alice', createdby: 'api-alice', createddate: '2026-03-25 09:00:00' });
       expect(await checkRows('alice')).toEqual(['Cleartext-Password := Secret-pw1']);
       const user = await store.getUser(Number(stamp.id));
@@ -114,9 +127,13 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
       expect(stamp.username).toBe('007007');
     });
 
-    it("refuses a duplicate name, also one that exists only in radcheck (made by daloRADIUS or SQL)", async () => {
-      await expect(store.createUser({ username: 'alice', usertype: 'user', password: 'x' }, actor)).rejects.toThrow("Username 'alice' already exists.");
-      await raw.execute("INSERT INTO radcheck (username, attribute, op, value) VALUES ('legacy', 'Cleartext-Password', ':=', 'pw')");
+    it('refuses a duplicate name, also one that exists only in radcheck (made by daloRADIUS or SQL)', async () => {
+      await expect(store.createUser({ username: 'alice', usertype: 'user', password: 'x' }, actor)).rejects.toThrow(
+        "Username 'alice' already exists.",
+      );
+      await raw.execute(
+        "INSERT INTO radcheck (username, attribute, op, value) VALUES ('legacy', 'Cleartext-Password', ':=', 'pw')",
+      );
       expect(await codeOf(store.createUser({ username: 'legacy', usertype: 'pin' }, actor))).toBe('username_taken');
     });
 
@@ -126,19 +143,29 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
     });
 
     it('attaches profiles given on create in order, and refuses an unknown one without writing anything', async () => {
-      expect(await codeOf(store.createUser({ username: 'carol', usertype: 'user', password: 'pw', profiles: ['gold', 'nope'] }, actor))).toBe(
-        'profile_not_found',
-      );
+      expect(
+        await codeOf(
+          store.createUser({ username: 'carol', usertype: 'user', password: 'pw', profiles: ['gold', 'nope'] }, actor),
+        ),
+      ).toBe('profile_not_found');
       expect(await checkRows('carol')).toEqual([]);
-      const stamp = await store.createUser({ username: 'carol', usertype: 'user', password: 'pw', profiles: ['silver', 'gold'] }, actor);
+      const stamp = await store.createUser(
+        { username: 'carol', usertype: 'user', password: 'pw', profiles: ['silver', 'gold'] },
+        actor,
+      );
       expect(await groupsOf('carol')).toEqual(['silver:1', 'gold:2']);
       expect((await store.getUser(Number(stamp.id)))?.profile).toBe('silver, gold');
     });
 
     it('disables by the reject group (priority 0, Auth-Type := Reject) and hides that group from profiles', async () => {
-      const stamp = await store.createUser({ username: 'dave', usertype: 'user', password: 'pw', profiles: ['gold'], disabled: true }, actor);
+      const stamp = await store.createUser(
+        { username: 'dave', usertype: 'user', password: 'pw', profiles: ['gold'], disabled: true },
+        actor,
+      );
       expect(await groupsOf('dave')).toEqual(['daloRADIUS-Disabled-Users:0', 'gold:1']);
-      const reject = await rows("SELECT op, value FROM radgroupcheck WHERE groupname = 'daloRADIUS-Disabled-Users' AND attribute = 'Auth-Type'");
+      const reject = await rows(
+        "SELECT op, value FROM radgroupcheck WHERE groupname = 'daloRADIUS-Disabled-Users' AND attribute = 'Auth-Type'",
+      );
       expect(reject).toEqual([{ op: ':=', value: 'Reject' }]);
       const user = await store.getUser(Number(stamp.id));
       expect(user).toMatchObject({ disabled: true, profile: 'gold' });
@@ -158,7 +185,13 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
         { name: 'api-bob' },
       );
       clock = T0;
-      expect(updated).toMatchObject({ email: 'alice@corp.test', birthdate: '1990-01-31', updatedby: 'api-bob', updateddate: '2026-03-25 10:00:00', password: 'N*******' });
+      expect(updated).toMatchObject({
+        email: 'alice@corp.test',
+        birthdate: '1990-01-31',
+        updatedby: 'api-bob',
+        updateddate: '2026-03-25 10:00:00',
+        password: 'N*******',
+      });
       expect(await checkRows('alice')).toEqual(['Cleartext-Password := New-pw-2']);
       expect(updated.profile).toBe('bronze, gold');
       const again = await store.updateUser(alice!.id, { profiles: ['silver'] }, actor);
@@ -179,8 +212,14 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
       const [alice] = await store.listUsers({ username: 'alice' }, page);
       const [pin] = await store.listUsers({ username: '007007' }, page);
       for (const u of [alice!, pin!]) {
-        expect(await refusalOf(store.updateUser(u.id, { username: ' aabbccddeeff\n' }, actor))).toMatchObject({ code: 'invalid', param: 'username' });
-        expect(await refusalOf(store.updateUser(u.id, { username: 'x'.repeat(65) }, actor))).toMatchObject({ code: 'invalid', param: 'username' });
+        expect(await refusalOf(store.updateUser(u.id, { username: ' aabbccddeeff\n' }, actor))).toMatchObject({
+          code: 'invalid',
+          param: 'username',
+        });
+        expect(await refusalOf(store.updateUser(u.id, { username: 'x'.repeat(65) }, actor))).toMatchObject({
+          code: 'invalid',
+          param: 'username',
+        });
         expect((await store.getUser(u.id))?.username).toBe(u.username);
       }
       const [mac] = await store.listUsers({ username: 'AA-BB-CC-DD-EE-02' }, page);
@@ -190,21 +229,45 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
     });
 
     it('names the refused parameter in a typed field, not only in the message', async () => {
-      expect(await refusalOf(store.createUser({ username: 'not-a-mac', usertype: 'mac' }, actor))).toMatchObject({ code: 'invalid', param: 'username' });
-      expect(await refusalOf(store.createUser({ username: 'nopass', usertype: 'user' }, actor))).toMatchObject({ code: 'invalid', param: 'password' });
+      expect(await refusalOf(store.createUser({ username: 'not-a-mac', usertype: 'mac' }, actor))).toMatchObject({
+        code: 'invalid',
+        param: 'username',
+      });
+      expect(await refusalOf(store.createUser({ username: 'nopass', usertype: 'user' }, actor))).toMatchObject({
+        code: 'invalid',
+        param: 'password',
+      });
       const [pin] = await store.listUsers({ username: '007007' }, page);
-      expect(await refusalOf(store.updateUser(pin!.id, { password: 'x' }, actor))).toMatchObject({ code: 'invalid', param: 'password' });
+      expect(await refusalOf(store.updateUser(pin!.id, { password: 'x' }, actor))).toMatchObject({
+        code: 'invalid',
+        param: 'password',
+      });
       const auth = { attribute: 'Auth-Type', table: 'check' as const, op: ':=', value: 'Reject', multiple: false };
-      expect(await refusalOf(store.setUserAttributes(pin!.id, [auth], actor))).toMatchObject({ code: 'invalid', param: 'attribute' });
-      const purchase = { transaction_time: '2026-03-25 10:00:00', username: '007007', plan_name: '1 day', currency: 'euro', amount: '3' };
+      expect(await refusalOf(store.setUserAttributes(pin!.id, [auth], actor))).toMatchObject({
+        code: 'invalid',
+        param: 'attribute',
+      });
+      const purchase = {
+        transaction_time: '2026-03-25 10:00:00',
+        username: '007007',
+        plan_name: '1 day',
+        currency: 'euro',
+        amount: '3',
+      };
       expect(await refusalOf(store.recordQuotaPurchase(purchase, actor))).toMatchObject({ code: 'invalid', param: 'currency' });
-      expect(await refusalOf(store.recordQuotaPurchase({ ...purchase, currency: 'EUR', plan_name: '' }, actor))).toMatchObject({ param: 'plan_name' });
+      expect(await refusalOf(store.recordQuotaPurchase({ ...purchase, currency: 'EUR', plan_name: '' }, actor))).toMatchObject({
+        param: 'plan_name',
+      });
     });
 
     it('renames in every FreeRADIUS table at once and keeps accounting history under the old name', async () => {
       const stamp = await store.createUser({ username: 'erin', usertype: 'user', password: 'pw', profiles: ['gold'] }, actor);
       const id = Number(stamp.id);
-      await store.setUserAttributes(id, [{ attribute: 'Session-Timeout', table: 'reply', op: ':=', value: '3600', multiple: false }], actor);
+      await store.setUserAttributes(
+        id,
+        [{ attribute: 'Session-Timeout', table: 'reply', op: ':=', value: '3600', multiple: false }],
+        actor,
+      );
       await insertAcct(raw, { sessionId: 'erin-1', username: 'erin', start: T0 - 20 * 86400_000, stop: T0 - 19 * 86400_000 });
       expect(await codeOf(store.updateUser(id, { username: 'alice' }, actor))).toBe('username_taken');
       await store.updateUser(id, { username: 'erin2' }, actor);
@@ -224,9 +287,10 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
         interceptedClient(openSqlClient(t.db.url, '/'), async (sql, db) => {
           if (!armed || !sql.startsWith('UPDATE netsvc_userinfo SET username')) return;
           armed = false;
-          await db.execute(`INSERT INTO netsvc_userinfo (username, usertype, createddate, createdby) VALUES ('AA-BB-CC-DD-EE-22', 'mac', ?, 'other')`, [
-            '2026-03-25 09:00:00',
-          ]);
+          await db.execute(
+            `INSERT INTO netsvc_userinfo (username, usertype, createddate, createdby) VALUES ('AA-BB-CC-DD-EE-22', 'mac', ?, 'other')`,
+            ['2026-03-25 09:00:00'],
+          );
         }),
         { timeZone: 'UTC' },
       );
@@ -245,7 +309,11 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
     it('deletes radcheck, radreply, radusergroup and info rows, keeping radacct and radpostauth', async () => {
       const stamp = await store.createUser({ username: 'frank', usertype: 'user', password: 'pw', profiles: ['gold'] }, actor);
       const id = Number(stamp.id);
-      await store.setUserAttributes(id, [{ attribute: 'Idle-Timeout', table: 'reply', op: ':=', value: '600', multiple: false }], actor);
+      await store.setUserAttributes(
+        id,
+        [{ attribute: 'Idle-Timeout', table: 'reply', op: ':=', value: '600', multiple: false }],
+        actor,
+      );
       await insertAcct(raw, { sessionId: 'frank-1', username: 'frank', start: T0 - 30 * 86400_000, stop: T0 - 29 * 86400_000 });
       await insertPostAuth(raw, 'frank', 'pw', 'Access-Accept', T0 - 30 * 86400_000);
       expect(await store.deleteUser(id)).toEqual({ id: String(id), username: 'frank' });
@@ -280,7 +348,11 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
       expect(attached).toEqual({ username: 'gina', profile: 'gold, silver', changed: true });
       await expect(store.attachProfile(id, 'silver', actor)).rejects.toThrow("User 'gina' already has profile 'silver'.");
       expect(await codeOf(store.attachProfile(id, 'unknown-profile', actor))).toBe('profile_not_found');
-      expect(await store.detachProfile(id, 'bronze', actor)).toEqual({ username: 'gina', profile: 'gold, silver', changed: false });
+      expect(await store.detachProfile(id, 'bronze', actor)).toEqual({
+        username: 'gina',
+        profile: 'gold, silver',
+        changed: false,
+      });
       expect(await store.detachProfile(id, 'gold', actor)).toEqual({ username: 'gina', profile: 'silver', changed: true });
     });
 
@@ -295,7 +367,9 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
 
     it('parallel creates of one username leave one user', async () => {
       const results = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => codeOf(store.createUser({ username: 'race', usertype: 'user', password: `pw${i}` }, actor))),
+        Array.from({ length: 20 }, (_, i) =>
+          codeOf(store.createUser({ username: 'race', usertype: 'user', password: `pw${i}` }, actor)),
+        ),
       );
       expect(results.filter((r) => r === 'resolved')).toHaveLength(1);
       expect(results.filter((r) => r === 'username_taken')).toHaveLength(19);
@@ -304,7 +378,9 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
     });
 
     it('lists groups defined anywhere (SQL, daloRADIUS, netsvc) with descriptions, by name', async () => {
-      await raw.execute("INSERT INTO radgroupreply (groupname, attribute, op, value) VALUES ('dalo-made', 'Idle-Timeout', ':=', '300')");
+      await raw.execute(
+        "INSERT INTO radgroupreply (groupname, attribute, op, value) VALUES ('dalo-made', 'Idle-Timeout', ':=', '300')",
+      );
       await raw.execute("INSERT INTO radusergroup (username, groupname, priority) VALUES ('legacy', 'only-members', 1)");
       const list = await store.listProfiles(page);
       expect(list).toEqual(
@@ -328,11 +404,29 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
     });
 
     it('writes profile attributes so the user value wins: reply =, check +=, Fall-Through = Yes', async () => {
-      await store.setProfileAttribute('gold', { attribute: 'Session-Timeout', table: 'reply', op: '=', value: '7200', multiple: false });
-      await store.setProfileAttribute('gold', { attribute: 'Simultaneous-Use', table: 'check', op: '+=', value: '1', multiple: false });
-      expect(await store.setProfileAttribute('gold', { attribute: 'Session-Timeout', table: 'reply', op: '=', value: '3600', multiple: false })).toBe(
-        'updated',
-      );
+      await store.setProfileAttribute('gold', {
+        attribute: 'Session-Timeout',
+        table: 'reply',
+        op: '=',
+        value: '7200',
+        multiple: false,
+      });
+      await store.setProfileAttribute('gold', {
+        attribute: 'Simultaneous-Use',
+        table: 'check',
+        op: '+=',
+        value: '1',
+        multiple: false,
+      });
+      expect(
+        await store.setProfileAttribute('gold', {
+          attribute: 'Session-Timeout',
+          table: 'reply',
+          op: '=',
+          value: '3600',
+          multiple: false,
+        }),
+      ).toBe('updated');
       const d = await store.describeProfile('gold');
       expect(d?.attributes.map((a) => `${a.table} ${a.attribute} ${a.op} ${a.value}`).sort()).toEqual(
         ['check Simultaneous-Use += 1', 'reply Fall-Through = Yes', 'reply Session-Timeout = 3600'].sort(),
@@ -345,16 +439,26 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
     it('adds, updates and leaves unchanged; a repeatable attribute gets another row; auth rows stay hidden', async () => {
       const [gina] = await store.listUsers({ username: 'gina' }, page);
       const id = gina!.id;
-      const w = (attribute: string, table: 'check' | 'reply', value: string, multiple = false) => ({ attribute, table, op: multiple ? '+=' : ':=', value, multiple });
-      expect(await store.setUserAttributes(id, [w('Session-Timeout', 'reply', '600'), w('Simultaneous-Use', 'check', '2')], actor)).toEqual(['added', 'added']);
-      expect(await store.setUserAttributes(id, [w('Session-Timeout', 'reply', '900'), w('Simultaneous-Use', 'check', '2')], actor)).toEqual([
-        'updated',
-        'unchanged',
-      ]);
-      expect(await store.setUserAttributes(id, [w('Reply-Message', 'reply', 'hello', true), w('Reply-Message', 'reply', 'again', true)], actor)).toEqual([
-        'added',
-        'added',
-      ]);
+      const w = (attribute: string, table: 'check' | 'reply', value: string, multiple = false) => ({
+        attribute,
+        table,
+        op: multiple ? '+=' : ':=',
+        value,
+        multiple,
+      });
+      expect(
+        await store.setUserAttributes(id, [w('Session-Timeout', 'reply', '600'), w('Simultaneous-Use', 'check', '2')], actor),
+      ).toEqual(['added', 'added']);
+      expect(
+        await store.setUserAttributes(id, [w('Session-Timeout', 'reply', '900'), w('Simultaneous-Use', 'check', '2')], actor),
+      ).toEqual(['updated', 'unchanged']);
+      expect(
+        await store.setUserAttributes(
+          id,
+          [w('Reply-Message', 'reply', 'hello', true), w('Reply-Message', 'reply', 'again', true)],
+          actor,
+        ),
+      ).toEqual(['added', 'added']);
       const attrs = await store.userAttributes(id);
       expect(attrs.attributes.map((a) => `${a.attribute} ${a.op} ${a.value}`)).toEqual([
         'Simultaneous-Use := 2',
@@ -362,9 +466,16 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
         'Reply-Message += hello',
         'Reply-Message += again',
       ]);
-      expect(await store.unsetUserAttributes(id, [{ attribute: 'Reply-Message', table: 'reply' }, { attribute: 'Idle-Timeout', table: 'reply' }], actor)).toEqual([
-        2, 0,
-      ]);
+      expect(
+        await store.unsetUserAttributes(
+          id,
+          [
+            { attribute: 'Reply-Message', table: 'reply' },
+            { attribute: 'Idle-Timeout', table: 'reply' },
+          ],
+          actor,
+        ),
+      ).toEqual([2, 0]);
       expect(await codeOf(store.setUserAttributes(id, [w('Cleartext-Password', 'check', 'x')], actor))).toBe('invalid');
       expect(await checkRows('gina')).toEqual(['Cleartext-Password := pw', 'Simultaneous-Use := 2']);
     });
@@ -373,10 +484,45 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
   describe('reports', () => {
     beforeAll(async () => {
       await raw.execute("INSERT INTO nas (nasname, shortname, type, secret) VALUES ('10.0.0.1', 'lobby-ap', 'other', 's')");
-      await store.updateUser((await store.listUsers({ username: 'hank' }, page))[0]!.id, { firstname: 'Hank', lastname: 'Hill' }, actor);
-      await insertAcct(raw, { sessionId: 's1', username: 'hank', nas: '10.0.0.1', mac: 'aa:bb:cc:00:00:01', called: '00-11-22-33-44-55:Guest', ip: '10.1.0.5', start: T0 - 86400_000, stop: T0 - 82800_000, sessionTime: 3600, input: 1000, output: 2000, cause: 'User-Request' });
-      await insertAcct(raw, { sessionId: 's2', username: 'hank', nas: '10.0.0.2', mac: 'AA-BB-CC-00-00-01', ip: '10.1.0.6', start: T0 - 3600_000, sessionTime: 1200, input: 1024 * 1024, output: 512 * 1024 });
-      await insertAcct(raw, { sessionId: 's3', username: 'gina', nas: '10.0.0.1', mac: 'aabbcc000002', called: '00:11:22:33:44:55', ip: '10.1.0.7', start: T0 - 60_000 });
+      await store.updateUser(
+        (await store.listUsers({ username: 'hank' }, page))[0]!.id,
+        { firstname: 'Hank', lastname: 'Hill' },
+        actor,
+      );
+      await insertAcct(raw, {
+        sessionId: 's1',
+        username: 'hank',
+        nas: '10.0.0.1',
+        mac: 'aa:bb:cc:00:00:01',
+        called: '00-11-22-33-44-55:Guest',
+        ip: '10.1.0.5',
+        start: T0 - 86400_000,
+        stop: T0 - 82800_000,
+        sessionTime: 3600,
+        input: 1000,
+        output: 2000,
+        cause: 'User-Request',
+      });
+      await insertAcct(raw, {
+        sessionId: 's2',
+        username: 'hank',
+        nas: '10.0.0.2',
+        mac: 'AA-BB-CC-00-00-01',
+        ip: '10.1.0.6',
+        start: T0 - 3600_000,
+        sessionTime: 1200,
+        input: 1024 * 1024,
+        output: 512 * 1024,
+      });
+      await insertAcct(raw, {
+        sessionId: 's3',
+        username: 'gina',
+        nas: '10.0.0.1',
+        mac: 'aabbcc000002',
+        called: '00:11:22:33:44:55',
+        ip: '10.1.0.7',
+        start: T0 - 60_000,
+      });
       await insertPostAuth(raw, 'hank', 'hunter2', 'Access-Accept', T0 - 120_000);
       await insertPostAuth(raw, 'hank', 'wrong', 'Access-Reject', T0 - 60_000);
       await insertPostAuth(raw, 'gina', "x' OR '1'='1", 'Access-Reject', T0 - 30_000);
@@ -404,7 +550,8 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
     });
 
     it('filters exactly, MACs in any notation, time bounds inclusive', async () => {
-      const ids = async (f: Parameters<RadiusStore['historicalSessions']>[0]) => (await store.historicalSessions(f, page)).map((s) => s.username + ':' + s.ipaddress);
+      const ids = async (f: Parameters<RadiusStore['historicalSessions']>[0]) =>
+        (await store.historicalSessions(f, page)).map((s) => s.username + ':' + s.ipaddress);
       expect(await ids({ macaddress: 'aa-bb-cc-00-00-01' })).toEqual(['hank:10.1.0.6', 'hank:10.1.0.5']);
       expect(await ids({ macaddress: 'AABB.CC00.0002' })).toEqual(['gina:10.1.0.7']);
       expect(await ids({ calledstationid: '00:11:22:33:44:55' })).toEqual(['gina:10.1.0.7', 'hank:10.1.0.5']);
@@ -454,22 +601,59 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
     });
 
     it('quota purchases: record, newest first, exact filters, remarks substring, day filter', async () => {
-      await store.recordQuotaPurchase({ transaction_time: '2026-03-24 10:00:00', username: 'hank', plan_name: '1GB', currency: 'EUR', amount: '5', remarks: 'Paid at 50% off' }, actor);
-      await store.recordQuotaPurchase({ transaction_time: '2026-03-25 11:30:00', username: 'gina', plan_name: '5GB', currency: 'EUR', amount: '20.50', user_profiles: 'gold', remarks: 'card' }, actor);
+      await store.recordQuotaPurchase(
+        {
+          transaction_time: '2026-03-24 10:00:00',
+          username: 'hank',
+          plan_name: '1GB',
+          currency: 'EUR',
+          amount: '5',
+          remarks: 'Paid at 50% off',
+        },
+        actor,
+      );
+      await store.recordQuotaPurchase(
+        {
+          transaction_time: '2026-03-25 11:30:00',
+          username: 'gina',
+          plan_name: '5GB',
+          currency: 'EUR',
+          amount: '20.50',
+          user_profiles: 'gold',
+          remarks: 'card',
+        },
+        actor,
+      );
       const list = await store.quotaPurchases({}, page);
       expect(list.map((p) => p.username)).toEqual(['gina', 'hank']);
-      expect(list[0]).toMatchObject({ amount: '20.50', user_profiles: 'gold', create_by: 'api-alice', create_at: '2026-03-25 09:00:00' });
+      expect(list[0]).toMatchObject({
+        amount: '20.50',
+        user_profiles: 'gold',
+        create_by: 'api-alice',
+        create_at: '2026-03-25 09:00:00',
+      });
       expect((await store.quotaPurchases({ remarks: '50%' }, page)).map((p) => p.username)).toEqual(['hank']);
       expect((await store.quotaPurchases({ remarks: '_' }, page)).length).toBe(0);
       expect((await store.quotaPurchases({ transaction_time: '2026-03-25' }, page)).map((p) => p.username)).toEqual(['gina']);
-      expect((await store.quotaPurchases({ plan_name: '1GB', from: T0 - 86400_000, to: T0 }, page)).map((p) => p.amount)).toEqual(['5.00']);
+      expect((await store.quotaPurchases({ plan_name: '1GB', from: T0 - 86400_000, to: T0 }, page)).map((p) => p.amount)).toEqual(
+        ['5.00'],
+      );
     });
 
     it('records a purchase for a user FreeRADIUS knows, normalised: amount with two places, currency in capitals, profiles joined', async () => {
       // Made in SQL or by daloRADIUS: only a radcheck row, no netsvc_userinfo.
-      await raw.execute("INSERT INTO radcheck (username, attribute, op, value) VALUES ('dalo-user', 'Cleartext-Password', ':=', 'x')");
+      await raw.execute(
+        "INSERT INTO radcheck (username, attribute, op, value) VALUES ('dalo-user', 'Cleartext-Password', ':=', 'x')",
+      );
       const rec = await store.recordQuotaPurchase(
-        { transaction_time: '2026-03-25 12:00:00', username: 'dalo-user', plan_name: '10GB', currency: 'usd', amount: '007.5', user_profiles: 'silver,gold, silver' },
+        {
+          transaction_time: '2026-03-25 12:00:00',
+          username: 'dalo-user',
+          plan_name: '10GB',
+          currency: 'usd',
+          amount: '007.5',
+          user_profiles: 'silver,gold, silver',
+        },
         { name: 'billing-script' },
       );
       expect(rec).toEqual({
@@ -489,7 +673,14 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
       expect((await store.quotaPurchases({ user_profiles: 'silver, gold' }, page)).map((p) => p.id)).toEqual([rec.id]);
       // Remarks and plan names are counted in characters, as the varchar columns count them.
       const wide = await store.recordQuotaPurchase(
-        { transaction_time: '2026-03-25 12:01:00', username: 'dalo-user', plan_name: 'é'.repeat(128), currency: 'EUR', amount: '999999999999.99', remarks: 'ü'.repeat(1000) },
+        {
+          transaction_time: '2026-03-25 12:01:00',
+          username: 'dalo-user',
+          plan_name: 'é'.repeat(128),
+          currency: 'EUR',
+          amount: '999999999999.99',
+          remarks: 'ü'.repeat(1000),
+        },
         actor,
       );
       expect(wide).toMatchObject({ plan_name: 'é'.repeat(128), remarks: 'ü'.repeat(1000), amount: '999999999999.99' });
@@ -498,9 +689,12 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
     it('finds a MAC user from any notation and stores the name as the database has it', async () => {
       await store.createUser({ username: 'aa:bb:cc:00:00:09', usertype: 'mac' }, actor);
       const base = { transaction_time: '2026-03-25 13:00:00', plan_name: '1GB', currency: 'EUR', amount: '1' };
-      expect((await store.recordQuotaPurchase({ ...base, username: 'aabb.cc00.0009' }, actor)).username).toBe('AA-BB-CC-00-00-09');
+      expect((await store.recordQuotaPurchase({ ...base, username: 'aabb.cc00.0009' }, actor)).username).toBe(
+        'AA-BB-CC-00-00-09',
+      );
       // MariaDB compares names case-insensitively (as FreeRADIUS's lookups there do); the others do not.
-      if (dialect === 'mysql') expect((await store.recordQuotaPurchase({ ...base, username: 'HANK' }, actor)).username).toBe('hank');
+      if (dialect === 'mysql')
+        expect((await store.recordQuotaPurchase({ ...base, username: 'HANK' }, actor)).username).toBe('hank');
       else expect(await codeOf(store.recordQuotaPurchase({ ...base, username: 'HANK' }, actor))).toBe('user_not_found');
     });
 
@@ -508,7 +702,8 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
       const count = async () => Number((await rows('SELECT COUNT(*) AS n FROM netsvc_quota_purchase'))[0]!.n);
       const before = await count();
       const ok = { transaction_time: '2026-03-25 14:00:00', username: 'hank', plan_name: '1GB', currency: 'EUR', amount: '5' };
-      const refused = (p: Partial<typeof ok> & { user_profiles?: string; remarks?: string }, by = actor) => codeOf(store.recordQuotaPurchase({ ...ok, ...p }, by));
+      const refused = (p: Partial<typeof ok> & { user_profiles?: string; remarks?: string }, by = actor) =>
+        codeOf(store.recordQuotaPurchase({ ...ok, ...p }, by));
       expect(await refused({ username: 'nobody' })).toBe('user_not_found');
       await expect(store.recordQuotaPurchase({ ...ok, username: 'nobody' }, actor)).rejects.toThrow("User 'nobody' not found.");
       expect(await refused({ user_profiles: 'gold,platinum' })).toBe('profile_not_found');
@@ -520,7 +715,8 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
       for (const transaction_time of ['2026-02-30 10:00:00', '2026-03-25T10:00:00Z', '2026-03-25', 'yesterday']) {
         expect(await refused({ transaction_time }), transaction_time).toBe('invalid');
       }
-      for (const plan_name of ['', '  ', 'x'.repeat(129), 'a\nb']) expect(await refused({ plan_name }), plan_name).toBe('invalid');
+      for (const plan_name of ['', '  ', 'x'.repeat(129), 'a\nb'])
+        expect(await refused({ plan_name }), plan_name).toBe('invalid');
       expect(await refused({ remarks: 'x'.repeat(1001) })).toBe('invalid');
       expect(await refused({ remarks: 'tab\there' })).toBe('invalid');
       expect(await refused({}, { name: '' })).toBe('invalid');
@@ -530,11 +726,20 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
   });
 
   describe('transactions', () => {
-    const TABLES = ['radcheck', 'radreply', 'radusergroup', 'radgroupcheck', 'radgroupreply', 'netsvc_userinfo', 'netsvc_profile'];
+    const TABLES = [
+      'radcheck',
+      'radreply',
+      'radusergroup',
+      'radgroupcheck',
+      'radgroupreply',
+      'netsvc_userinfo',
+      'netsvc_profile',
+    ];
     /** Every row of every table a user or profile write touches, as committed. */
     const snapshot = async () => {
       const out: Record<string, unknown[]> = {};
-      for (const table of TABLES) out[table] = await rows(`SELECT * FROM ${table} ORDER BY ${table === 'netsvc_profile' ? 'groupname' : 'id'}`);
+      for (const table of TABLES)
+        out[table] = await rows(`SELECT * FROM ${table} ORDER BY ${table === 'netsvc_profile' ? 'groupname' : 'id'}`);
       return out;
     };
 
@@ -553,11 +758,24 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
     };
 
     it('an update that fails part-way (rename done, then an unknown profile) changes nothing in any table', async () => {
-      const stamp = await store.createUser({ username: 'rolly', usertype: 'user', password: 'pw', profiles: ['gold'], firstname: 'Rolly' }, actor);
+      const stamp = await store.createUser(
+        { username: 'rolly', usertype: 'user', password: 'pw', profiles: ['gold'], firstname: 'Rolly' },
+        actor,
+      );
       const id = Number(stamp.id);
-      await store.setUserAttributes(id, [{ attribute: 'Session-Timeout', table: 'reply', op: ':=', value: '600', multiple: false }], actor);
+      await store.setUserAttributes(
+        id,
+        [{ attribute: 'Session-Timeout', table: 'reply', op: ':=', value: '600', multiple: false }],
+        actor,
+      );
       const before = await snapshot();
-      const change = { username: 'rolly2', password: 'new-pw', firstname: 'Changed', disabled: true, profiles: ['silver', 'nope'] };
+      const change = {
+        username: 'rolly2',
+        password: 'new-pw',
+        firstname: 'Changed',
+        disabled: true,
+        profiles: ['silver', 'nope'],
+      };
       expect(await codeOf(store.updateUser(id, change, { name: 'api-bob' }))).toBe('profile_not_found');
       expect(await snapshot()).toEqual(before);
     });
@@ -569,12 +787,21 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
         [
           'create with profiles, disabled: fails at the reject-group membership',
           (sql) => sql.startsWith('INSERT INTO radusergroup') && sql.includes(', 0)'),
-          (s) => s.createUser({ username: 'rolly4', usertype: 'user', password: 'pw', profiles: ['gold', 'silver'], disabled: true }, actor),
+          (s) =>
+            s.createUser(
+              { username: 'rolly4', usertype: 'user', password: 'pw', profiles: ['gold', 'silver'], disabled: true },
+              actor,
+            ),
         ],
         [
           'rename with new profiles: fails at the reject-group membership',
           (sql) => sql.startsWith('INSERT INTO radusergroup') && sql.includes(', 0)'),
-          (s) => s.updateUser(id, { username: 'rolly5', password: 'x2', email: 'r@corp.test', profiles: ['silver'], disabled: true }, actor),
+          (s) =>
+            s.updateUser(
+              id,
+              { username: 'rolly5', password: 'x2', email: 'r@corp.test', profiles: ['silver'], disabled: true },
+              actor,
+            ),
         ],
         ['delete: fails at the info row', (sql) => sql.startsWith('DELETE FROM netsvc_userinfo'), (s) => s.deleteUser(id)],
         [
@@ -610,7 +837,16 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
 
     it('stores them literally in every info field and matches them only literally in every filter', async () => {
       const stamp = await store.createUser(
-        { username: 'meta', usertype: 'user', password: nasty[0]!, firstname: nasty[0], lastname: nasty[1], address: nasty[2], company: nasty[3], zip: '%' },
+        {
+          username: 'meta',
+          usertype: 'user',
+          password: nasty[0]!,
+          firstname: nasty[0],
+          lastname: nasty[1],
+          address: nasty[2],
+          company: nasty[3],
+          zip: '%',
+        },
         actor,
       );
       const user = await store.getUser(Number(stamp.id));
@@ -618,10 +854,17 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
       expect(await checkRows('meta')).toEqual([`Cleartext-Password := ${nasty[0]}`]);
       for (const s of nasty) {
         expect(await store.listUsers({ username: s }, page)).toEqual([]);
-        expect(await store.historicalSessions({ username: s, hotspot: s, nas: s, ipaddress: s, macaddress: s, calledstationid: s }, page)).toEqual([]);
+        expect(
+          await store.historicalSessions(
+            { username: s, hotspot: s, nas: s, ipaddress: s, macaddress: s, calledstationid: s },
+            page,
+          ),
+        ).toEqual([]);
         expect(await store.onlineSessions({ username: s }, page)).toEqual([]);
         expect(await store.loginAttempts({ username: s, reply: s }, page)).toEqual([]);
-        expect(await store.quotaPurchases({ username: s, plan_name: s, user_profiles: s, remarks: s, transaction_time: s }, page)).toEqual([]);
+        expect(
+          await store.quotaPurchases({ username: s, plan_name: s, user_profiles: s, remarks: s, transaction_time: s }, page),
+        ).toEqual([]);
         expect(await codeOf(store.profileUsers(s, page))).toBe('profile_not_found');
       }
       expect(Number((await rows('SELECT COUNT(*) AS n FROM radacct'))[0]!.n)).toBeGreaterThan(0);

@@ -32,7 +32,9 @@ describe('hotspot formats', () => {
     expect(normaliseMac('aa:bb-cc:dd:ee:ff')).toBeUndefined();
     expect(normaliseMac('aa:bb:cc:dd:ee')).toBeUndefined();
     expect(normaliseMac("aa'bb")).toBeUndefined();
-    expect(macSpellings('AA-BB-CC-DD-EE-FF')).toEqual(expect.arrayContaining(['aa:bb:cc:dd:ee:ff', 'AABBCCDDEEFF', 'aabb.ccdd.eeff']));
+    expect(macSpellings('AA-BB-CC-DD-EE-FF')).toEqual(
+      expect.arrayContaining(['aa:bb:cc:dd:ee:ff', 'AABBCCDDEEFF', 'aabb.ccdd.eeff']),
+    );
     expect(displayMac('00-11-22-33-44-55:Guest WiFi')).toBe('00-11-22-33-44-55');
     expect(displayMac('not a mac')).toBe('not a mac');
   });

@@ -16,7 +16,11 @@ const dialects = await availableDialects();
 const PAGE = { page: 1, perPage: 10 };
 const NUL = 'a\u0000b';
 
-const refusal = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 
 describe.runIf(dialects.includes('postgres'))('stores on PostgreSQL refusing a value', () => {
   let radius: RadiusTestDatabase;
@@ -27,7 +31,17 @@ describe.runIf(dialects.includes('postgres'))('stores on PostgreSQL refusing a v
     radius = await createRadiusDatabase('postgres', { timeZone: 'UTC' });
     events = await createSystemEventsDatabase('postgres', 'netsvc_refused_input');
     // A row, so the store reaches the filter (an empty table is answered before any condition is sent).
-    await seed(events.client, [{ receivedAt: '2025-07-04 10:00:00', deviceReportedTime: '2025-07-04 10:00:00', host: 'r', tag: 't:', priority: 6, facility: 4, message: 'm' }]);
+    await seed(events.client, [
+      {
+        receivedAt: '2025-07-04 10:00:00',
+        deviceReportedTime: '2025-07-04 10:00:00',
+        host: 'r',
+        tag: 't:',
+        priority: 6,
+        facility: 4,
+        message: 'm',
+      },
+    ]);
     syslog = openSyslogStore(events.db.url, '/');
   });
 
@@ -69,7 +83,17 @@ describe.runIf(dialects.includes('mysql'))('stores on MariaDB tables in latin1 r
     await radius.raw.execute('ALTER TABLE radacct CONVERT TO CHARACTER SET latin1');
     events = await createSystemEventsDatabase('mysql', 'netsvc_refused_latin1');
     await events.client.execute('ALTER TABLE SystemEvents CONVERT TO CHARACTER SET latin1');
-    await seed(events.client, [{ receivedAt: '2025-07-04 10:00:00', deviceReportedTime: '2025-07-04 10:00:00', host: 'r', tag: 't:', priority: 6, facility: 4, message: 'm' }]);
+    await seed(events.client, [
+      {
+        receivedAt: '2025-07-04 10:00:00',
+        deviceReportedTime: '2025-07-04 10:00:00',
+        host: 'r',
+        tag: 't:',
+        priority: 6,
+        facility: 4,
+        message: 'm',
+      },
+    ]);
     syslog = openSyslogStore(events.db.url, '/');
   });
 

@@ -30,7 +30,19 @@ import {
 const dialects = await availableDialects();
 
 const HOSTS = ['routerA', 'routerB', 'RouterA', 'routerA ', 'ap-1', "x' OR '1'='1", 'h%', 'h_1'];
-const TAGS = ['hostapd:', 'hostapd[812]:', 'hostapd', 'hostapd[99]', 'hostapdx:', 'sshd[1]:', 'kernel:', '%:', 'a_b', 'tag*[1]:', 'bad\\tag'];
+const TAGS = [
+  'hostapd:',
+  'hostapd[812]:',
+  'hostapd',
+  'hostapd[99]',
+  'hostapdx:',
+  'sshd[1]:',
+  'kernel:',
+  '%:',
+  'a_b',
+  'tag*[1]:',
+  'bad\\tag',
+];
 const MESSAGES = [
   ' load 100% done',
   'a_b here',
@@ -74,10 +86,27 @@ const FILTERS: SyslogFilter[] = [
   { host: 'nowhere' },
   { host: 'routera' },
   ...[0, 1, 2, 3, 4, 5, 6, 7].map((priority) => ({ priority })),
-  ...['hostapd', 'hostapd:', 'hostapd[812]:', 'hostapd[1]', 'sshd', 'sshd[7]:', 'kernel:', '%', '%:', 'a_b', 'a%b', 'tag*', 'tag*[5]:', 'bad\\tag', 'host', 'HOSTAPD'].map(
-    (tag) => ({ tag }),
+  ...[
+    'hostapd',
+    'hostapd:',
+    'hostapd[812]:',
+    'hostapd[1]',
+    'sshd',
+    'sshd[7]:',
+    'kernel:',
+    '%',
+    '%:',
+    'a_b',
+    'a%b',
+    'tag*',
+    'tag*[5]:',
+    'bad\\tag',
+    'host',
+    'HOSTAPD',
+  ].map((tag) => ({ tag })),
+  ...['100%', '%', '_', 'a_b', '\\', "'", '"', ';', '!', 'mixed case', 'MIXED', 'héllo', '#1', 'zzz', "' OR 1=1 --"].map(
+    (message) => ({ message }),
   ),
-  ...['100%', '%', '_', 'a_b', '\\', "'", '"', ';', '!', 'mixed case', 'MIXED', 'héllo', '#1', 'zzz', "' OR 1=1 --"].map((message) => ({ message })),
   { startTime: '2025-07-05 00:00:00', endTime: '2025-07-06 00:00:00' },
   { startTime: '2025-07-05 10:00:00' },
   { endTime: '2025-07-05 10:00:00' },
@@ -163,7 +192,10 @@ describe.each(cases)('SyslogStore on %s', (_label, dialect, mode) => {
   });
 
   it('treats both time bounds as inclusive on ReceivedAt', async () => {
-    const got = await store.find({ startTime: '2025-07-05 00:00:00', endTime: '2025-07-06 00:00:00' }, { page: 1, perPage: 2000 });
+    const got = await store.find(
+      { startTime: '2025-07-05 00:00:00', endTime: '2025-07-06 00:00:00' },
+      { page: 1, perPage: 2000 },
+    );
     const times = got.map((r) => r.ReceivedAt);
     expect(times).toContain('2025-07-05 00:00:00');
     expect(times).toContain('2025-07-06 00:00:00');
@@ -181,7 +213,9 @@ describe.each(cases)('SyslogStore on %s', (_label, dialect, mode) => {
   });
 
   it('returns the record fields of api.md 2.3 with the pid taken from the tag', async () => {
-    const newest = rows.filter((r) => r.receivedAt !== null).sort((a, b) => (a.receivedAt! < b.receivedAt! ? 1 : a.receivedAt! > b.receivedAt! ? -1 : b.id - a.id))[0]!;
+    const newest = rows
+      .filter((r) => r.receivedAt !== null)
+      .sort((a, b) => (a.receivedAt! < b.receivedAt! ? 1 : a.receivedAt! > b.receivedAt! ? -1 : b.id - a.id))[0]!;
     const [first] = await store.find({}, { page: 1, perPage: 1 });
     expect(first).toEqual({
       ID: newest.id,
@@ -207,7 +241,17 @@ describe.each(cases)('SyslogStore on %s', (_label, dialect, mode) => {
 
   it('changes nothing, whatever SQL the filters carry', async () => {
     const before = await countRows(client);
-    for (const value of ["'; DELETE FROM SystemEvents; --", "x' OR '1'='1", '"; DROP TABLE SystemEvents; --', '\\', '%', '_', '*', '[', '?']) {
+    for (const value of [
+      "'; DELETE FROM SystemEvents; --",
+      "x' OR '1'='1",
+      '"; DROP TABLE SystemEvents; --',
+      '\\',
+      '%',
+      '_',
+      '*',
+      '[',
+      '?',
+    ]) {
       for (const filter of [{ host: value }, { tag: value }, { message: value }] as SyslogFilter[]) {
         const got = (await store.find(filter, { page: 1, perPage: 2000 })).map((r) => r.ID);
         expect(got, JSON.stringify(filter)).toEqual(modelPage(rows, filter, 1, 2000));
@@ -267,7 +311,12 @@ describe.each(dialects)('SyslogStore indexes and inserts on %s', (dialect) => {
 
   it('creates the four indexes once, reports them as existing the second time, and drops them', async () => {
     const first = await store.createIndexes();
-    expect(first.created.sort()).toEqual(['netsvc_syslog_host', 'netsvc_syslog_priority', 'netsvc_syslog_received', 'netsvc_syslog_tag']);
+    expect(first.created.sort()).toEqual([
+      'netsvc_syslog_host',
+      'netsvc_syslog_priority',
+      'netsvc_syslog_received',
+      'netsvc_syslog_tag',
+    ]);
     const second = await store.createIndexes();
     expect(second.created).toEqual([]);
     expect(second.existing).toHaveLength(4);
@@ -278,11 +327,29 @@ describe.each(dialects)('SyslogStore indexes and inserts on %s', (dialect) => {
   it('stores events in the columns rsyslog fills and reads them back', async () => {
     const long = 'x'.repeat(5000);
     await store.insertEvents([
-      { deviceReportedTime: '2025-07-05 10:00:00', receivedAt: '2025-07-05 10:00:02', fromHost: 'ap-1', sysLogTag: 'hostapd[812]:', priority: 4, facility: 16, message: ` it's 100% "ok" \\ ${long}` },
-      { deviceReportedTime: '2025-07-05 10:00:01', receivedAt: '2025-07-05 10:00:02', fromHost: 'ap-2', sysLogTag: 'app', priority: 7, facility: 23, message: 'héllo ✓' },
+      {
+        deviceReportedTime: '2025-07-05 10:00:00',
+        receivedAt: '2025-07-05 10:00:02',
+        fromHost: 'ap-1',
+        sysLogTag: 'hostapd[812]:',
+        priority: 4,
+        facility: 16,
+        message: ` it's 100% "ok" \\ ${long}`,
+      },
+      {
+        deviceReportedTime: '2025-07-05 10:00:01',
+        receivedAt: '2025-07-05 10:00:02',
+        fromHost: 'ap-2',
+        sysLogTag: 'app',
+        priority: 7,
+        facility: 23,
+        message: 'héllo ✓',
+      },
     ]);
     const got = await store.find({}, { page: 1, perPage: 10 });
-    expect(got.map((r) => [r.FromHost, r.SysLogTag, r.processid, r.Priority, r.DeviceReportedTime, r.ReceivedAt, r.Message])).toEqual([
+    expect(
+      got.map((r) => [r.FromHost, r.SysLogTag, r.processid, r.Priority, r.DeviceReportedTime, r.ReceivedAt, r.Message]),
+    ).toEqual([
       ['ap-2', 'app', '', 7, '2025-07-05 10:00:01', '2025-07-05 10:00:02', 'héllo ✓'],
       ['ap-1', 'hostapd[812]:', '812', 4, '2025-07-05 10:00:00', '2025-07-05 10:00:02', ` it's 100% "ok" \\ ${long}`],
     ]);
@@ -326,7 +393,15 @@ describe.each(dialects)('SyslogStore primary-key walk over deleted ID ranges on 
     }
     const loader = openSyslogStore(events.db.url, '/');
     await loader.insertEvents(
-      seedRows.map((r) => ({ deviceReportedTime: r.deviceReportedTime, receivedAt: r.receivedAt!, fromHost: r.host, sysLogTag: r.tag, priority: r.priority, facility: r.facility, message: r.message })),
+      seedRows.map((r) => ({
+        deviceReportedTime: r.deviceReportedTime,
+        receivedAt: r.receivedAt!,
+        fromHost: r.host,
+        sysLogTag: r.tag,
+        priority: r.priority,
+        facility: r.facility,
+        message: r.message,
+      })),
     );
     await loader.close();
     const ids = await client.query<{ id: number }>('SELECT ID AS id FROM SystemEvents ORDER BY ID');
@@ -416,7 +491,15 @@ describe.each(dialects)('SyslogStore deep pages on a table without indexes on %s
     }
     const loader = openSyslogStore(events.db.url, '/');
     await loader.insertEvents(
-      seedRows.map((r) => ({ deviceReportedTime: r.deviceReportedTime, receivedAt: r.receivedAt!, fromHost: r.host, sysLogTag: r.tag, priority: r.priority, facility: r.facility, message: r.message })),
+      seedRows.map((r) => ({
+        deviceReportedTime: r.deviceReportedTime,
+        receivedAt: r.receivedAt!,
+        fromHost: r.host,
+        sysLogTag: r.tag,
+        priority: r.priority,
+        facility: r.facility,
+        message: r.message,
+      })),
     );
     await loader.close();
     const ids = await events.client.query<{ id: number }>('SELECT ID AS id FROM SystemEvents ORDER BY ID');
@@ -455,7 +538,10 @@ describe.each(dialects)('SyslogStore deep pages on a table without indexes on %s
       expect(Math.max(...counts), `${label}: rows of one query`).toBeLessThanOrEqual(Math.max(maxWalkRows, perPage + 1));
       if (page * perPage + 1 > maxWalkRows) {
         // The database sorts deep pages: what comes back is the page, nothing more.
-        expect(counts.reduce((a, b) => a + b, 0), `${label}: rows read in all`).toBeLessThanOrEqual(perPage + 1);
+        expect(
+          counts.reduce((a, b) => a + b, 0),
+          `${label}: rows read in all`,
+        ).toBeLessThanOrEqual(perPage + 1);
       }
     }
   });

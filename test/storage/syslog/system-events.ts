@@ -71,7 +71,11 @@ export async function createSystemEventsDatabase(
 }
 
 /** Inserts rows in order (IDs grow with the array index) and returns them with their IDs. */
-export async function seed(client: SqlClient, rows: SeedRow[], options: { processIdColumn?: boolean } = {}): Promise<StoredRow[]> {
+export async function seed(
+  client: SqlClient,
+  rows: SeedRow[],
+  options: { processIdColumn?: boolean } = {},
+): Promise<StoredRow[]> {
   const out: StoredRow[] = [];
   for (const r of rows) {
     const cols = ['Message', 'Facility', 'FromHost', 'Priority', 'DeviceReportedTime', 'ReceivedAt', 'InfoUnitID', 'SysLogTag'];
