@@ -33,6 +33,31 @@ export default tseslint.config(
       '@typescript-eslint/no-implied-eval': 'error',
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
       'import-x/no-self-import': 'error',
+      // Dependencies point one way (docs/architecture.md): src wires everything; api sees storage;
+      // collector and storage meet only in common/, which imports nothing of ours.
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            {
+              target: './common',
+              from: ['./collector', './storage', './api', './src'],
+              message: 'common/ is the neutral model: it imports nothing of ours.',
+            },
+            {
+              target: './collector',
+              from: ['./storage', './api', './src'],
+              message: 'collector/ meets storage only through common/.',
+            },
+            {
+              target: './storage',
+              from: ['./collector', './api', './src'],
+              message: 'storage/ meets collector only through common/.',
+            },
+            { target: './api', from: ['./src', './collector'], message: 'api/ sees storage interfaces; src/ wires it.' },
+          ],
+        },
+      ],
       // Input checks match control characters on purpose (NUL, ESC and the rest are refused in names and messages).
       'no-control-regex': 'off',
     },

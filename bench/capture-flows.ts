@@ -13,7 +13,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
-import { FlowBatch } from '../collector/flow-batch.js';
+import { FlowBatch } from '../common/flow-batch.js';
 
 /** One seed flow, as softflowd exported it. */
 export interface SeedFlow {

@@ -8,9 +8,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { createFlowDecoder, exporterRef } from '../collector/decoder.js';
-import { FlowBatch } from '../collector/flow-batch.js';
-import { syntheticWorkloads, type SyntheticWorkload } from '../collector/synthetic.js';
+import { createFlowDecoder, exporterRef } from '../collector/decode/decoder.js';
+import { FlowBatch } from '../common/flow-batch.js';
+import { syntheticWorkloads, type SyntheticWorkload } from '../collector/decode/synthetic.js';
 
 /** One measured workload. */
 export interface DecodeResult {

@@ -14,9 +14,9 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createInterface } from 'node:readline';
-import { SummarySink, type FlowSink } from '../collector/flow-sink.js';
-import { createThreadedFlowListeners } from '../collector/threaded-listener.js';
-import { createFlowListeners } from '../collector/udp-listener.js';
+import { SummarySink, type FlowSink } from '../common/flow-sink.js';
+import { createThreadedFlowListeners } from '../collector/listen/threaded-listener.js';
+import { createFlowListeners } from '../collector/listen/udp-listener.js';
 import { lowerOtherThreads } from '../src/thread-priority.js';
 import { CaptureWriter } from '../storage/capture/writer.js';
 
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   const sources = { bench: { listen: '127.0.0.1:0', receiveBuffer: buffer } };
   const workerSink = inWorker
     ? {
-        module: pathToFileURL(fileURLToPath(new URL('../src/capture-worker-sink.js', import.meta.url))).href,
+        module: pathToFileURL(fileURLToPath(new URL('../src/areas/capture-worker-sink.js', import.meta.url))).href,
         options: { dataDir: arg('--data-dir'), timezone: 'UTC', warmUp: true, codec: arg('--codec', 'zstd') },
       }
     : undefined;

@@ -4,8 +4,8 @@
  * `node dist/bench/collector-ingest-sender.js PCAP PORT RATE LOOPS` → one JSON line.
  */
 import { readFileSync } from 'node:fs';
-import { readCapture } from '../collector/pcap.js';
-import { replayDatagrams } from '../collector/replay.js';
+import { readCapture } from '../collector/pcap/pcap.js';
+import { replayDatagrams } from '../collector/pcap/replay.js';
 
 const [pcap, port, rate, loops] = process.argv.slice(2);
 if (!pcap || !port || !rate || !loops) throw new Error('usage: collector-ingest-sender PCAP PORT RATE LOOPS');

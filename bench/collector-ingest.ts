@@ -24,9 +24,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { SummarySink } from '../collector/flow-sink.js';
-import { importCaptures } from '../collector/pcap-import.js';
-import { readCapture } from '../collector/pcap.js';
+import { SummarySink } from '../common/flow-sink.js';
+import { importCaptures } from '../collector/pcap/pcap-import.js';
+import { readCapture } from '../collector/pcap/pcap.js';
 import { diverseExport } from './diverse-traffic.js';
 
 /**

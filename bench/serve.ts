@@ -355,7 +355,7 @@ async function apiOnce(pcap: string, perLoop: number, rate: number, seconds: num
 }
 
 async function apiSection(pcap: string, rates: number[], seconds: number, rounds: number): Promise<void> {
-  const { readCapture } = await import('../collector/pcap.js');
+  const { readCapture } = await import('../collector/pcap/pcap.js');
   const perLoop = readCapture(readFileSync(pcap)).datagrams.length;
   const results: ApiResult[] = [];
   for (const rate of rates) {

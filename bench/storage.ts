@@ -21,7 +21,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type FlowBatch } from '../collector/flow-batch.js';
+import { type FlowBatch } from '../common/flow-batch.js';
 import { aggregateFiles } from '../storage/capture/aggregate.js';
 import { listCaptureFiles, newestFlows, scanFlows } from '../storage/capture/reader.js';
 import { CaptureWriter } from '../storage/capture/writer.js';

@@ -26,7 +26,7 @@ import { registerStatusCommand, StatusError } from './commands/status.js';
 import { ConfigError } from './config-error.js';
 import { DataDirLockedError } from './data-dir-lock.js';
 import { ListenError } from './http-listen.js';
-import { ListenerBindError, ListenerConfigError } from '../collector/listener-errors.js';
+import { ListenerBindError, ListenerConfigError } from '../collector/listen/listener-errors.js';
 
 /** Builds the command tree; tests drive it with their own context. */
 export function buildProgram(ctx: CliContext): Command {

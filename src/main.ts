@@ -11,8 +11,8 @@ import type { AddressInfo } from 'node:net';
 import type { ServerType } from '@hono/node-server';
 import type { AppDeps } from '../api/app.js';
 import type { LoginRefusal } from '../api/auth.js';
-import { LogThrottle } from '../collector/log-throttle.js';
-import { FailureSignal } from '../collector/failure-signal.js';
+import { LogThrottle } from '../common/log-throttle.js';
+import { FailureSignal } from '../collector/listen/failure-signal.js';
 import { loadTokenKey, openAdminStore } from './admin-store.js';
 import { DatabaseHealth } from './database-health.js';
 import type { Config } from './config.js';
@@ -26,16 +26,10 @@ import type { Logger } from './log.js';
  * were left out since the last.
  */
 function refusalLog(logger: Logger, now: () => number): (r: LoginRefusal) => void {
-  const throttle = new LogThrottle(10_000);
-  const suppressed = new Map<string, number>();
+  const throttle = new LogThrottle(10_000, now);
   return (r) => {
-    const key = `${r.client} ${r.reason}`;
-    if (!throttle.allow(key, now())) {
-      if (suppressed.size < 10_000 || suppressed.has(key)) suppressed.set(key, (suppressed.get(key) ?? 0) + 1);
-      return;
-    }
-    const left = suppressed.get(key) ?? 0;
-    suppressed.delete(key);
+    const left = throttle.pass(`${r.client} ${r.reason}`);
+    if (left === undefined) return;
     logger.warn(
       {
         area: r.area,
@@ -83,13 +77,13 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
   let server: ServerType;
   // A failure before serve subscribes (during the rest of the start) is kept for it.
   const fatal = new FailureSignal();
-  const flowsStarting = import('./flow-path.js').then((m) => m.startFlowPath(config, runtime));
+  const flowsStarting = import('./areas/netflow.js').then((m) => m.startFlowPath(config, runtime));
   const modulesLoading = Promise.all([
     import('../api/app.js'),
     import('../api/auth.js'),
     import('./metrics.js'),
-    import('./radius-stores.js'),
-    import('./syslog-path.js'),
+    import('./areas/hotspot.js'),
+    import('./areas/logviewer.js'),
   ]);
   const [flowsStarted, modulesLoaded] = await Promise.allSettled([flowsStarting, modulesLoading]);
   if (flowsStarted.status === 'fulfilled') {

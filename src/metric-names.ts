@@ -1,5 +1,5 @@
 /** Metric names shared by the registry (metrics.ts) and `netsvc status`, which reads them without loading prom-client. */
-import type { CounterName } from '../collector/collector-counters.js';
+import type { CounterName } from '../collector/decode/collector-counters.js';
 
 /** Metric name prefix of the flow counters. */
 export const FLOW_METRIC_PREFIX = 'netsvc_flow_';

@@ -3,16 +3,12 @@
  * count of failures not logged since: during an outage every request fails
  * the same way, and a stack per request would bury the one line that says why.
  */
+import { LogThrottle } from '../common/log-throttle.js';
 import type { Logger } from './log.js';
-
-interface KeyState {
-  lastLoggedMs: number;
-  unlogged: number;
-}
 
 /** Rate-limited warnings about failing databases, keyed by what failed (an entity's database). */
 export class OutageLog {
-  private readonly keys = new Map<string, KeyState>();
+  private readonly throttle: LogThrottle;
 
   /**
    * @param everyMs least time between two lines with the same key
@@ -20,23 +16,19 @@ export class OutageLog {
    */
   constructor(
     private readonly log: Logger,
-    private readonly now: () => number,
-    private readonly everyMs = 10_000,
-    private readonly maxKeys = 1_000,
-  ) {}
+    now: () => number,
+    everyMs = 10_000,
+    maxKeys = 1_000,
+  ) {
+    this.throttle = new LogThrottle(everyMs, now, maxKeys);
+  }
 
   /** Reports one failure: logged when the key has not been logged for `everyMs`, else only counted. */
   report(key: string, fields: Record<string, unknown>, err: Error, message: string): void {
-    const t = this.now();
-    const state = this.keys.get(key);
-    if (state && t - state.lastLoggedMs < this.everyMs) {
-      state.unlogged++;
-      return;
-    }
+    const held = this.throttle.pass(key);
+    if (held === undefined) return;
     // The reason without a stack: the stack is the same for every request and says nothing of the cause.
-    this.log.warn({ ...fields, reason: reasonOf(err), failuresNotLogged: state?.unlogged ?? 0 }, message);
-    if (!state && this.keys.size >= this.maxKeys) this.keys.clear();
-    this.keys.set(key, { lastLoggedMs: t, unlogged: 0 });
+    this.log.warn({ ...fields, reason: reasonOf(err), failuresNotLogged: held }, message);
   }
 }
 

@@ -193,14 +193,10 @@ const infoBody = Object.fromEntries(
   ]),
 ) as Record<InfoField, z.ZodOptional<z.ZodNullable<z.ZodString>>>;
 
-const usernameField = z
-  .string()
-  .min(1, 'must not be empty')
-  .max(NAME_MAX, `must be at most ${NAME_MAX} characters`)
-  .openapi({
-    description: 'Letters, digits and @ . _ : / - (FreeRADIUS\u2019s safe characters); a MAC in any notation for usertype mac',
-    example: 'alice',
-  });
+const usernameField = z.string().min(1, 'must not be empty').max(NAME_MAX, `must be at most ${NAME_MAX} characters`).openapi({
+  description: 'Letters, digits and @ . _ : / - (FreeRADIUS\u2019s safe characters); a MAC in any notation for usertype mac',
+  example: 'alice',
+});
 const passwordField = z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters (RADIUS User-Password)');
 const profilesField = z
   .string()

@@ -89,12 +89,10 @@ const latestSchema = z
   .openapi('NetflowLatest');
 
 /** A count in JSON (countJson): exact, a number up to 2^53 − 1 and a string of decimal digits above. */
-const count = z
-  .union([z.number().int().min(0), z.string().regex(/^\d+$/)])
-  .openapi({
-    description: 'Exact count: a JSON number up to 2^53 − 1 (9007199254740991), above that a string of decimal digits',
-    example: 1500,
-  });
+const count = z.union([z.number().int().min(0), z.string().regex(/^\d+$/)]).openapi({
+  description: 'Exact count: a JSON number up to 2^53 − 1 (9007199254740991), above that a string of decimal digits',
+  example: 1500,
+});
 
 const addressTop = z.object({ ip: z.string(), bytes: count, packets: count, flows: count });
 
@@ -150,12 +148,10 @@ const flowRecord = z
     dst_port: z.string(),
     proto: z.string(),
     flags: z.string().openapi({ example: '.AP...' }),
-    packets: z
-      .string()
-      .openapi({
-        description: 'Exact decimal count, up to 2^64 − 1 and beyond (scaled by sampling)',
-        example: '18446744073709551615',
-      }),
+    packets: z.string().openapi({
+      description: 'Exact decimal count, up to 2^64 − 1 and beyond (scaled by sampling)',
+      example: '18446744073709551615',
+    }),
     bytes: z
       .string()
       .openapi({ description: 'Exact decimal count, up to 2^64 − 1 and beyond (scaled by sampling)', example: '1500' }),
@@ -169,13 +165,10 @@ const flowsSchema = z
     status: z.literal(true),
     result: z.object({
       flows: z.array(flowRecord),
-      total: z
-        .number()
-        .int()
-        .openapi({
-          description:
-            'Records returned (api.md 3.1.0), at most `limit`; not the number of flows in the window, which kpi.active_flows gives',
-        }),
+      total: z.number().int().openapi({
+        description:
+          'Records returned (api.md 3.1.0), at most `limit`; not the number of flows in the window, which kpi.active_flows gives',
+      }),
     }),
   })
   .openapi('NetflowFlows');

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { RadiusStoreError } from '../../storage/radius/radius-store.js';
 import { redactUrl } from '../../storage/sql/sql-client.js';
 import type { Config } from '../config.js';
-import { radiusDatabaseMissing, radiusEntities } from '../radius-entities.js';
+import { radiusDatabaseMissing, radiusEntities } from '../areas/hotspot-entities.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 import { dbIndexGroup } from './db-index-group.js';
 
@@ -19,7 +19,7 @@ export async function migrateRadiusDatabases(
   out: (line: string) => void,
   createPeerTables = false,
 ): Promise<void> {
-  const { openEntityRadiusStore } = await import('../radius-stores.js');
+  const { openEntityRadiusStore } = await import('../areas/hotspot.js');
   for (const [name, url] of radiusEntities(config)) {
     const store = openEntityRadiusStore(config, url);
     const label = `${name} (${redactUrl(url)})`;
@@ -60,7 +60,7 @@ export function registerDbIndexRadiusCommand(db: Command, ctx: CliContext): void
       const entities = radiusEntities(config).filter(([name]) => !opts.entity || name === opts.entity);
       if (opts.entity && !entities.length)
         throw new UsageError(`entity '${opts.entity}' has no radius database in the configuration`);
-      const { openEntityRadiusStore } = await import('../radius-stores.js');
+      const { openEntityRadiusStore } = await import('../areas/hotspot.js');
       for (const [name, url] of entities) {
         const label = `${name} (${redactUrl(url)})`;
         if (radiusDatabaseMissing(config, url)) {

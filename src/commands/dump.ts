@@ -8,7 +8,7 @@ import { existsSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { Command } from 'commander';
 import { DateTime } from 'luxon';
-import { formatAddress, type FlowBatch } from '../../collector/flow-batch.js';
+import { formatAddress, type FlowBatch } from '../../common/flow-batch.js';
 import { accumulateTotals } from '../../storage/capture/aggregate.js';
 import {
   CaptureFileError,

@@ -2,16 +2,16 @@
 import { existsSync } from 'node:fs';
 import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
-import { createFlowDecoder } from '../../collector/decoder.js';
-import { SummarySink, type FlowSink, type FlowSummary } from '../../collector/flow-sink.js';
-import { importCaptures, type ImportResult } from '../../collector/pcap-import.js';
+import { createFlowDecoder } from '../../collector/decode/decoder.js';
+import { SummarySink, type FlowSink, type FlowSummary } from '../../common/flow-sink.js';
+import { importCaptures, type ImportResult } from '../../collector/pcap/pcap-import.js';
 import { CaptureWriter } from '../../storage/capture/writer.js';
 import type { Config } from '../config.js';
 import { sourceDir } from '../../storage/capture/format.js';
 import { KpiBuilder } from '../../storage/kpi/kpi-builder.js';
 import { SqliteKpiCache } from '../../storage/kpi/sqlite-kpi-cache.js';
 import { acquireDataDirLock } from '../data-dir-lock.js';
-import { captureWriterOptions, kpiCachePath } from '../flow-storage-config.js';
+import { captureWriterOptions, kpiCachePath } from '../areas/netflow-storage-config.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 
 /** The `--json` document of an import: what was read, what was decoded, the totals. */

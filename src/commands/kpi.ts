@@ -5,7 +5,7 @@ import { hourStartOf } from '../../storage/capture/format.js';
 import { KpiBuilder, type SyncResult } from '../../storage/kpi/kpi-builder.js';
 import { SqliteKpiCache } from '../../storage/kpi/sqlite-kpi-cache.js';
 import type { Config } from '../config.js';
-import { kpiCachePath } from '../flow-storage-config.js';
+import { kpiCachePath } from '../areas/netflow-storage-config.js';
 import { parseWhen } from './dump.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 

@@ -17,7 +17,7 @@ import {
   type RadiusStore,
 } from '../../storage/radius/radius-store.js';
 import type { Config } from '../config.js';
-import { radiusEntities } from '../radius-entities.js';
+import { radiusEntities } from '../areas/hotspot-entities.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 
 const PROFILE_NAME = /^[A-Za-z0-9_-]+$/;
@@ -95,7 +95,7 @@ export async function withRadius<T>(
 ): Promise<T> {
   const config = await ctx.config(cmd);
   const [, url] = pickEntity(config, entity);
-  const { openEntityRadiusStore } = await import('../radius-stores.js');
+  const { openEntityRadiusStore } = await import('../areas/hotspot.js');
   const store = openEntityRadiusStore(config, url);
   try {
     return await fn(store);

@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 import { DateTime } from 'luxon';
 import { checkQuotaPurchase } from '../../storage/radius/quota-purchase.js';
 import { RadiusStoreError, type NewQuotaPurchase, type QuotaPurchase } from '../../storage/radius/radius-store.js';
-import { radiusDatabaseMissing } from '../radius-entities.js';
+import { radiusDatabaseMissing } from '../areas/hotspot-entities.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 import { pickEntity, withRadius } from './profile.js';
 

@@ -1,7 +1,7 @@
 /** `netsvc replay <pcap…> --to IP:PORT`: send the export datagrams of captures over UDP. */
 import { existsSync, readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { readCapture } from '../../collector/pcap.js';
+import { readCapture } from '../../collector/pcap/pcap.js';
 import {
   parseDestination,
   replayDatagrams,
@@ -9,7 +9,7 @@ import {
   type ReplayDatagram,
   type ReplayResult,
   type ReplayTiming,
-} from '../../collector/replay.js';
+} from '../../collector/pcap/replay.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 
 /** Options of `runReplay`, as the command line gives them. */

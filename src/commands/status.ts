@@ -1,6 +1,11 @@
 /** `netsvc status`: the flow collector's (and the syslog receiver's) counters of the running instance, from its /metrics. */
 import type { Command } from 'commander';
-import { COUNTER_NAMES, zeroCounters, type CounterName, type ExporterCounters } from '../../collector/collector-counters.js';
+import {
+  COUNTER_NAMES,
+  zeroCounters,
+  type CounterName,
+  type ExporterCounters,
+} from '../../collector/decode/collector-counters.js';
 import type { Config } from '../config.js';
 import { FLOW_METRIC_PREFIX, flowMetricName, SYSLOG_METRIC_PREFIX } from '../metric-names.js';
 import { withGlobalOptions, type CliContext } from './context.js';

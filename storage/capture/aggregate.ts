@@ -9,7 +9,7 @@
  * exact. Keys live in typed arrays and Maps of numbers (IPv4) or short
  * strings (IPv6), not an object per key.
  */
-import { type FlowBatch, formatAddress } from '../../collector/flow-batch.js';
+import { type FlowBatch, formatAddress } from '../../common/flow-batch.js';
 import { TCP_RST, emptyTotals, type ColumnName, type FileTotals } from './format.js';
 import { scanFlows, type CaptureFileInfo, type ScanOptions } from './reader.js';
 

@@ -4,7 +4,7 @@
  * Pure over buffers: no files, no clock. The writer frames and appends the
  * result; the reader hands in the payload bytes it read.
  */
-import type { FlowBatch, NumericColumn } from '../../collector/flow-batch.js';
+import type { FlowBatch, NumericColumn } from '../../common/flow-batch.js';
 import { CodecError, type ByteCodec, type CodecSet } from './codec.js';
 import {
   decodeAddresses,

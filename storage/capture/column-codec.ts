@@ -13,7 +13,7 @@
  * round trip is exact for every value a FlowBatch can hold.
  */
 
-import { addressWords, LITTLE_ENDIAN, MAPPED_WORD } from '../../collector/flow-batch.js';
+import { addressWords, LITTLE_ENDIAN, MAPPED_WORD } from '../../common/flow-batch.js';
 
 /** Transform identifiers as stored in a column directory entry. */
 export const TRANSFORM = { const: 0, int: 1, delta: 2, rel: 3, raw: 4, addr: 5 } as const;

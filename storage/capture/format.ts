@@ -46,7 +46,7 @@
  * hold and drops the rest. Column ids are the positions in ALL_COLUMNS: the
  * numeric columns received … dstAs (0-15), the addresses (16-19), then
  * bytesRest and packetsRest (20, 21: what makes a byte or packet count above
- * 2^53 exact, bytes + bytesRest; see collector/flow-batch.ts). A reader
+ * 2^53 exact, bytes + bytesRest; see common/flow-batch.ts). A reader
  * ignores ids it does not know and zero-fills columns a block lacks, so
  * adding a column needs no version: files written before 20 and 21 existed
  * read them as 0 (their counts were float64 already), and older readers skip
@@ -54,7 +54,7 @@
  */
 import { crc32 } from 'node:zlib';
 import { DateTime } from 'luxon';
-import type { AddressColumn, NumericColumn } from '../../collector/flow-batch.js';
+import type { AddressColumn, NumericColumn } from '../../common/flow-batch.js';
 
 /** First four bytes of a capture file, as a little-endian u32. */
 export const MAGIC = 0x4643534e;

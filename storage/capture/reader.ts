@@ -8,7 +8,7 @@
  * and skipped; the rest of the data is still returned.
  */
 import { join } from 'node:path';
-import { FlowBatch } from '../../collector/flow-batch.js';
+import { FlowBatch } from '../../common/flow-batch.js';
 import { decodeBlockColumns, decodeBlockRows } from './block-codec.js';
 import { nodeFs, type CaptureFs } from './capture-fs.js';
 import { CodecSet } from './codec.js';

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { nodeFs, type CaptureFs } from './capture-fs.js';
 import { listCaptureFiles, type CaptureFileInfo } from './reader.js';
-import type { WriterLog } from './writer.js';
+import type { Log } from '../../common/log.js';
 
 /** An hour whose file retention removed. */
 export interface ExpiredHour {
@@ -31,7 +31,7 @@ export interface RetentionOptions {
   sources?: readonly string[];
   now?: () => number;
   cfs?: CaptureFs;
-  log?: WriterLog;
+  log?: Log;
 }
 
 /** Periodic expiry of capture files. */

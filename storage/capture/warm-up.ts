@@ -6,7 +6,7 @@
  * some IPv6 rows, the protocol and size mix of real traffic) a few times
  * before the first real one lets V8 optimise them. Nothing is written.
  */
-import { FlowBatch } from '../../collector/flow-batch.js';
+import { FlowBatch } from '../../common/flow-batch.js';
 import { FlowAggregates, accumulateTotals } from './aggregate.js';
 import { encodeBlock } from './block-codec.js';
 import type { ByteCodec } from './codec.js';

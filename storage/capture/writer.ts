@@ -18,7 +18,7 @@
  */
 import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { ADDRESS_COLUMNS, FlowBatch, NUMERIC_COLUMNS } from '../../collector/flow-batch.js';
+import { ADDRESS_COLUMNS, FlowBatch, NUMERIC_COLUMNS } from '../../common/flow-batch.js';
 import { warmUpEncoding } from './warm-up.js';
 import { accumulateTotals, FlowAggregates, type FlowAggregatesView } from './aggregate.js';
 import { encodeBlock } from './block-codec.js';
@@ -51,6 +51,8 @@ import {
   type FileTotals,
 } from './format.js';
 import { CaptureFile } from './reader.js';
+import type { Log } from '../../common/log.js';
+import { LogThrottle } from '../../common/log-throttle.js';
 
 /** Anything that takes the collector's batches. */
 export interface FlowSink {
@@ -67,13 +69,6 @@ export interface HourSealedEvent {
   flows: number;
 }
 
-/** Minimal logger (pino's shape). */
-export interface WriterLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
-
 /** Options of the capture writer. */
 export interface CaptureWriterOptions {
   dataDir: string;
@@ -87,7 +82,7 @@ export interface CaptureWriterOptions {
   sealGraceMs?: number;
   now?: () => number;
   cfs?: CaptureFs;
-  log?: WriterLog;
+  log?: Log;
   /** Run the flush/seal timer (default true); tests call `tick()` with a fake clock instead. */
   timer?: boolean;
   /** Encode and aggregate a synthetic block at start (warm-up.ts), so the first real blocks run optimised code (default false; serve sets it). */
@@ -237,12 +232,13 @@ export class CaptureWriter implements FlowSink {
   private readonly seals = new Set<Promise<void>>();
   private recoveryScheduled = false;
   private readonly recoveryWaiters: Array<() => void> = [];
-  private lastLog = new Map<string, number>();
+  private readonly logThrottle: LogThrottle;
   private closed = false;
 
   constructor(private readonly opts: CaptureWriterOptions) {
     this.cfs = opts.cfs ?? nodeFs;
     this.now = opts.now ?? Date.now;
+    this.logThrottle = new LogThrottle(LOG_EVERY_MS, this.now);
     this.flushIntervalMs = opts.flushIntervalMs ?? 5000;
     this.blockRows = opts.blockRows ?? 65_536;
     this.graceMs = opts.sealGraceMs ?? 2 * this.flushIntervalMs;
@@ -553,10 +549,7 @@ export class CaptureWriter implements FlowSink {
   }
 
   private rateLimited(kind: string, fn: () => void): void {
-    const now = Date.now();
-    if (now - (this.lastLog.get(kind) ?? 0) < LOG_EVERY_MS) return;
-    this.lastLog.set(kind, now);
-    fn();
+    if (this.logThrottle.allow(kind)) fn();
   }
 
   private newHour(source: string, hourStart: number): OpenHour {

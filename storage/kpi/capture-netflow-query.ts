@@ -14,7 +14,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import ipaddr from 'ipaddr.js';
-import { exactCount, formatAddress } from '../../collector/flow-batch.js';
+import { exactCount, formatAddress } from '../../common/flow-batch.js';
 import type { FlowAggregatesView, KeyKind, KeyStats } from '../capture/aggregate.js';
 import {
   hourEndOf,
@@ -32,15 +32,12 @@ import { KEY_WIDTH, type Dimension, type KpiCache, type ProtocolRow } from './kp
 import type { AddressTop, FlowRow, KpiFigures, LatestFile, NetflowQuery, PortTop, QueryCounters } from './netflow-query.js';
 import type { OpenHours, OpenHourSnapshot } from './open-hour-aggregator.js';
 import { mergeTop, type RankedSource } from './top-merge.js';
+import type { Log } from '../../common/log.js';
+import { LogThrottle } from '../../common/log-throttle.js';
 
 /** A deeper level of an open hour was asked for after the hour moved on from its snapshot. */
 class StaleOpenHour extends Error {
   override readonly name = 'StaleOpenHour';
-}
-
-/** Minimal logger (pino's shape). */
-export interface QueryLog {
-  warn(obj: object, msg: string): void;
 }
 
 /** What the query service reads from. */
@@ -54,7 +51,7 @@ export interface CaptureNetflowQueryOptions {
   /** Open hours' aggregates read from their files, kept elsewhere (serve: the KPI worker); used when `openHour` has none. */
   openHours?: OpenHours;
   now: () => number;
-  log?: QueryLog;
+  log?: Log;
 }
 
 const TOP_N = 10;
@@ -177,10 +174,13 @@ function portTops(rows: RankedRows): PortTop[] {
 /** The query service; see the module comment. */
 export class CaptureNetflowQuery implements NetflowQuery {
   private readonly stats: ReadStats = newReadStats();
-  private lastWarn = 0;
+  private readonly warnThrottle: LogThrottle;
   private readonly names = new Map<string, ReturnType<typeof parseCaptureName>>();
 
-  constructor(private readonly opts: CaptureNetflowQueryOptions) {}
+  constructor(private readonly opts: CaptureNetflowQueryOptions) {
+    // A damaged file would otherwise log once per query.
+    this.warnThrottle = new LogThrottle(10_000, opts.now);
+  }
 
   get counters(): QueryCounters {
     const s = this.stats;
@@ -197,10 +197,7 @@ export class CaptureNetflowQuery implements NetflowQuery {
   }
 
   private readonly onError = (err: CaptureFileError): void => {
-    // Rate-limited: a damaged file would otherwise log once per query.
-    const t = this.opts.now();
-    if (t - this.lastWarn < 10_000) return;
-    this.lastWarn = t;
+    if (!this.warnThrottle.allow('damaged')) return;
     this.opts.log?.warn({ err: err.message, code: err.code, path: err.path }, 'damaged capture data skipped by a query');
   };
 

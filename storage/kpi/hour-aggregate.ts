@@ -5,7 +5,7 @@
  * the capture writer can keep one per open hour and a file scan can build
  * one for any window; the KPI cache stores them when an hour is sealed.
  */
-import type { FlowBatch } from '../../collector/flow-batch.js';
+import type { FlowBatch } from '../../common/flow-batch.js';
 import { KeyTable, type Metric, type RankedRows, BYTES, FLOWS, PACKETS } from './key-table.js';
 import { cutLevels, type Level } from './levels.js';
 import { LEVEL_ENDS, type RankedSource } from './top-merge.js';

@@ -14,19 +14,14 @@ import { AGGREGATE_COLUMNS, HourAggregate } from './hour-aggregate.js';
 import { BYTES, FLOWS } from './key-table.js';
 import type { HourEntry, KpiCache } from './kpi-cache.js';
 import { cutLevels } from './levels.js';
-
-/** Minimal logger (pino's shape). */
-export interface KpiLog {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-}
+import type { Log } from '../../common/log.js';
 
 /** Where the builder finds files and puts results. */
 export interface KpiBuilderOptions {
   cache: KpiCache;
   dataDir: string;
   timezone: string;
-  log?: KpiLog;
+  log?: Log;
   /** Blocks scanned between yields to the event loop (0 = never yield, for the CLI). */
   yieldEvery?: number;
   /**

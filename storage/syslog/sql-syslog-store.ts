@@ -23,14 +23,13 @@
  *    plain `ORDER BY … LIMIT … OFFSET …` again, the database sorting (slow
  *    without indexes, but in the database's bounded sort memory, not ours).
  */
+import type { SyslogEvent, SyslogEventSink } from '../../common/syslog-event.js';
 import { SqlInputError, SqlUnavailableError, type Dialect, type SqlClient } from '../sql/sql-client.js';
 import {
   SyslogInputError,
   SyslogStoreError,
   type IndexReport,
   type PageRequest,
-  type SyslogEvent,
-  type SyslogEventSink,
   type SyslogFilter,
   type SyslogIndexer,
   type SyslogRecord,

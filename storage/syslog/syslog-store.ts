@@ -41,21 +41,6 @@ export interface PageRequest {
   perPage: number;
 }
 
-/** What rsyslog's stock template writes for one message, and what the embedded receiver writes. */
-export interface SyslogEvent {
-  /** `YYYY-MM-DD HH:MM:SS`, the sender's wall clock (rsyslog drops the offset). */
-  deviceReportedTime: string;
-  /** `YYYY-MM-DD HH:MM:SS`, receiver's wall clock in the configured zone. */
-  receivedAt: string;
-  fromHost: string;
-  sysLogTag: string;
-  /** Severity 0–7. */
-  priority: number;
-  /** Facility number 0–23. */
-  facility: number;
-  message: string;
-}
-
 /** Names and column lists of the indexes `netsvc db index syslog` manages. */
 export interface IndexReport {
   created: string[];
@@ -71,12 +56,6 @@ export interface SyslogStore {
    */
   find(filter: SyslogFilter, page: PageRequest): Promise<SyslogRecord[]>;
   close(): Promise<void>;
-}
-
-/** Write side used by the embedded receiver. */
-export interface SyslogEventSink {
-  /** Inserts the events in one transaction, in order. */
-  insertEvents(events: readonly SyslogEvent[]): Promise<void>;
 }
 
 /** Schema and index management behind `netsvc db migrate` and `netsvc db index syslog`. */

@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendUdp } from '../helpers/net.js';
 import { loopbackConfig } from '../helpers/service.js';
-import { parseSyslog } from '../../collector/syslog-parser.js';
+import { parseSyslog } from '../../collector/syslog/syslog-parser.js';
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
 import type { SqlClient } from '../../storage/sql/sql-client.js';
 import type { SyslogRecord } from '../../storage/syslog/syslog-store.js';

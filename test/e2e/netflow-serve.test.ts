@@ -10,8 +10,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { getPriority, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFlowDecoder, exporterRef } from '../../collector/decoder.js';
-import { FlowBatch } from '../../collector/flow-batch.js';
+import { createFlowDecoder, exporterRef } from '../../collector/decode/decoder.js';
+import { FlowBatch } from '../../common/flow-batch.js';
 import { runCli } from '../../src/cli.js';
 import { processContext, type CliContext } from '../../src/commands/context.js';
 import { flowFixtures, freeUdpPort } from '../helpers/flow-fixtures.js';

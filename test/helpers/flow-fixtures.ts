@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createSocket } from 'node:dgram';
 import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { readCapture, type UdpDatagram } from '../../collector/pcap.js';
+import { readCapture, type UdpDatagram } from '../../collector/pcap/pcap.js';
 
 /** Root of the flow-oracle fixtures. */
 export const FLOW_ORACLE_DIR = resolve('fixtures/flow-oracle');

@@ -7,8 +7,8 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createFlowDecoder, exporterRef } from '../../collector/decoder.js';
-import { FlowBatch } from '../../collector/flow-batch.js';
+import { createFlowDecoder, exporterRef } from '../../collector/decode/decoder.js';
+import { FlowBatch } from '../../common/flow-batch.js';
 import { CaptureWriter } from '../../storage/capture/writer.js';
 import { CaptureNetflowQuery } from '../../storage/kpi/capture-netflow-query.js';
 import { localOpenHours, OpenHourAggregator } from '../../storage/kpi/open-hour-aggregator.js';

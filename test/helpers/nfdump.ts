@@ -6,7 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { replayDatagrams } from '../../collector/replay.js';
+import { replayDatagrams } from '../../collector/pcap/replay.js';
 import { freeUdpPort, hasProgram } from './flow-fixtures.js';
 
 /** nfcapd and nfdump both run here. */

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendUdp } from '../helpers/net.js';
 import { loopbackConfig } from '../helpers/service.js';
-import { SyslogReceiver, type SyslogReceiverConfig } from '../../collector/syslog-receiver.js';
+import { SyslogReceiver, type SyslogReceiverConfig } from '../../collector/syslog/syslog-receiver.js';
 import { openSqlClient } from '../../storage/sql/open-sql-client.js';
 import type { SqlClient } from '../../storage/sql/sql-client.js';
 import { SqliteSyslogStore } from '../../storage/syslog/sqlite-syslog-store.js';

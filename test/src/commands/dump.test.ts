@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli.js';
 import { listCaptureFiles } from '../../../storage/capture/reader.js';
 import { CaptureWriter } from '../../../storage/capture/writer.js';
-import { FlowBatch } from '../../../collector/flow-batch.js';
+import { FlowBatch } from '../../../common/flow-batch.js';
 import { FakeClock, tempDataDir } from '../../storage/capture/flows.js';
 import { captureCli } from '../../helpers/cli.js';
 

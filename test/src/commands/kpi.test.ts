@@ -20,14 +20,12 @@ describe('netsvc kpi rebuild', () => {
   const cached = () => {
     const cache = new SqliteKpiCache(join(dir, 'kpi.sqlite'));
     try {
-      return cache
-        .hours('netflow', 0, Number.MAX_SAFE_INTEGER)
-        .map((h) => ({
-          hour: h.hourStart,
-          flows: h.flows,
-          bytes: h.bytes,
-          src0: cache.level('netflow', h.hourStart, 'src', 0)?.rows.length,
-        }));
+      return cache.hours('netflow', 0, Number.MAX_SAFE_INTEGER).map((h) => ({
+        hour: h.hourStart,
+        flows: h.flows,
+        bytes: h.bytes,
+        src0: cache.level('netflow', h.hourStart, 'src', 0)?.rows.length,
+      }));
     } finally {
       cache.close();
     }

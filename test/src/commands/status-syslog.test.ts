@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openIdleConnections, syslogLine, udpBurst } from '../../../bench/hostile-syslog-lib.js';
-import { SyslogReceiver } from '../../../collector/syslog-receiver.js';
+import { SyslogReceiver } from '../../../collector/syslog/syslog-receiver.js';
 import { openSqlClient } from '../../../storage/sql/open-sql-client.js';
 import { SqliteSyslogStore } from '../../../storage/syslog/sqlite-syslog-store.js';
 import { formatStatus, parseMetrics, statusFromSamples } from '../../../src/commands/status.js';

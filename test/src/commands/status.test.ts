@@ -1,8 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SummarySink } from '../../../collector/flow-sink.js';
-import { createFlowListeners, type FlowListeners } from '../../../collector/udp-listener.js';
+import { SummarySink } from '../../../common/flow-sink.js';
+import { createFlowListeners, type FlowListeners } from '../../../collector/listen/udp-listener.js';
 import { runCli } from '../../../src/cli.js';
 import { metricsUrl } from '../../../src/commands/status.js';
 import { loadConfig } from '../../../src/config.js';

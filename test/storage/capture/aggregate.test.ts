@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FlowBatch, formatAddress } from '../../../collector/flow-batch.js';
+import { FlowBatch, formatAddress } from '../../../common/flow-batch.js';
 import { FlowAggregates } from '../../../storage/capture/aggregate.js';
 import { randomFlows } from './flows.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ADDRESS_COLUMNS, exactCount, FlowBatch, NUMERIC_COLUMNS } from '../../../collector/flow-batch.js';
+import { ADDRESS_COLUMNS, exactCount, FlowBatch, NUMERIC_COLUMNS } from '../../../common/flow-batch.js';
 import { decodeBlockColumns, encodeBlock } from '../../../storage/capture/block-codec.js';
 import { CodecSet, createCodec, type CodecName } from '../../../storage/capture/codec.js';
 import { ALL_COLUMNS, BLOCK_HEADER_SIZE, columnId, decodeBlockMeta } from '../../../storage/capture/format.js';

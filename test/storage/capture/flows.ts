@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { prng } from '../../../bench/capture-flows.js';
-import { ADDRESS_COLUMNS, FlowBatch, NUMERIC_COLUMNS } from '../../../collector/flow-batch.js';
+import { ADDRESS_COLUMNS, FlowBatch, NUMERIC_COLUMNS } from '../../../common/flow-batch.js';
 
 // The storage benchmark's flow generator has the same deterministic PRNG (mulberry32); one copy serves both.
 export { prng };

@@ -1,6 +1,6 @@
 import { openSync, readFileSync, writeFileSync, closeSync, writeSync, readSync, truncateSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { type FlowBatch } from '../../../collector/flow-batch.js';
+import { type FlowBatch } from '../../../common/flow-batch.js';
 import { totalsOfFiles } from '../../../storage/capture/aggregate.js';
 import { CaptureFileError } from '../../../storage/capture/format.js';
 import { CaptureFile, listCaptureFiles, newestFlows, newReadStats, scanFlows } from '../../../storage/capture/reader.js';

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync, truncateSync, chmodSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FlowBatch } from '../../../collector/flow-batch.js';
+import { FlowBatch } from '../../../common/flow-batch.js';
 import { nodeFs, type CaptureFs } from '../../../storage/capture/capture-fs.js';
 import { CaptureFile, listCaptureFiles, scanFlows } from '../../../storage/capture/reader.js';
 import { appendRows, CaptureWriter, type HourSealedEvent } from '../../../storage/capture/writer.js';
@@ -288,7 +288,7 @@ describe('capture writer', () => {
         return nodeFs.writeSync(fd, buf, off, len, pos);
       },
     };
-    const w = makeWriter(dir, clock, { cfs, log: { info() {}, warn() {}, error: (_o, m) => void errors.push(m) } });
+    const w = makeWriter(dir, clock, { cfs, log: { info() {}, warn() {}, error: (_o, m) => void errors.push(m ?? '') } });
     await w.start();
     const a = randomFlows(300, { received: H9, seed: 1 });
     w.write('netflow', a);

@@ -1,7 +1,7 @@
 import { readFileSync, truncateSync, writeFileSync, copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FlowBatch } from '../../../collector/flow-batch.js';
+import { FlowBatch } from '../../../common/flow-batch.js';
 import type { CaptureWriter } from '../../../storage/capture/writer.js';
 import { CaptureFile } from '../../../storage/capture/reader.js';
 import { CaptureNetflowQuery } from '../../../storage/kpi/capture-netflow-query.js';
