@@ -112,21 +112,3 @@ function add(into: FlowTotals, t: FlowTotals): void {
   into.bytes += t.bytes;
   into.packets += t.packets;
 }
-
-/** Hands every batch to several sinks in turn (e.g. the capture writer and a summary). */
-export function teeSink(...sinks: FlowSink[]): FlowSink {
-  return {
-    write(source, batch) {
-      // Stay synchronous while every sink is; chain only once one returns a promise.
-      let pending: Promise<void> | undefined;
-      for (const s of sinks) {
-        if (pending) pending = pending.then(() => s.write(source, batch));
-        else {
-          const r = s.write(source, batch);
-          if (r) pending = r;
-        }
-      }
-      return pending;
-    },
-  };
-}

@@ -69,12 +69,6 @@ export function learnSampling(domain: DomainState, facts: SamplingFacts): void {
   else domain.defaultInterval = interval;
 }
 
-/** The interval for a data record with sampler id `samplerId` (NaN = none in the record). */
-export function intervalForSampler(domain: DomainState, samplerId: number): number {
-  if (Number.isFinite(samplerId)) return domain.samplers.get(samplerId) ?? (domain.defaultInterval || 1);
-  return domainInterval(domain);
-}
-
 /**
  * The interval for a data record that names no sampler: the one options data announced
  * without a sampler id; else, when the domain announced exactly one sampler, that one's (an
