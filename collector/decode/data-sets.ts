@@ -7,16 +7,12 @@
 import type { DecodeEnv } from './decode-env.js';
 import type { FlowBatch } from '../../common/flow-batch.js';
 import { IE } from './ie-registry.js';
-import {
-  clampTimes,
-  compiledFor,
-  walkOptionsRecords,
-  type OptionsValues,
-  type RecordContext,
-  type UptimeBase,
-} from './record-decoder.js';
+import { clampTimes } from './flow-times.js';
+import { walkOptionsRecords, type OptionsValues } from './options-records.js';
+import { compiledFor, type RecordContext, type UptimeBase } from './record-decoder.js';
 import { domainInterval, learnSampling, selectorInterval } from './sampling.js';
-import type { DomainState, PendingSet, Template } from './template-cache.js';
+import type { PendingSet } from './pending-buffer.js';
+import type { DomainState, Template } from './template-cache.js';
 
 /**
  * Where a data set came from: its datagram's header facts, exporter and

@@ -4,7 +4,8 @@
  * import the module that imports them.
  */
 import type { CollectorCounters, ExporterCounters } from './collector-counters.js';
-import type { DomainState, PendingBuffer, TemplateCache } from './template-cache.js';
+import type { PendingBuffer } from './pending-buffer.js';
+import type { DomainState, TemplateCache } from './template-cache.js';
 
 /** Who sent a datagram: its address as text (counter key) and as 16 bytes (IPv4-mapped for IPv4). */
 export interface ExporterRef {

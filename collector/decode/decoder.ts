@@ -37,7 +37,8 @@ import { decodeIpfix } from './ipfix.js';
 import { decodeV5Datagram, readV5Header } from './netflow-v5.js';
 import { decodeV9 } from './netflow-v9.js';
 import { trackSequence, type DecodeEnv, type ExporterRef, type ValueLimits } from './decode-env.js';
-import { PendingBuffer, TemplateCache, type TemplateLimits } from './template-cache.js';
+import { PendingBuffer } from './pending-buffer.js';
+import { TemplateCache, type TemplateLimits } from './template-cache.js';
 
 /** Result of one `decode` call. */
 export type DecodeStatus = 'ok' | 'malformed' | 'unknown-version';

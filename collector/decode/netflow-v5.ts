@@ -16,7 +16,7 @@
  */
 import type { DecodeEnv, ValueLimits } from './decode-env.js';
 import { EXACT_FLOAT_LIMIT, scaleCount, type FlowBatch } from '../../common/flow-batch.js';
-import { clampTimes } from './record-decoder.js';
+import { clampTimes } from './flow-times.js';
 import { normaliseInterval } from './sampling.js';
 
 /** Bytes in the v5 header. */

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { createFlowDecoder, exporterRef } from '../../../collector/decode/decoder.js';
 import { FlowBatch } from '../../../common/flow-batch.js';
-import { headerCopies } from '../../../collector/decode/record-decoder.js';
+import { headerCopies } from '../../../collector/decode/template-roles.js';
 import * as F from './fidelity-datagrams.js';
 import { rows, type Row, row as zeroRow } from './rows.js';
 import { ipfixMessage, ipfixTemplateRecord, ipv4, set, uint } from './wire.js';
