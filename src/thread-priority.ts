@@ -11,8 +11,8 @@
  * with the rest, can fall behind for seconds without a loss. On a small machine right after a
  * start, V8's helper threads compile and collect on every core for a few
  * hundred milliseconds; at equal priority the socket thread then got about
- * half of the CPU it needed and the kernel dropped datagrams (measured in
- * bench/README.md, "Fourth session").
+ * half of the CPU it needed and the kernel dropped datagrams (measured on
+ * 2026-11-25; the runs are in bench/README.md's git history).
  *
  * Linux only: there a nice value belongs to one thread (task), set with
  * setpriority() on its thread id. Threads started later inherit the nice

@@ -55,7 +55,7 @@ describe('netsvc serve under hostile exporters', () => {
     }
     // RSS is compared idle (the memory reducer has run) before and after: what the service keeps.
     // Right after a burst it moves by tens of MB with when the last collection ran (garbage, not
-    // state; bench/README.md "Hostile input"). What must not happen is growth with the flood, as
+    // state; bench/README.md, "hostile: attacks of issue 16"). What must not happen is growth with the flood, as
     // when every domain was kept (116–134 MB for 200 000).
     const base = await idleRss(s.pid);
     const sent = await flood(attacker.send, headers(0, 200_000), 20);
