@@ -28,7 +28,8 @@ const PARTS = [
 ] as const;
 
 export async function run(args: string[]): Promise<void> {
-  const wanted = args.filter((a) => !a.startsWith('--'));
+  // Part names pick parts; every other argument (`--rounds 5`) is an option of the parts.
+  const wanted = args.filter((a) => (PARTS as readonly string[]).includes(a));
   const parts = wanted.length > 0 ? PARTS.filter((p) => wanted.includes(p)) : PARTS;
   const rows: HostileRow[] = [];
   for (const part of parts) {
