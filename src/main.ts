@@ -81,6 +81,7 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
   const modulesLoading = Promise.all([
     import('../api/app.js'),
     import('../api/auth.js'),
+    import('../api/router.js'),
     import('./metrics.js'),
     import('./areas/hotspot.js'),
     import('./areas/logviewer.js'),
@@ -96,8 +97,16 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
     if (flowsStarted.status === 'rejected') throw flowsStarted.reason;
     if (modulesLoaded.status === 'rejected') throw modulesLoaded.reason;
     const flows = flowsStarted.value;
-    const [{ createApp }, { AuthService, refuseAuthEarly }, { createMetrics }, { startHotspot }, { startLogviewer }] =
-      modulesLoaded.value;
+    const [
+      { createApp },
+      { AuthService, refuseAuthEarly },
+      { useRequiredMessages },
+      { createMetrics },
+      { startHotspot },
+      { startLogviewer },
+    ] = modulesLoaded.value;
+    // Before any route is built: request validation says "Missing required parameter" (api/router.ts).
+    useRequiredMessages();
     const auth = new AuthService(admin, {
       key: loadTokenKey(config),
       tokenTtlSec: config.auth.tokenTtlSec,
