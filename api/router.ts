@@ -3,11 +3,20 @@ import { OpenAPIHono, z } from '@hono/zod-openapi';
 import type { AppEnv } from './context.js';
 import { BadRequestError } from './errors.js';
 
-/** Message zod gives a value that is absent, set below so a missing parameter is told apart without parsing zod's wording. */
+/** Message zod gives a value that is absent once `useRequiredMessages` ran, so a missing parameter is told apart without parsing zod's wording. */
 export const REQUIRED = 'is required';
 
-// Global on purpose: every schema of the service (routes and config) reports absence the same way.
-z.config({ customError: (issue) => (issue.input === undefined ? REQUIRED : undefined) });
+/**
+ * Has zod report an absent value as `REQUIRED`, which routers turn into "Missing required
+ * parameter". The setting is zod's, process-wide: it is made once at start-up, before the
+ * routes are built (startService in src/main.ts; tests that build routers call it themselves),
+ * rather than as a side effect of importing this module, which made other schemas' messages
+ * depend on what had been imported before. The configuration loader words its messages alike
+ * either way (src/config.ts).
+ */
+export function useRequiredMessages(): void {
+  z.config({ customError: (issue) => (issue.input === undefined ? REQUIRED : undefined) });
+}
 
 interface ValidationIssue {
   path: PropertyKey[];

@@ -482,7 +482,9 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   }
   if (sources.dataDir) raw.dataDir = sources.dataDir;
 
-  const result = configSchema.safeParse(raw);
+  // In zod's own words, whatever process-wide wording was set since (api/router.ts sets one for
+  // the routes at serve's start-up): a message never depends on what ran or was imported first.
+  const result = configSchema.safeParse(raw, { error: (issue) => z.config().localeError?.(issue) ?? 'Invalid input' });
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const key = issue.path.map(String).join('.') || '(root)';

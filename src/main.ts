@@ -17,6 +17,7 @@ import { loadTokenKey, openAdminStore } from './admin-store.js';
 import { DatabaseHealth } from './database-health.js';
 import type { Config } from './config.js';
 import { listenHttp } from './http-listen.js';
+import { Lifecycle } from './lifecycle.js';
 import type { Logger } from './log.js';
 
 /**
@@ -65,88 +66,100 @@ export interface ServiceHandle {
 export async function startService(config: Config, runtime: Runtime): Promise<ServiceHandle> {
   const { logger } = runtime;
   mkdirSync(config.dataDir, { recursive: true });
-  const admin = openAdminStore(config);
-  // Each area's routes: a router from api/routes/<area>.ts, built from the stores of its entities.
-  // Add one entry per area, e.g. `netflow: createNetflowRoutes({...})`; closers go into `toClose`.
-  const toClose: Array<() => Promise<void> | void> = [];
-  const closeStarted = async () => {
-    for (const close of toClose.splice(0).reverse()) await close();
-    admin.close();
-  };
+  // Every part is recorded as it starts: a failure closes the started ones in reverse (nothing may
+  // keep running when the service does not start: listeners may already be bound), and so does close().
+  const parts = new Lifecycle({
+    onCloseError: (component, err) => logger.error({ err, component }, 'error while shutting down'),
+  });
+  const admin = await parts.open(
+    'admin store',
+    () => openAdminStore(config),
+    (a) => a.close(),
+  );
   const toFlush: Array<() => Promise<void>> = [];
-  let server: ServerType;
   // A failure before serve subscribes (during the rest of the start) is kept for it.
   const fatal = new FailureSignal();
+  // The flow path starts first; the other modules load while its threads warm up and bind.
   const flowsStarting = import('./areas/netflow.js').then((m) => m.startFlowPath(config, runtime));
   const modulesLoading = Promise.all([
     import('../api/app.js'),
     import('../api/auth.js'),
+    import('../api/router.js'),
     import('./metrics.js'),
     import('./areas/hotspot.js'),
     import('./areas/logviewer.js'),
   ]);
-  const [flowsStarted, modulesLoaded] = await Promise.allSettled([flowsStarting, modulesLoading]);
-  if (flowsStarted.status === 'fulfilled') {
-    const flows = flowsStarted.value;
-    toClose.push(() => flows.close());
-    toFlush.push(() => flows.flush());
-    flows.onFatal((err) => fatal.fail(err));
-  }
-  try {
-    if (flowsStarted.status === 'rejected') throw flowsStarted.reason;
-    if (modulesLoaded.status === 'rejected') throw modulesLoaded.reason;
-    const flows = flowsStarted.value;
-    const [{ createApp }, { AuthService, refuseAuthEarly }, { createMetrics }, { startHotspot }, { startLogviewer }] =
-      modulesLoaded.value;
-    const auth = new AuthService(admin, {
-      key: loadTokenKey(config),
-      tokenTtlSec: config.auth.tokenTtlSec,
-      maxFailures: config.auth.maxFailures,
-      failureWindowSec: config.auth.failureWindowSec,
-      now: runtime.now,
-      verify: {
-        concurrency: config.auth.verifyConcurrency,
-        queue: config.auth.verifyQueue,
-        queuePerAddress: config.auth.verifyQueuePerAddress,
-      },
-      knownSecrets: config.auth.knownSecrets,
-      onRefused: refusalLog(logger, runtime.now),
-    });
-    const areas: AppDeps['areas'] = {};
-    areas.netflow = flows.routes;
-    const hotspot = await startHotspot(config, runtime);
-    toClose.push(() => hotspot.close());
-    areas.hotspot = hotspot.routes;
-    const logviewer = await startLogviewer(config, runtime);
-    toClose.push(() => logviewer.close());
-    const receiver = logviewer.receiver;
-    if (receiver) toFlush.push(() => receiver.flush());
-    areas.logviewer = logviewer.routes;
-    const health = new DatabaseHealth([...hotspot.databases, ...logviewer.databases], {
-      now: runtime.now,
-      timeoutMs: config.database.operationTimeoutMs,
-    });
-    // Not awaited: a database that does not answer must not hold the start (it may come back).
-    void health.logAtStart(logger);
-    const metrics = createMetrics();
-    metrics.addFlowStats(flows.listeners);
-    metrics.addStorageStats({ writer: flows.writer, query: flows.query, retention: flows.retention, kpiBuilder: flows.builder });
-    if (logviewer.receiver) metrics.addSyslogReceiver(logviewer.receiver);
-    metrics.addAuthStats(auth);
-    const app = createApp({
-      auth,
-      logger,
-      bodyLimitBytes: config.http.bodyLimit,
-      areas,
-      metrics: () => metrics.text(),
-      health: () => health.states(),
-    });
-    server = await listenHttp(app.fetch, config.http.host, config.http.port, (req, res) => refuseAuthEarly(auth, req, res));
-  } catch (err) {
-    // Nothing may keep running when the service does not start (listeners may already be bound).
-    await closeStarted();
-    throw err;
-  }
+  // Awaited after the flow path: a failed flow start must not leave its rejection unhandled.
+  modulesLoading.catch(() => undefined);
+  const flows = await parts.open('flows', flowsStarting, (f) => f.close());
+  toFlush.push(() => flows.flush());
+  flows.onFatal((err) => fatal.fail(err));
+  const [
+    { createApp },
+    { AuthService, refuseAuthEarly },
+    { useRequiredMessages },
+    { createMetrics },
+    { startHotspot },
+    { startLogviewer },
+  ] = await parts.run(modulesLoading);
+  // Before any route is built: request validation says "Missing required parameter" (api/router.ts).
+  useRequiredMessages();
+  const auth = new AuthService(admin, {
+    key: loadTokenKey(config),
+    tokenTtlSec: config.auth.tokenTtlSec,
+    maxFailures: config.auth.maxFailures,
+    failureWindowSec: config.auth.failureWindowSec,
+    now: runtime.now,
+    verify: {
+      concurrency: config.auth.verifyConcurrency,
+      queue: config.auth.verifyQueue,
+      queuePerAddress: config.auth.verifyQueuePerAddress,
+    },
+    knownSecrets: config.auth.knownSecrets,
+    onRefused: refusalLog(logger, runtime.now),
+  });
+  // Each area's routes: a router from api/routes/<area>.ts, built from the stores of its entities.
+  // Add one entry per area, e.g. `netflow: createNetflowRoutes({...})`, its start in `parts`.
+  const areas: AppDeps['areas'] = {};
+  areas.netflow = flows.routes;
+  const hotspot = await parts.open(
+    'hotspot',
+    () => startHotspot(config, runtime),
+    (h) => h.close(),
+  );
+  areas.hotspot = hotspot.routes;
+  const logviewer = await parts.open(
+    'logviewer',
+    () => startLogviewer(config, runtime),
+    (l) => l.close(),
+  );
+  const receiver = logviewer.receiver;
+  if (receiver) toFlush.push(() => receiver.flush());
+  areas.logviewer = logviewer.routes;
+  const health = new DatabaseHealth([...hotspot.databases, ...logviewer.databases], {
+    now: runtime.now,
+    timeoutMs: config.database.operationTimeoutMs,
+  });
+  // Not awaited: a database that does not answer must not hold the start (it may come back).
+  void health.logAtStart(logger);
+  const metrics = createMetrics();
+  metrics.addFlowStats(flows.listeners);
+  metrics.addStorageStats({ writer: flows.writer, query: flows.query, retention: flows.retention, kpiBuilder: flows.builder });
+  if (logviewer.receiver) metrics.addSyslogReceiver(logviewer.receiver);
+  metrics.addAuthStats(auth);
+  const app = createApp({
+    auth,
+    logger,
+    bodyLimitBytes: config.http.bodyLimit,
+    areas,
+    metrics: () => metrics.text(),
+    health: () => health.states(),
+  });
+  const server = await parts.open(
+    'http',
+    () => listenHttp(app.fetch, config.http.host, config.http.port, (req, res) => refuseAuthEarly(auth, req, res)),
+    closeServer,
+  );
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
@@ -160,16 +173,17 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
       await Promise.all(toFlush.map((f) => f()));
     },
     close() {
-      closing ??= (async () => {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          // Keep-alive connections would hold close() open; end them.
-          (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
-        });
-        await closeStarted();
-        logger.info('netsvc stopped');
-      })();
+      // HTTP first, then the areas in reverse of their start, the admin store last.
+      closing ??= parts.close().then(() => logger.info('netsvc stopped'));
       return closing;
     },
   };
+}
+
+function closeServer(server: ServerType): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    // Keep-alive connections would hold close() open; end them.
+    (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+  });
 }

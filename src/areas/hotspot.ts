@@ -10,6 +10,7 @@ import { sqlTimeouts, type Config } from '../config.js';
 import { radiusEntities } from './hotspot-entities.js';
 import type { DatabaseCheck } from '../database-health.js';
 import { redactUrl } from '../../storage/sql/sql-client.js';
+import { Lifecycle } from '../lifecycle.js';
 import type { Logger } from '../log.js';
 import { OutageLog } from '../outage-log.js';
 
@@ -41,16 +42,19 @@ export interface HotspotService {
  * PostgreSQL databases are left to `netsvc db migrate`.
  */
 export async function startHotspot(config: Config, runtime: { logger: Logger; now: () => number }): Promise<HotspotService> {
+  // Every store is recorded as it opens: a failure closes the opened ones in reverse, and so does close().
+  const parts = new Lifecycle({
+    onCloseError: (part, err) => runtime.logger.error({ err, part }, 'closing a hotspot store failed'),
+  });
   const stores = new Map<string, RadiusStore>();
-  try {
-    for (const [entity, url] of radiusEntities(config)) {
-      const store = openEntityRadiusStore(config, url, runtime.now, true);
-      stores.set(entity, store);
-      if (url.startsWith('sqlite:')) await store.migrate({ createFreeradiusTables: true });
-    }
-  } catch (err) {
-    for (const s of stores.values()) await s.close();
-    throw err;
+  for (const [entity, url] of radiusEntities(config)) {
+    const store = await parts.open(
+      `RADIUS store ${entity}`,
+      () => openEntityRadiusStore(config, url, runtime.now, true),
+      (s) => s.close(),
+    );
+    stores.set(entity, store);
+    if (url.startsWith('sqlite:')) await parts.run(() => store.migrate({ createFreeradiusTables: true }));
   }
   const outages = new OutageLog(runtime.logger, runtime.now);
   const routes = createHotspotRoutes({
@@ -70,8 +74,6 @@ export async function startHotspot(config: Config, runtime: { logger: Logger; no
       database: redactUrl(urls.get(entity)!),
       check: () => store.health(),
     })),
-    async close() {
-      for (const s of stores.values()) await s.close();
-    },
+    close: () => parts.close(),
   };
 }

@@ -19,6 +19,7 @@ import { openSyslogStore } from '../../storage/syslog/open-syslog-store.js';
 import type { SqlSyslogStore } from '../../storage/syslog/sql-syslog-store.js';
 import { openSqliteEventSink, SqliteSyslogStore } from '../../storage/syslog/sqlite-syslog-store.js';
 import { sqlTimeouts, type Config } from '../config.js';
+import { Lifecycle } from '../lifecycle.js';
 import type { Logger } from '../log.js';
 import { OutageLog } from '../outage-log.js';
 
@@ -48,65 +49,73 @@ function receiverSink(url: string, dataDir: string): SqliteSyslogStore | undefin
  */
 export async function startLogviewer(config: Config, runtime: { logger: Logger; now: () => number }): Promise<LogviewerService> {
   const log = runtime.logger.child({ component: 'logviewer' });
+  // Every part is recorded as it opens: a failure closes the opened ones in reverse, and so does
+  // close(): the receiver first (writing what it holds), then its own connection, then the stores.
+  const parts = new Lifecycle({ onCloseError: (part, err) => log.error({ err, part }, 'closing the logviewer failed') });
   const stores = new Map<string, SqlSyslogStore>();
+  for (const [entity, e] of Object.entries(config.entities)) {
+    if (!e.syslog) continue;
+    const url = e.syslog;
+    const store = await parts.open(
+      `syslog store ${entity}`,
+      () => openSyslogStore(url, config.dataDir, { now: runtime.now }, sqlTimeouts(config)),
+      (s) => s.close(),
+    );
+    stores.set(entity, store);
+    if (store instanceof SqliteSyslogStore) await parts.run(() => store.ensureSchema());
+  }
+
   let receiver: SyslogReceiver | undefined;
-  let sink: SqlSyslogStore | undefined;
-  const closeAll = async (): Promise<void> => {
-    await receiver?.close();
-    if (sink !== stores.get(config.syslogReceiver.entity)) await sink?.close();
-    for (const s of stores.values()) await s.close();
-  };
-
   let receiverPorts: LogviewerService['receiverPorts'];
-  try {
-    for (const [entity, e] of Object.entries(config.entities)) {
-      if (!e.syslog) continue;
-      const store = openSyslogStore(e.syslog, config.dataDir, { now: runtime.now }, sqlTimeouts(config));
-      stores.set(entity, store);
-      if (store instanceof SqliteSyslogStore) await store.ensureSchema();
-    }
-
-    const r = config.syslogReceiver;
-    const target = stores.get(r.entity);
-    if (r.enabled && target && (target instanceof SqliteSyslogStore || r.feedExternal)) {
-      // An external database takes the rows through the store that reads it (its pool); an
-      // `sqlite:` file through a connection of the receiver's own that never waits for a lock.
-      sink =
-        target instanceof SqliteSyslogStore
-          ? (receiverSink(config.entities[r.entity]!.syslog!, config.dataDir) ?? target)
-          : target;
-      receiver = new SyslogReceiver(
-        {
-          host: r.host,
-          port: r.port,
-          udp: r.udp,
-          tcp: r.tcp,
-          batchSize: r.batchSize,
-          flushIntervalMs: r.flushIntervalMs,
-          maxMessageBytes: r.maxMessageBytes,
-          maxQueue: r.maxQueue,
-          maxConnections: r.maxConnections,
-          maxConnectionsPerAddress: r.maxConnectionsPerAddress,
-          tcpIdleTimeoutMs: r.tcpIdleTimeoutSec * 1000,
-          receiveBuffer: r.receiveBuffer,
-          timezone: config.timezone,
-        },
-        { sink, now: runtime.now, log },
-      );
-      receiverPorts = await receiver.start();
-    } else if (r.enabled) {
-      const url = config.entities[r.entity]?.syslog;
-      log.info(
-        { entity: r.entity, database: url ? redactUrl(url) : undefined },
-        url
-          ? `syslog receiver off: entity '${r.entity}' reads ${redactUrl(url)}, which rsyslog (or another writer) must feed; ` +
-              `set syslogReceiver.feedExternal (NETSVC_SYSLOG_RECEIVER__FEED_EXTERNAL=true) for netsvc's receiver on port ${r.port} to write into it`
-          : `syslog receiver off: entity '${r.entity}' has no syslog database (syslogReceiver.entity names the entity it writes for)`,
-      );
-    }
-  } catch (err) {
-    await closeAll().catch(() => undefined);
-    throw err;
+  const r = config.syslogReceiver;
+  const target = stores.get(r.entity);
+  if (r.enabled && target && (target instanceof SqliteSyslogStore || r.feedExternal)) {
+    // An external database takes the rows through the store that reads it (its pool); an
+    // `sqlite:` file through a connection of the receiver's own that never waits for a lock.
+    const own =
+      target instanceof SqliteSyslogStore
+        ? await parts.open(
+            'syslog receiver connection',
+            () => receiverSink(config.entities[r.entity]!.syslog!, config.dataDir),
+            (s) => s?.close(),
+          )
+        : undefined;
+    const sink = own ?? target;
+    // Recorded before it starts: a start that fails half-way (UDP bound, TCP not) closes it.
+    const created = await parts.open(
+      'syslog receiver',
+      () =>
+        new SyslogReceiver(
+          {
+            host: r.host,
+            port: r.port,
+            udp: r.udp,
+            tcp: r.tcp,
+            batchSize: r.batchSize,
+            flushIntervalMs: r.flushIntervalMs,
+            maxMessageBytes: r.maxMessageBytes,
+            maxQueue: r.maxQueue,
+            maxConnections: r.maxConnections,
+            maxConnectionsPerAddress: r.maxConnectionsPerAddress,
+            tcpIdleTimeoutMs: r.tcpIdleTimeoutSec * 1000,
+            receiveBuffer: r.receiveBuffer,
+            timezone: config.timezone,
+          },
+          { sink, now: runtime.now, log },
+        ),
+      (rc) => rc.close(),
+    );
+    receiver = created;
+    receiverPorts = await parts.run(() => created.start());
+  } else if (r.enabled) {
+    const url = config.entities[r.entity]?.syslog;
+    log.info(
+      { entity: r.entity, database: url ? redactUrl(url) : undefined },
+      url
+        ? `syslog receiver off: entity '${r.entity}' reads ${redactUrl(url)}, which rsyslog (or another writer) must feed; ` +
+            `set syslogReceiver.feedExternal (NETSVC_SYSLOG_RECEIVER__FEED_EXTERNAL=true) for netsvc's receiver on port ${r.port} to write into it`
+        : `syslog receiver off: entity '${r.entity}' has no syslog database (syslogReceiver.entity names the entity it writes for)`,
+    );
   }
 
   const outages = new OutageLog(log, runtime.now);
@@ -117,7 +126,6 @@ export async function startLogviewer(config: Config, runtime: { logger: Logger; 
   });
   log.info({ entities: [...stores.keys()], receiver: receiverPorts }, 'logviewer stores open');
 
-  let closing: Promise<void> | undefined;
   return {
     routes,
     databases: [...stores].map(([entity, store]) => ({
@@ -128,9 +136,6 @@ export async function startLogviewer(config: Config, runtime: { logger: Logger; 
     })),
     receiver,
     receiverPorts,
-    close() {
-      closing ??= closeAll();
-      return closing;
-    },
+    close: () => parts.close(),
   };
 }

@@ -28,6 +28,7 @@ import type { Config } from '../config.js';
 import { acquireDataDirLock } from '../data-dir-lock.js';
 import { captureWriterOptions, kpiCachePath } from './netflow-storage-config.js';
 import type { Logger } from '../log.js';
+import { Lifecycle } from '../lifecycle.js';
 import { lowerOtherThreads } from '../thread-priority.js';
 
 /** How often the open hours' files are named to the KPI worker, which keeps their aggregates. */
@@ -64,18 +65,42 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
   const sources = Object.keys(config.flowSources);
   const c = config.capture;
 
+  // Every part is recorded as it opens: a failure closes the opened ones in reverse, and so does close().
+  const parts = new Lifecycle({ onCloseError: (part, err) => log.error({ err, part }, 'closing the flow path failed') });
   // First: no other serve or import may be writing (and "recovering") these capture files.
-  const lock = acquireDataDirLock(config.dataDir, 'serve', 'stop it or start serve with another --data-dir');
-  const cache = new SqliteKpiCache(kpiCachePath(config), now);
+  await parts.open(
+    'data dir lock',
+    () => acquireDataDirLock(config.dataDir, 'serve', 'stop it or start serve with another --data-dir'),
+    (l) => l.release(),
+  );
+  const cache = await parts.open(
+    'KPI cache',
+    () => new SqliteKpiCache(kpiCachePath(config), now),
+    (c) => c.close(),
+  );
+  const dns = await parts.open(
+    'reverse DNS',
+    () => new CachedReverseDns({ ...config.dns, now }),
+    (d) => d.close(),
+  );
   // Sealed hours are built in a worker thread when running compiled, so the listeners never wait on a build.
-  const worker = startWorkerHourBuilder(kpiCachePath(config));
-  const builder = new KpiBuilder({
-    cache,
-    dataDir: config.dataDir,
-    timezone: config.timezone,
-    log,
-    buildElsewhere: worker ? (file) => worker.build(file) : undefined,
-  });
+  const worker = await parts.open(
+    'KPI worker',
+    () => startWorkerHourBuilder(kpiCachePath(config)),
+    (w) => w?.close(),
+  );
+  const builder = await parts.open(
+    'KPI builder',
+    () =>
+      new KpiBuilder({
+        cache,
+        dataDir: config.dataDir,
+        timezone: config.timezone,
+        log,
+        buildElsewhere: worker ? (file) => worker.build(file) : undefined,
+      }),
+    (b) => b.idle(),
+  );
   // The writer does no per-key work: the open hours' KPI aggregates are read from their files
   // by the KPI worker (open-hour-aggregator.ts), off this thread, which answers HTTP.
   const openHours = worker?.openHours ?? localOpenHours(new OpenHourAggregator({ now, log }));
@@ -95,21 +120,28 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
   // a request here nor a block being compressed there keeps datagrams from being read.
   // Templates survive restarts in <dataDir>/templates.
   const sinkOptions: CaptureWorkerSinkOptions = { ...captureWriterOptions(config), warmUp: true };
-  const listeners = createThreadedFlowListeners(
-    config.flowSources,
-    {
-      workerSink: {
-        module: pathToFileURL(compiledModulePath(import.meta.url, 'capture-worker-sink')).href,
-        options: sinkOptions,
-      },
-      logger: log,
-    },
-    {
-      templateDir: join(config.dataDir, 'templates'),
-      // Batches of a capture block: the writer then adopts each as it is (CaptureWriter.take).
-      batchRows: batchRowsFor(c.blockRows),
-      batchReceive: config.flowIngest.batchReceive,
-    },
+  // Recorded before they start: a start that fails half-way (one source bound) closes them.
+  // Closing the listeners closes the writer in their thread (due hours are sealed first).
+  const listeners = await parts.open(
+    'flow listeners',
+    () =>
+      createThreadedFlowListeners(
+        config.flowSources,
+        {
+          workerSink: {
+            module: pathToFileURL(compiledModulePath(import.meta.url, 'capture-worker-sink')).href,
+            options: sinkOptions,
+          },
+          logger: log,
+        },
+        {
+          templateDir: join(config.dataDir, 'templates'),
+          // Batches of a capture block: the writer then adopts each as it is (CaptureWriter.take).
+          batchRows: batchRowsFor(c.blockRows),
+          batchReceive: config.flowIngest.batchReceive,
+        },
+      ),
+    (l) => l.close(),
   );
   listeners.onSinkMessage((m) => {
     const msg = m as CaptureSinkMessage;
@@ -126,21 +158,15 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     },
     openHours: () => (listeners.sinkStats() as CaptureSinkStats | undefined)?.openHours ?? [],
   };
-  const dns = new CachedReverseDns({ ...config.dns, now });
 
   // The routes' modules (their OpenAPI schemas) load on this thread while the decode thread
   // warms up and binds, instead of before it: a restart listens for flows sooner.
-  const [started, loaded] = await Promise.allSettled([listeners.start(), import('../../api/routes/netflow.js')]);
-  if (started.status === 'rejected' || loaded.status === 'rejected') {
-    const err: unknown =
-      started.status === 'rejected' ? started.reason : loaded.status === 'rejected' ? loaded.reason : undefined;
-    await listeners.close().catch(() => undefined);
-    await worker?.close();
-    dns.close();
-    cache.close();
-    lock.release();
-    throw err;
-  }
+  const starting = listeners.start();
+  const routesLoading = import('../../api/routes/netflow.js');
+  // Awaited after the start: a failed start must not leave its rejection unhandled.
+  routesLoading.catch(() => undefined);
+  await parts.run(starting);
+  const { createNetflowRoutes } = await parts.run(routesLoading);
   // The socket thread keeps the normal priority; everything else of the process yields to it
   // under CPU pressure (thread-priority.ts says why). It has the kernel buffer's few tens of
   // milliseconds to read a datagram in; the decode thread (which also writes the files) has the
@@ -163,12 +189,21 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
   } else if (nice > 0 && process.platform === 'linux') {
     log.warn({ nice }, 'the flow socket thread id is unknown (no /proc/thread-self); thread priorities left as they are');
   }
-  retention.start();
+  await parts.open(
+    'retention',
+    () => retention.start(),
+    () => retention.close(),
+  );
   // The open files the worker keeps up to date while nobody asks (and forgets once sealed).
   const trackOpenFiles = (): void => openHours.track(writer.openHours().map((h) => h.path));
-  trackOpenFiles();
-  const track = setInterval(trackOpenFiles, TRACK_EVERY_MS);
-  track.unref();
+  await parts.open(
+    'open-hour tracking',
+    () => {
+      trackOpenFiles();
+      return setInterval(trackOpenFiles, TRACK_EVERY_MS).unref();
+    },
+    (t) => clearInterval(t),
+  );
   // The cache is derived data: hours missing from it (a lost kpi.sqlite, a crash mid-build) are rebuilt in the background.
   void (async () => {
     for (const source of sources) {
@@ -186,14 +221,13 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     now,
     log,
   });
-  const routes = loaded.value.createNetflowRoutes({
+  const routes = createNetflowRoutes({
     query,
     dns,
     timezone: config.timezone,
     sourcesOf: (entity) => config.entities[entity]?.flowSources ?? [],
   });
 
-  let closing: Promise<void> | undefined;
   return {
     routes,
     writer,
@@ -207,18 +241,9 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
       await listeners.flush();
     },
     close() {
-      closing ??= (async () => {
-        clearInterval(track);
-        retention.close();
-        // Closing the listeners closes the writer in their thread (due hours are sealed first).
-        await listeners.close();
-        await builder.idle();
-        await worker?.close();
-        dns.close();
-        cache.close();
-        lock.release();
-      })();
-      return closing;
+      // Tracking and retention stop, the listeners close (due hours are sealed and the writer
+      // closed in their thread), cache builds finish, then the worker, DNS, cache and lock.
+      return parts.close();
     },
   };
 }

@@ -5,12 +5,15 @@ import { createApp } from '../../api/app.js';
 import { AuthService, type AuthOptions, type LoginRefusal } from '../../api/auth.js';
 import { VerifyBusyError } from '../../api/verify-budget.js';
 import { RateLimitedError } from '../../api/errors.js';
-import { createRouter } from '../../api/router.js';
+import { createRouter, useRequiredMessages } from '../../api/router.js';
 import type { AdminStore } from '../../storage/admin/admin-store.js';
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
 import { SqliteAdminStore } from '../../storage/admin/sqlite-admin-store.js';
 import { createLogger } from '../../src/log.js';
 import { getJson, postJson, serveOnLoopback, type TestServer } from '../helpers/http.js';
+
+// What serve sets at start-up (src/main.ts): a missing parameter is named as missing.
+useRequiredMessages();
 
 const GENERIC = 'Authentication failed: invalid credentials or access not enabled.';
 

@@ -1,7 +1,10 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../api/errors.js';
-import { createRouter } from '../../api/router.js';
+import { createRouter, useRequiredMessages } from '../../api/router.js';
+
+// What serve sets at start-up (src/main.ts): a missing parameter is named as missing.
+useRequiredMessages();
 
 function app() {
   const r = createRouter();
