@@ -22,14 +22,10 @@ import type { FlowSink } from '../../common/flow-sink.js';
 import { workerScriptPath } from './thread-id.js';
 import type { WorkerSinkSpec } from './worker-sink.js';
 import { ListenerBindError, ListenerConfigError } from './listener-errors.js';
-import {
-  planSockets,
-  type FlowListenerOptions,
-  type FlowListeners,
-  type FlowSourceConfig,
-  type SocketStats,
-  type SourceStats,
-} from './udp-listener.js';
+import { planSockets } from './socket-plan.js';
+import type { FlowListeners, SocketStats, SourceStats } from './flow-listeners.js';
+import type { FlowSourceConfig } from './flow-source-config.js';
+import type { FlowListenerOptions } from './listener-options.js';
 import type { Log } from '../../common/log.js';
 
 /** Messages from the worker. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_VALUE_LIMITS } from '../../../collector/decode/decoder.js';
-import { openSourceDecoder } from '../../../collector/listen/udp-listener.js';
+import { openSourceDecoder } from '../../../collector/listen/source-decoder.js';
 
 describe('a flow source decoder', () => {
   it('takes its plausible-value bounds from the source config, and the defaults for those not set', () => {

@@ -10,14 +10,11 @@ import { formatAddress } from '../../../common/flow-batch.js';
 import { SummarySink, type FlowSink } from '../../../common/flow-sink.js';
 import { createThreadedFlowListeners } from '../../../collector/listen/threaded-listener.js';
 import { ListenerBindError, ListenerConfigError } from '../../../collector/listen/listener-errors.js';
-import {
-  createFlowListeners,
-  DEFAULT_LISTENER_OPTIONS,
-  type FlowListenerDeps,
-  type FlowListeners,
-  type FlowSourceConfig,
-  warmUpOverLoopback,
-} from '../../../collector/listen/udp-listener.js';
+import { createFlowListeners } from '../../../collector/listen/udp-listener.js';
+import type { FlowListeners } from '../../../collector/listen/flow-listeners.js';
+import type { FlowSourceConfig } from '../../../collector/listen/flow-source-config.js';
+import { DEFAULT_LISTENER_OPTIONS, type FlowListenerDeps } from '../../../collector/listen/listener-options.js';
+import { warmUpOverLoopback } from '../../../collector/listen/listener-warm-up.js';
 import { syntheticWorkloads } from '../../../collector/decode/synthetic.js';
 import { flowFixtures, freeUdpPort } from '../../helpers/flow-fixtures.js';
 
