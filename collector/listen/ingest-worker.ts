@@ -28,12 +28,12 @@ import { currentThreadId } from './thread-id.js';
 import type { WorkerSink, WorkerSinkFactory, WorkerSinkSpec } from './worker-sink.js';
 import { createFlowListeners } from './udp-listener.js';
 import type { FlowListeners, SocketStats, SourceStats } from './flow-listeners.js';
-import type { FlowSourceConfig } from './flow-source-config.js';
+import type { FlowSourceSettings } from './flow-source-config.js';
 import type { FlowListenerOptions } from './listener-options.js';
 import type { Log } from '../../common/log.js';
 
 interface WorkerInput {
-  sources: Record<string, FlowSourceConfig>;
+  sources: Record<string, FlowSourceSettings>;
   options: Partial<FlowListenerOptions>;
   maxInFlightRows: number;
   statsEveryMs: number;

@@ -77,8 +77,6 @@ export interface FlowListenerOptions {
    * after an exporter's announcement does not lose it.
    */
   templateSaveDelayMs: number;
-  /** Templates not re-announced for this long are forgotten. */
-  templateTtlMs: number;
   /**
    * Test hook: `expire:N` or `flush:N` makes the first N template-expiry runs
    * or batch hand-overs to the sink throw, to prove ingest outlives them;
@@ -106,7 +104,6 @@ export const DEFAULT_LISTENER_OPTIONS: Readonly<FlowListenerOptions> = Object.fr
   flushDelayMs: 100,
   templateSaveEveryMs: 60_000,
   templateSaveDelayMs: 500,
-  templateTtlMs: 3_600_000,
 });
 
 /** What the listeners need from outside. */

@@ -12,7 +12,8 @@ import type { Log } from '../../common/log.js';
 import { SocketGroup, type DrainOwner } from './drain-loop.js';
 import { FaultHook } from './fault-hook.js';
 import type { FlowListeners, SocketStats, SourceStats } from './flow-listeners.js';
-import type { FlowSourceConfig } from './flow-source-config.js';
+import type { FlowSourceSettings } from './flow-source-config.js';
+import { flowSourcesWithDefaults, withFlowSourceDefaults } from './flow-source-defaults.js';
 import { dropsOf, readUdpDrops } from './kernel-drops.js';
 import { bindFailureMessage, ListenerBindError } from './listener-errors.js';
 import type { FlowListenerDeps, FlowListenerOptions } from './listener-options.js';
@@ -55,7 +56,7 @@ export class Listeners implements FlowListeners, DrainOwner {
   private readonly fault: FaultHook;
 
   constructor(
-    configs: Readonly<Record<string, FlowSourceConfig>>,
+    settings: Readonly<Record<string, FlowSourceSettings>>,
     deps: FlowListenerDeps,
     readonly opts: FlowListenerOptions,
     /** The warm-up over loopback when the sockets are read on this thread (listener-warm-up.ts). */
@@ -68,6 +69,7 @@ export class Listeners implements FlowListeners, DrainOwner {
     this.fault = new FaultHook(opts.faultInjection);
     this.logThrottle = new LogThrottle(opts.logEveryMs, this.now);
     const sink = this.fault.wrapSink(deps.sink);
+    const configs = flowSourcesWithDefaults(settings);
     const plan = planSockets(configs);
     plan.names.forEach((name) => {
       const cfg = configs[name]!;
@@ -85,7 +87,7 @@ export class Listeners implements FlowListeners, DrainOwner {
       if (opts.warmUp)
         this.warmState = newSourceState(
           'warm-up',
-          { listen: '127.0.0.1:0' },
+          withFlowSourceDefaults({ listen: '127.0.0.1:0' }),
           new SourceIngest({ source: 'warm-up', sink: { write() {} }, batchRows: opts.batchRows }),
         );
     }

@@ -54,14 +54,14 @@ export function planSockets(configs: Readonly<Record<string, FlowSourceConfig>>)
     const plan: SocketPlan = {
       listen: first.listen,
       sourceIdx: idx,
-      requestedBuffer: Math.max(...idx.map((i) => configs[names[i]!]!.receiveBuffer ?? 8 * 1024 * 1024)),
+      requestedBuffer: Math.max(...idx.map((i) => configs[names[i]!]!.receiveBuffer)),
       claims: new Map(),
       defaultSource: -1,
     };
     for (const i of idx) {
       const name = names[i]!;
       const cfg = configs[name]!;
-      const exporters = cfg.exporters ?? [];
+      const exporters = cfg.exporters;
       if (exporters.length === 0) {
         if (plan.defaultSource >= 0) {
           throw new ListenerConfigError(

@@ -1,10 +1,11 @@
 /** A flow source's decoder, set up from its settings: sampling overrides, value limits, and its templates kept on disk. */
 import { join } from 'node:path';
-import { createFlowDecoder, DEFAULT_VALUE_LIMITS, type FlowDecoder } from '../decode/decoder.js';
+import { createFlowDecoder, type FlowDecoder } from '../decode/decoder.js';
 import type { TemplateCache } from '../decode/template-cache.js';
 import { TemplatePersistence } from '../decode/template-persistence.js';
 import type { Log } from '../../common/log.js';
-import type { FlowSourceConfig } from './flow-source-config.js';
+import type { FlowSourceSettings } from './flow-source-config.js';
+import { withFlowSourceDefaults } from './flow-source-defaults.js';
 import type { FlowListenerOptions } from './listener-options.js';
 
 /** A source's decoder with, when `templateDir` is set, its templates loaded from and saved to disk. */
@@ -16,16 +17,17 @@ export interface SourceDecoder {
   changed(): boolean;
 }
 
-/** Builds a source's decoder as the listeners do (sampling overrides, saved templates). */
+/** Builds a source's decoder as the listeners do (sampling overrides, saved templates); unset settings take their defaults. */
 export function openSourceDecoder(
   name: string,
-  cfg: FlowSourceConfig,
-  opts: Pick<FlowListenerOptions, 'templateDir' | 'templateTtlMs'>,
+  settings: FlowSourceSettings,
+  opts: Pick<FlowListenerOptions, 'templateDir'>,
   now: () => number,
   logger?: Log,
 ): SourceDecoder {
-  const ttlMs = cfg.templateTtlSec !== undefined ? cfg.templateTtlSec * 1000 : opts.templateTtlMs;
-  const limits = cfg.templateLimits ?? {};
+  const cfg = withFlowSourceDefaults(settings);
+  const ttlMs = cfg.templateTtlSec * 1000;
+  const limits = cfg.templateLimits;
   const persistence = opts.templateDir
     ? new TemplatePersistence({
         dir: join(opts.templateDir, name),
@@ -52,14 +54,14 @@ export function openSourceDecoder(
       samplingOverride: { ...cfg.sampling },
       templateTtlMs: ttlMs,
       templateLimits: limits,
-      ...(cfg.pendingMaxAgeSec !== undefined && { pendingMaxAgeMs: cfg.pendingMaxAgeSec * 1000 }),
-      ...(cfg.pendingMaxSets !== undefined && { pendingMaxSets: cfg.pendingMaxSets }),
-      ...(cfg.pendingMaxBytes !== undefined && { pendingMaxBytes: cfg.pendingMaxBytes }),
-      ...(cfg.pendingMaxSetsPerExporter !== undefined && { pendingMaxSetsPerExporter: cfg.pendingMaxSetsPerExporter }),
+      pendingMaxAgeMs: cfg.pendingMaxAgeSec * 1000,
+      pendingMaxSets: cfg.pendingMaxSets,
+      pendingMaxBytes: cfg.pendingMaxBytes,
+      pendingMaxSetsPerExporter: cfg.pendingMaxSetsPerExporter,
       limits: {
-        minTimeMs: cfg.minFlowTime !== undefined ? Date.parse(cfg.minFlowTime) : DEFAULT_VALUE_LIMITS.minTimeMs,
-        maxFutureMs: cfg.maxFutureSec !== undefined ? cfg.maxFutureSec * 1000 : DEFAULT_VALUE_LIMITS.maxFutureMs,
-        maxSamplingInterval: cfg.maxSamplingInterval ?? DEFAULT_VALUE_LIMITS.maxSamplingInterval,
+        minTimeMs: Date.parse(cfg.minFlowTime),
+        maxFutureMs: cfg.maxFutureSec * 1000,
+        maxSamplingInterval: cfg.maxSamplingInterval,
       },
     },
     templates,

@@ -24,7 +24,8 @@ import type { WorkerSinkSpec } from './worker-sink.js';
 import { ListenerBindError, ListenerConfigError } from './listener-errors.js';
 import { planSockets } from './socket-plan.js';
 import type { FlowListeners, SocketStats, SourceStats } from './flow-listeners.js';
-import type { FlowSourceConfig } from './flow-source-config.js';
+import type { FlowSourceSettings } from './flow-source-config.js';
+import { flowSourcesWithDefaults } from './flow-source-defaults.js';
 import type { FlowListenerOptions } from './listener-options.js';
 import type { Log } from '../../common/log.js';
 
@@ -135,7 +136,7 @@ class ThreadedListeners implements ThreadedFlowListeners {
   private lastSinkStats: unknown;
 
   constructor(
-    private readonly config: Readonly<Record<string, FlowSourceConfig>>,
+    private readonly config: Readonly<Record<string, FlowSourceSettings>>,
     private readonly deps: ThreadedListenerDeps,
     private readonly opts: Partial<ThreadedListenerOptions>,
   ) {}
@@ -144,7 +145,7 @@ class ThreadedListeners implements ThreadedFlowListeners {
     if (this.worker) return Promise.resolve();
     // A setup that cannot be served is refused here, before any thread starts.
     try {
-      planSockets(this.config);
+      planSockets(flowSourcesWithDefaults(this.config));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -340,7 +341,7 @@ class ThreadedListeners implements ThreadedFlowListeners {
  * ListenerConfigError or ListenerBindError like the in-thread listeners.
  */
 export function createThreadedFlowListeners(
-  sources: Readonly<Record<string, FlowSourceConfig>>,
+  sources: Readonly<Record<string, FlowSourceSettings>>,
   deps: ThreadedListenerDeps,
   options: Partial<ThreadedListenerOptions> = {},
 ): ThreadedFlowListeners {

@@ -20,7 +20,7 @@
  * was queued and flushes the last batches.
  *
  * The parts, one module each in this directory:
- *   flow-source-config.ts   a flow source's settings
+ *   flow-source-config.ts   a flow source's settings (schema and types; flow-source-defaults.ts: defaults)
  *   listener-options.ts     tuning (FlowListenerOptions) and its defaults, dependencies
  *   flow-listeners.ts       the FlowListeners interface and its counters
  *   socket-plan.ts          which sources share a socket, who claims which exporter
@@ -34,14 +34,14 @@
  *   listeners.ts            the Listeners class that holds them together
  */
 import type { FlowListeners } from './flow-listeners.js';
-import type { FlowSourceConfig } from './flow-source-config.js';
+import type { FlowSourceSettings } from './flow-source-config.js';
 import { DEFAULT_LISTENER_OPTIONS, type FlowListenerDeps, type FlowListenerOptions } from './listener-options.js';
 import { warmUpOverLoopback } from './listener-warm-up.js';
 import { Listeners } from './listeners.js';
 
 /** Builds (without binding) the listeners of every flow source; throws ListenerConfigError on a conflicting setup. */
 export function createFlowListeners(
-  sources: Readonly<Record<string, FlowSourceConfig>>,
+  sources: Readonly<Record<string, FlowSourceSettings>>,
   deps: FlowListenerDeps,
   options: Partial<FlowListenerOptions> = {},
 ): FlowListeners {

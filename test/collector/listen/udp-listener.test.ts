@@ -12,14 +12,14 @@ import { createThreadedFlowListeners } from '../../../collector/listen/threaded-
 import { ListenerBindError, ListenerConfigError } from '../../../collector/listen/listener-errors.js';
 import { createFlowListeners } from '../../../collector/listen/udp-listener.js';
 import type { FlowListeners } from '../../../collector/listen/flow-listeners.js';
-import type { FlowSourceConfig } from '../../../collector/listen/flow-source-config.js';
+import type { FlowSourceSettings } from '../../../collector/listen/flow-source-config.js';
 import { DEFAULT_LISTENER_OPTIONS, type FlowListenerDeps } from '../../../collector/listen/listener-options.js';
 import { warmUpOverLoopback } from '../../../collector/listen/listener-warm-up.js';
 import { syntheticWorkloads } from '../../../collector/decode/synthetic.js';
 import { flowFixtures, freeUdpPort } from '../../helpers/flow-fixtures.js';
 
 type Factory = (
-  sources: Record<string, FlowSourceConfig>,
+  sources: Record<string, FlowSourceSettings>,
   deps: FlowListenerDeps,
   options: Record<string, unknown>,
 ) => FlowListeners;
@@ -51,7 +51,7 @@ afterEach(async () => {
 let factory: Factory = VARIANTS[0]![1];
 
 async function listen(
-  sources: Record<string, FlowSourceConfig>,
+  sources: Record<string, FlowSourceSettings>,
   sink: FlowSink,
   options: Record<string, unknown> = {},
   logger?: FlowListenerDeps['logger'],
