@@ -8,95 +8,26 @@
  * `NETSVC_DATA_DIR=/var/lib/netsvc`). Values are read as JSON when they parse,
  * else as strings. The result is validated once and frozen. This is the only
  * module that reads `process.env`.
+ *
+ * Flow sources: a declared source named like a default one (`netflow` on
+ * UDP 2055, `lentor` on 2056) starts from that one's settings, so a partial
+ * override (`NETSVC_FLOW_SOURCES__NETFLOW__TEMPLATE_TTL_SEC=0`) needs no
+ * `listen`. Without `entities`, the default entity names the default
+ * sources, and declared sources are added to them; with `entities`, the
+ * declared sources are all there are.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './config-error.js';
+import { DEFAULT_FLOW_SOURCES, flowSourcesSchema } from '../collector/listen/flow-source-config.js';
 
 export { ConfigError } from './config-error.js';
 export { resolveSqlitePath } from './config-paths.js';
 
-const hostPort = z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/, 'must be HOST:PORT (IPv6 as [ADDR]:PORT)');
-
 const databaseUrl = z
   .string()
   .regex(/^(sqlite:.+|mysql:\/\/.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:PATH, mysql://… or postgres://…');
-
-const templateLimitsSchema = z
-  .object({
-    /** A template with more fields is refused. */
-    maxFieldsPerTemplate: z.number().int().positive(),
-    /** Templates per observation domain. */
-    maxTemplatesPerDomain: z.number().int().positive(),
-    /** Observation domains (v9 source ids) per exporter address. */
-    maxDomainsPerExporter: z.number().int().positive(),
-    /** Templates per exporter address. */
-    maxTemplatesPerExporter: z.number().int().positive(),
-    /** Domains over all exporters of the source. */
-    maxDomains: z.number().int().positive(),
-    /** Templates over all exporters of the source. */
-    maxTemplates: z.number().int().positive(),
-    /** Template fields over all exporters of the source. */
-    maxFields: z.number().int().positive(),
-    /** Template budget refill per exporter, in fields per second. */
-    budgetPerSec: z.number().positive(),
-    /** Template budget per exporter at most, in fields. */
-    budgetBurst: z.number().positive(),
-  })
-  .partial()
-  .strict();
-
-const flowSourceSchema = z
-  .object({
-    /** Where the UDP listener binds. */
-    listen: hostPort,
-    /** Exporter addresses this source claims when several sources share a port. */
-    exporters: z.array(z.string()).default([]),
-    /** Socket receive buffer in bytes (SO_RCVBUF). */
-    receiveBuffer: z
-      .number()
-      .int()
-      .positive()
-      .default(8 * 1024 * 1024),
-    /** Per-exporter sampling interval override, keyed by exporter address. */
-    sampling: z.record(z.string(), z.number().int().positive()).default({}),
-    /** A template not re-announced for this long is forgotten (0 = kept until replaced). */
-    templateTtlSec: z.number().int().min(0).default(3600),
-    /** Data sets that came before their template are held this long at most. */
-    pendingMaxAgeSec: z.number().int().positive().default(60),
-    /** Data sets held at most while waiting for their template (0 = hold none). */
-    pendingMaxSets: z.number().int().min(0).default(1024),
-    /** Bytes of held data sets at most (each is a copy of up to 64 KiB). */
-    pendingMaxBytes: z
-      .number()
-      .int()
-      .min(0)
-      .default(8 * 1024 * 1024),
-    /** Held data sets at most per exporter address, so one sender cannot push out the others'. */
-    pendingMaxSetsPerExporter: z.number().int().positive().default(256),
-    /** Bounds of the template store; each is counted when hit (docs/netflow.md, "Hostile exporters"). */
-    templateLimits: templateLimitsSchema.default({}),
-    /** Flow times before this instant are implausible: replaced by the export time and counted (`timestampsClamped`). */
-    minFlowTime: z
-      .string()
-      .regex(
-        /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/,
-        'must be an ISO 8601 date (UTC) or date-time with an offset, e.g. 1990-01-01',
-      )
-      .refine((t) => Number.isFinite(Date.parse(t)), 'must be a real date')
-      .default('1990-01-01'),
-    /** Flow times later than this many seconds after the datagram's receipt are implausible, as above. */
-    maxFutureSec: z.number().int().min(0).default(86_400),
-    /** Sampling intervals from the wire above this are refused, not applied, and counted (`samplingRefused`). */
-    maxSamplingInterval: z
-      .number()
-      .int()
-      .min(1)
-      .max(0xffffffff)
-      .default(2 ** 24),
-  })
-  .strict();
 
 const captureRetentionSchema = z
   .object({
@@ -342,14 +273,11 @@ export const configSchema = z
     }),
     database: databaseSchema.default({ connectTimeoutMs: 2000, statementTimeoutMs: 4000, operationTimeoutMs: 5000 }),
     hotspot: hotspotSchema.default({ disabledGroup: 'daloRADIUS-Disabled-Users', maxPerPage: 2000 }),
-    flowSources: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/), flowSourceSchema).default({
-      // Every other key of a source takes the schema's default.
-      netflow: flowSourceSchema.parse({ listen: '0.0.0.0:2055' }),
-      lentor: flowSourceSchema.parse({ listen: '0.0.0.0:2056' }),
-    }),
+    /** The collector's flow sources (collector/listen/flow-source-config.ts owns their schema and defaults). */
+    flowSources: flowSourcesSchema,
     entities: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/), entitySchema).default({
       default: {
-        flowSources: ['netflow', 'lentor'],
+        flowSources: Object.keys(DEFAULT_FLOW_SOURCES),
         radius: 'sqlite:radius.sqlite',
         syslog: 'sqlite:syslog.sqlite',
       },
@@ -372,7 +300,7 @@ export const configSchema = z
 
 /** The validated, frozen configuration every component receives. */
 export type Config = Readonly<z.infer<typeof configSchema>>;
-export type FlowSourceConfig = z.infer<typeof flowSourceSchema>;
+export type { FlowSourceConfig } from '../collector/listen/flow-source-config.js';
 export type EntityConfig = z.infer<typeof entitySchema>;
 export type CaptureConfig = z.infer<typeof captureSchema>;
 export type DnsConfig = z.infer<typeof dnsSchema>;
@@ -458,6 +386,13 @@ function readConfigFile(path: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
+/** `declared` (flow sources as given), with each default source it does not name added after them. */
+function withDefaultSources(declared: unknown): unknown {
+  if (typeof declared !== 'object' || declared === null || Array.isArray(declared)) return declared;
+  const missing = Object.entries(DEFAULT_FLOW_SOURCES).filter(([name]) => !Object.hasOwn(declared, name));
+  return { ...declared, ...Object.fromEntries(missing) };
+}
+
 /** The process environment, for the few that pass it on (the CLI context); nothing else reads it. */
 export function processEnvironment(): NodeJS.ProcessEnv {
   return process.env;
@@ -481,6 +416,10 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     if (value !== undefined) setPath(raw, key.split('.'), value);
   }
   if (sources.dataDir) raw.dataDir = sources.dataDir;
+  // Without entities of its own, the configuration keeps the default entity and so the default flow
+  // sources it names: declared flow sources are added to those (and change them by name), not put in
+  // their place. NETSVC_FLOW_SOURCES__NETFLOW__TEMPLATE_TTL_SEC=0 alone keeps lentor, and netflow's listen.
+  if (raw.entities === undefined && raw.flowSources !== undefined) raw.flowSources = withDefaultSources(raw.flowSources);
 
   // In zod's own words, whatever process-wide wording was set since (api/router.ts sets one for
   // the routes at serve's start-up): a message never depends on what ran or was imported first.

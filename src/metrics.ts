@@ -13,7 +13,7 @@ import { FLOW_METRIC_PREFIX, flowMetricName, SYSLOG_METRIC_PREFIX } from './metr
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { COUNTER_NAMES, type CounterName, type ExporterCounters } from '../collector/decode/collector-counters.js';
 import type { SyslogReceiverCounters, SyslogUdpStats } from '../collector/syslog/syslog-receiver.js';
-import type { SocketStats, SourceStats } from '../collector/listen/udp-listener.js';
+import type { SocketStats, SourceStats } from '../collector/listen/flow-listeners.js';
 import type { ReadStats } from '../storage/capture/reader.js';
 import type { WriterCounters } from '../storage/capture/writer.js';
 import type { QueryCounters } from '../storage/kpi/netflow-query.js';

@@ -5,7 +5,7 @@
  * IPFIX. Pure builders (no I/O); the decode benchmark measures them and the
  * listeners decode them at start, directly and over loopback, so the
  * receive and decode path is optimised before the first real datagram
- * (warm-up.ts, udp-listener.ts).
+ * (warm-up.ts, listener-warm-up.ts).
  */
 
 /** Datagrams of one version: `setup` carries the templates (and an options template with its sampling record), `datagrams` the data. */

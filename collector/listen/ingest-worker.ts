@@ -26,18 +26,14 @@ import type { FlowSink } from '../../common/flow-sink.js';
 import type { MainToWorker, WorkerToMain } from './threaded-listener.js';
 import { currentThreadId } from './thread-id.js';
 import type { WorkerSink, WorkerSinkFactory, WorkerSinkSpec } from './worker-sink.js';
-import {
-  createFlowListeners,
-  type FlowListenerOptions,
-  type FlowListeners,
-  type FlowSourceConfig,
-  type SocketStats,
-  type SourceStats,
-} from './udp-listener.js';
+import { createFlowListeners } from './udp-listener.js';
+import type { FlowListeners, SocketStats, SourceStats } from './flow-listeners.js';
+import type { FlowSourceSettings } from './flow-source-config.js';
+import type { FlowListenerOptions } from './listener-options.js';
 import type { Log } from '../../common/log.js';
 
 interface WorkerInput {
-  sources: Record<string, FlowSourceConfig>;
+  sources: Record<string, FlowSourceSettings>;
   options: Partial<FlowListenerOptions>;
   maxInFlightRows: number;
   statsEveryMs: number;

@@ -1,5 +1,5 @@
 /**
- * The sending half of the warm-ups over loopback (udp-listener.ts for
+ * The sending half of the warm-ups over loopback (listener-warm-up.ts for
  * sockets read on the decoding thread, socket-thread.ts for the socket
  * thread): the synthetic datagrams (synthetic.ts) sent to 127.0.0.1 in
  * bursts the receiver can keep up with.

@@ -1,7 +1,7 @@
 /**
  * The flow socket thread (see datagram-ring.ts for why it exists):
  *
- *   this thread                        decode thread (udp-listener.ts)
+ *   this thread                        decode thread (listeners.ts)
  *   recv → claim → ring ──shared memory──▶ decode → batch → sink
  *
  * It binds the sockets of a socket plan, takes each datagram, finds the

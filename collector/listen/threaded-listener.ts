@@ -22,14 +22,11 @@ import type { FlowSink } from '../../common/flow-sink.js';
 import { workerScriptPath } from './thread-id.js';
 import type { WorkerSinkSpec } from './worker-sink.js';
 import { ListenerBindError, ListenerConfigError } from './listener-errors.js';
-import {
-  planSockets,
-  type FlowListenerOptions,
-  type FlowListeners,
-  type FlowSourceConfig,
-  type SocketStats,
-  type SourceStats,
-} from './udp-listener.js';
+import { planSockets } from './socket-plan.js';
+import type { FlowListeners, SocketStats, SourceStats } from './flow-listeners.js';
+import type { FlowSourceSettings } from './flow-source-config.js';
+import { flowSourcesWithDefaults } from './flow-source-defaults.js';
+import type { FlowListenerOptions } from './listener-options.js';
 import type { Log } from '../../common/log.js';
 
 /** Messages from the worker. */
@@ -139,7 +136,7 @@ class ThreadedListeners implements ThreadedFlowListeners {
   private lastSinkStats: unknown;
 
   constructor(
-    private readonly config: Readonly<Record<string, FlowSourceConfig>>,
+    private readonly config: Readonly<Record<string, FlowSourceSettings>>,
     private readonly deps: ThreadedListenerDeps,
     private readonly opts: Partial<ThreadedListenerOptions>,
   ) {}
@@ -148,7 +145,7 @@ class ThreadedListeners implements ThreadedFlowListeners {
     if (this.worker) return Promise.resolve();
     // A setup that cannot be served is refused here, before any thread starts.
     try {
-      planSockets(this.config);
+      planSockets(flowSourcesWithDefaults(this.config));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -344,7 +341,7 @@ class ThreadedListeners implements ThreadedFlowListeners {
  * ListenerConfigError or ListenerBindError like the in-thread listeners.
  */
 export function createThreadedFlowListeners(
-  sources: Readonly<Record<string, FlowSourceConfig>>,
+  sources: Readonly<Record<string, FlowSourceSettings>>,
   deps: ThreadedListenerDeps,
   options: Partial<ThreadedListenerOptions> = {},
 ): ThreadedFlowListeners {

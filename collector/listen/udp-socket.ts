@@ -1,6 +1,6 @@
 /**
  * Binding a flow socket, as both ways of reading the sockets do (on the
- * decoding thread, udp-listener.ts; on the socket thread, socket-thread.ts).
+ * decoding thread, listeners.ts; on the socket thread, socket-thread.ts).
  */
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 

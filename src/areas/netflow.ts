@@ -13,7 +13,7 @@ import { pathToFileURL } from 'node:url';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { compiledModulePath } from '../../collector/listen/thread-id.js';
 import { batchRowsFor, createThreadedFlowListeners } from '../../collector/listen/threaded-listener.js';
-import type { FlowListeners } from '../../collector/listen/udp-listener.js';
+import type { FlowListeners } from '../../collector/listen/flow-listeners.js';
 import type { AppEnv } from '../../api/context.js';
 import { CaptureRetention } from '../../storage/capture/retention.js';
 import { newWriterCounters, type WriterCounters } from '../../storage/capture/writer.js';

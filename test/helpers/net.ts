@@ -33,3 +33,14 @@ export function sendUdp(port: number, text: string | Buffer): Promise<void> {
     }),
   );
 }
+
+/** True when nothing is bound to the port on 127.0.0.1. */
+export async function portFree(port: number): Promise<boolean> {
+  const s = createSocket('udp4');
+  const free = await new Promise<boolean>((ok) => {
+    s.once('error', () => ok(false));
+    s.bind(port, '127.0.0.1', () => ok(true));
+  });
+  s.close();
+  return free;
+}

@@ -1,7 +1,8 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
 function tempDir(): string {
@@ -148,4 +149,130 @@ describe('loadConfig', () => {
   it('fails clearly on a missing explicit config file', () => {
     expect(() => loadConfig({ cwd: tempDir(), file: 'missing.json', env: {} })).toThrow(/cannot read config file .*ENOENT/);
   });
+
+  it('merges a partial flow source from the environment with its defaults, and keeps the other default sources', () => {
+    const cfg = loadConfig({ cwd: tempDir(), env: { NETSVC_FLOW_SOURCES__NETFLOW__TEMPLATE_TTL_SEC: '0' } });
+    expect(cfg.flowSources.netflow).toMatchObject({
+      listen: '0.0.0.0:2055',
+      templateTtlSec: 0,
+      pendingMaxSets: 1024,
+      receiveBuffer: 8 * 1024 * 1024,
+    });
+    expect(cfg.flowSources.lentor).toMatchObject({ listen: '0.0.0.0:2056', templateTtlSec: 3600 });
+    expect(cfg.entities.default?.flowSources).toEqual(['netflow', 'lentor']);
+    // The same from a command-line override.
+    const set = loadConfig({ cwd: tempDir(), env: {}, overrides: { 'flowSources.lentor.receiveBuffer': 1024 } });
+    expect(set.flowSources.lentor).toMatchObject({ listen: '0.0.0.0:2056', receiveBuffer: 1024 });
+    expect(set.flowSources.netflow).toMatchObject({ listen: '0.0.0.0:2055', receiveBuffer: 8 * 1024 * 1024 });
+  });
+
+  it('takes a config file that declares only netflow with one changed key, merged with its defaults', () => {
+    const cwd = tempDir();
+    writeFileSync(join(cwd, 'netsvc.config.json'), JSON.stringify({ flowSources: { netflow: { templateTtlSec: 0 } } }));
+    const cfg = loadConfig({ cwd, env: {} });
+    expect(cfg.flowSources.netflow).toMatchObject({ listen: '0.0.0.0:2055', templateTtlSec: 0, pendingMaxAgeSec: 60 });
+    // No entities of its own: the default entity, and the default sources it names, stay.
+    expect(cfg.flowSources.lentor).toMatchObject({ listen: '0.0.0.0:2056', templateTtlSec: 3600 });
+    expect(Object.keys(cfg.flowSources)).toEqual(['netflow', 'lentor']);
+    expect(cfg.entities.default).toMatchObject({
+      flowSources: ['netflow', 'lentor'],
+      radius: 'sqlite:radius.sqlite',
+      syslog: 'sqlite:syslog.sqlite',
+    });
+  });
+
+  it('with entities of its own, takes the declared flow sources as all there are, a partial default one merged', () => {
+    const cwd = tempDir();
+    writeFileSync(
+      join(cwd, 'netsvc.config.json'),
+      JSON.stringify({
+        flowSources: { netflow: { templateTtlSec: 0 } },
+        entities: { acme: { flowSources: ['netflow'] } },
+      }),
+    );
+    const cfg = loadConfig({ cwd, env: {} });
+    expect(Object.keys(cfg.flowSources)).toEqual(['netflow']);
+    expect(cfg.flowSources.netflow).toMatchObject({ listen: '0.0.0.0:2055', templateTtlSec: 0 });
+    // The same from the environment alone.
+    const fromEnv = loadConfig({
+      cwd: tempDir(),
+      env: { NETSVC_FLOW_SOURCES__NETFLOW__TEMPLATE_TTL_SEC: '0', NETSVC_ENTITIES: '{"acme":{"flowSources":["netflow"]}}' },
+    });
+    expect(Object.keys(fromEnv.flowSources)).toEqual(['netflow']);
+    expect(fromEnv.flowSources.netflow).toMatchObject({ listen: '0.0.0.0:2055', templateTtlSec: 0 });
+  });
+
+  it("lets the environment change one key of a flow source the file declares, keeping the file's others", () => {
+    const cwd = tempDir();
+    writeFileSync(
+      join(cwd, 'netsvc.config.json'),
+      JSON.stringify({ flowSources: { netflow: { listen: '127.0.0.1:2999', pendingMaxSets: 10 } } }),
+    );
+    const cfg = loadConfig({ cwd, env: { NETSVC_FLOW_SOURCES__NETFLOW__TEMPLATE_TTL_SEC: '0' } });
+    expect(cfg.flowSources.netflow).toMatchObject({ listen: '127.0.0.1:2999', pendingMaxSets: 10, templateTtlSec: 0 });
+    expect(Object.keys(cfg.flowSources)).toEqual(['netflow', 'lentor']);
+  });
+
+  it('still needs a listen address for a flow source not named like a default one, and checks a partial one', () => {
+    const cwd = tempDir();
+    expect(() => loadConfig({ cwd, env: { NETSVC_FLOW_SOURCES__EDGE__TEMPLATE_TTL_SEC: '0' } })).toThrow(
+      /flowSources\.edge\.listen/,
+    );
+    expect(() => loadConfig({ cwd, env: { NETSVC_FLOW_SOURCES__NETFLOW__TEMPLATE_TTL_SEC: '-1' } })).toThrow(
+      /flowSources\.netflow\.templateTtlSec/,
+    );
+    expect(() => loadConfig({ cwd, env: { NETSVC_FLOW_SOURCES__NETFLOW__TEMPLATE_TTL: '0' } })).toThrow(
+      /unknown key flowSources\.netflow\.templateTtl\b/,
+    );
+  });
+});
+
+describe('serve with a partial flow source', () => {
+  const children: ChildProcess[] = [];
+  afterEach(() => {
+    for (const c of children.splice(0)) if (c.exitCode === null && c.pid !== undefined) process.kill(c.pid, 'SIGKILL');
+  });
+
+  it('starts with NETSVC_FLOW_SOURCES__NETFLOW__TEMPLATE_TTL_SEC=0', async () => {
+    const dir = tempDir();
+    // Every listener on an ephemeral loopback port (the default flow sources listen on 0.0.0.0):
+    // the file gives each default source its listen and nothing else; the environment changes one key of netflow.
+    writeFileSync(
+      join(dir, 'netsvc.config.json'),
+      JSON.stringify({
+        http: { host: '127.0.0.1', port: 0 },
+        flowSources: { netflow: { listen: '127.0.0.1:0' }, lentor: { listen: '127.0.0.1:0' } },
+        syslogReceiver: { host: '127.0.0.1', port: 0 },
+      }),
+    );
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, NETSVC_FLOW_SOURCES__NETFLOW__TEMPLATE_TTL_SEC: '0' };
+    const child = spawn(process.execPath, [resolve('dist/src/cli.js'), 'serve', '--data-dir', join(dir, 'data')], {
+      cwd: dir,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let out = '';
+    let errText = '';
+    child.stderr.on('data', (d: Buffer) => (errText += d.toString()));
+    const exitedEarly = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    const url = await new Promise<string>((resolveUrl, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no listening line: ${out} ${errText}`)), 30_000);
+      void exitedEarly.then((code) => reject(new Error(`serve exited ${code}: ${errText}`)));
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out);
+        if (m) {
+          clearTimeout(timer);
+          resolveUrl(m[1]!);
+        }
+      });
+    });
+    expect((await fetch(`${url}/svc/api/openapi.json`)).status).toBe(200);
+    expect(out).toMatch(/"sources":\["netflow"\],"address":"127\.0\.0\.1"/);
+    expect(out).toMatch(/"sources":\["lentor"\],"address":"127\.0\.0\.1"/);
+    process.kill(child.pid!, 'SIGTERM');
+    expect(await exitedEarly).toBe(0);
+    expect(out).toContain('netsvc stopped');
+  }, 60_000);
 });

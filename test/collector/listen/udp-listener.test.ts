@@ -9,20 +9,16 @@ import type { FlowBatch } from '../../../common/flow-batch.js';
 import { formatAddress } from '../../../common/flow-batch.js';
 import { SummarySink, type FlowSink } from '../../../common/flow-sink.js';
 import { createThreadedFlowListeners } from '../../../collector/listen/threaded-listener.js';
-import { ListenerBindError, ListenerConfigError } from '../../../collector/listen/listener-errors.js';
-import {
-  createFlowListeners,
-  DEFAULT_LISTENER_OPTIONS,
-  type FlowListenerDeps,
-  type FlowListeners,
-  type FlowSourceConfig,
-  warmUpOverLoopback,
-} from '../../../collector/listen/udp-listener.js';
-import { syntheticWorkloads } from '../../../collector/decode/synthetic.js';
+import { ListenerBindError } from '../../../collector/listen/listener-errors.js';
+import { createFlowListeners } from '../../../collector/listen/udp-listener.js';
+import type { FlowListeners } from '../../../collector/listen/flow-listeners.js';
+import type { FlowSourceSettings } from '../../../collector/listen/flow-source-config.js';
+import type { FlowListenerDeps } from '../../../collector/listen/listener-options.js';
 import { flowFixtures, freeUdpPort } from '../../helpers/flow-fixtures.js';
+import { portFree } from '../../helpers/net.js';
 
 type Factory = (
-  sources: Record<string, FlowSourceConfig>,
+  sources: Record<string, FlowSourceSettings>,
   deps: FlowListenerDeps,
   options: Record<string, unknown>,
 ) => FlowListeners;
@@ -54,7 +50,7 @@ afterEach(async () => {
 let factory: Factory = VARIANTS[0]![1];
 
 async function listen(
-  sources: Record<string, FlowSourceConfig>,
+  sources: Record<string, FlowSourceSettings>,
   sink: FlowSink,
   options: Record<string, unknown> = {},
   logger?: FlowListenerDeps['logger'],
@@ -76,17 +72,6 @@ async function send(s: Socket, payloads: Uint8Array[], port: number, host = '127
   for (const p of payloads) {
     await new Promise<void>((resolve, reject) => s.send(p, port, host, (err) => (err ? reject(err) : resolve())));
   }
-}
-
-/** True when nothing is bound to the port on 127.0.0.1. */
-async function portFree(port: number): Promise<boolean> {
-  const s = createSocket('udp4');
-  const free = await new Promise<boolean>((ok) => {
-    s.once('error', () => ok(false));
-    s.bind(port, '127.0.0.1', () => ok(true));
-  });
-  s.close();
-  return free;
 }
 
 /** Waits until the listeners have taken `n` datagrams and decoded everything queued. */
@@ -443,37 +428,6 @@ describe.each(VARIANTS)('flow listener, %s', (_name, make) => {
   });
 });
 
-describe('flow listener configuration', () => {
-  it('rejects setups it cannot serve before binding anything', () => {
-    const sink = new SummarySink();
-    expect(() => createFlowListeners({ a: { listen: '127.0.0.1:2999' }, b: { listen: '127.0.0.1:2999' } }, { sink })).toThrow(
-      ListenerConfigError,
-    );
-    expect(() =>
-      createFlowListeners(
-        { a: { listen: '127.0.0.1:2999', exporters: ['10.0.0.1'] }, b: { listen: '127.0.0.1:2999', exporters: ['10.0.0.1'] } },
-        { sink },
-      ),
-    ).toThrow(/claimed by both/);
-    expect(() => createFlowListeners({ a: { listen: '127.0.0.1:2999', exporters: ['router-1'] } }, { sink })).toThrow(
-      ListenerConfigError,
-    );
-    expect(() => createFlowListeners({ a: { listen: 'nonsense' } }, { sink })).toThrow(ListenerConfigError);
-    // Two sources on port 0 each get a port of their own.
-    expect(
-      createFlowListeners({ a: { listen: '127.0.0.1:0' }, b: { listen: '127.0.0.1:0' } }, { sink }).socketStats(),
-    ).toHaveLength(2);
-  });
-
-  it('the worker-thread listeners reject the same setups at start', async () => {
-    const l = createThreadedFlowListeners(
-      { a: { listen: '127.0.0.1:2999' }, b: { listen: '127.0.0.1:2999' } },
-      { sink: new SummarySink() },
-    );
-    await expect(l.start()).rejects.toBeInstanceOf(ListenerConfigError);
-  });
-});
-
 describe('flow listener, worker thread, handing batches over', () => {
   it('gives a sink that can take them the decoded buffers of full batches as they are, and copies only small ones', async () => {
     const summary = new SummarySink();
@@ -769,29 +723,6 @@ describe('flow listener warm-up', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
-});
-
-describe('flow listener warm-up over loopback', () => {
-  /** True when nothing is bound to the UDP port on 127.0.0.1 (binding it works). */
-
-  it('receives and decodes the synthetic datagrams on a throwaway socket, then closes it', async () => {
-    const r = await warmUpOverLoopback(DEFAULT_LISTENER_OPTIONS, Date.now, 5000, 2);
-    const perRound = syntheticWorkloads(Date.now()).reduce((n, w) => n + w.setup.length + w.datagrams.length, 0);
-    expect(r.sent).toBe(perRound * 2);
-    // Bursts of 32 with at most 64 in flight: well within even a default receive buffer.
-    expect(r.received).toBe(r.sent);
-    expect(r.flows).toBeGreaterThan(1000);
-    expect(await portFree(r.port)).toBe(true);
-  });
-
-  it('a close() while the warm-up runs waits for it and leaves no socket open', async () => {
-    const l = createFlowListeners({ netflow: { listen: '127.0.0.1:0' } }, { sink: new SummarySink() }, { warmUp: true });
-    const started = l.start();
-    await new Promise((r) => setTimeout(r, 5)); // inside the warm-up
-    await l.close();
-    await started;
-    expect(await portFree(l.addresses().netflow!.port)).toBe(true);
   });
 });
 

@@ -9,7 +9,8 @@ import {
   takeSocketFd,
 } from '../../../collector/native/batch-receive.js';
 import { SummarySink } from '../../../common/flow-sink.js';
-import { createFlowListeners, type FlowListeners } from '../../../collector/listen/udp-listener.js';
+import { createFlowListeners } from '../../../collector/listen/udp-listener.js';
+import type { FlowListeners } from '../../../collector/listen/flow-listeners.js';
 import { requireAll } from '../../helpers/databases.js';
 import { flowFixtures } from '../../helpers/flow-fixtures.js';
 
