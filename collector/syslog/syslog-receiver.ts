@@ -21,6 +21,7 @@ import { isIPv6 } from 'node:net';
 import { createServer, type Server, type Socket } from 'node:net';
 import type { SyslogEvent, SyslogEventSink } from '../../common/syslog-event.js';
 import { dropsOf, readUdpDrops } from '../listen/kernel-drops.js';
+import { bindMessage, ListenerBindError } from '../listen/listener-errors.js';
 import { parseSyslog, SyslogFrameDecoder, type ParsedSyslog } from './syslog-parser.js';
 import { DropOldestQueue } from './syslog-queue.js';
 import type { Log } from '../../common/log.js';
@@ -226,8 +227,8 @@ export class SyslogReceiver {
   async start(): Promise<{ udpPort?: number; tcpPort?: number }> {
     const out: { udpPort?: number; tcpPort?: number } = {};
     try {
-      if (this.config.udp) out.udpPort = await this.startUdp();
-      if (this.config.tcp) out.tcpPort = await this.startTcp();
+      if (this.config.udp) out.udpPort = await this.bound('udp', this.startUdp());
+      if (this.config.tcp) out.tcpPort = await this.bound('tcp', this.startTcp());
     } catch (err) {
       await this.close();
       throw err;
@@ -241,6 +242,21 @@ export class SyslogReceiver {
       'syslog receiver listening',
     );
     return out;
+  }
+
+  /** A bind that failed becomes a ListenerBindError saying what to do (a taken port, a privileged one). */
+  private async bound(proto: 'udp' | 'tcp', binding: Promise<number>): Promise<number> {
+    try {
+      return await binding;
+    } catch (err) {
+      const listen = `${this.config.host.includes(':') ? `[${this.config.host}]` : this.config.host}:${this.config.port} (syslog ${proto})`;
+      const what = {
+        setting: 'syslogReceiver.port',
+        env: 'NETSVC_SYSLOG_RECEIVER__PORT',
+        holders: 'rsyslog, syslog-ng or a second netsvc',
+      };
+      throw new ListenerBindError(bindMessage(listen, what, err as Error), listen, { cause: err });
+    }
   }
 
   private startUdp(): Promise<number> {

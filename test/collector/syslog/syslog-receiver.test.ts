@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendUdp } from '../../helpers/net.js';
 import { SyslogReceiver, type SyslogReceiverConfig } from '../../../collector/syslog/syslog-receiver.js';
 import { openSqlClient } from '../../../storage/sql/open-sql-client.js';
+import { ListenerBindError } from '../../../collector/listen/listener-errors.js';
 import { SqliteSyslogStore } from '../../../storage/syslog/sqlite-syslog-store.js';
 import type { SyslogEvent } from '../../../common/syslog-event.js';
 import type { SyslogRecord } from '../../../storage/syslog/syslog-store.js';
@@ -179,6 +180,31 @@ describe('SyslogReceiver batching and failures', () => {
     } finally {
       await receiver.close();
     }
+  });
+
+  it('says which setting moves it when its port is taken, and holds no socket after', async () => {
+    const { createSocket } = await import('node:dgram');
+    const holder = createSocket('udp4');
+    await new Promise<void>((r) => holder.bind(0, '127.0.0.1', () => r()));
+    const port = holder.address().port;
+    try {
+      const receiver = new SyslogReceiver({ ...CONFIG, port }, { sink: new FlakySink() });
+      const err = await receiver.start().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(ListenerBindError);
+      expect((err as Error).message).toBe(
+        `cannot listen on 127.0.0.1:${port} (syslog udp): the port is in use (rsyslog, syslog-ng or a second netsvc holds it); ` +
+          'stop that one, or set syslogReceiver.port (NETSVC_SYSLOG_RECEIVER__PORT) to another port',
+      );
+    } finally {
+      holder.close();
+    }
+    // Nothing of the failed start stays bound: the port can be taken again at once.
+    const again = new SyslogReceiver({ ...CONFIG, port }, { sink: new FlakySink() });
+    await again.start();
+    await again.close();
   });
 
   it('refuses a configuration with neither UDP nor TCP', () => {
