@@ -24,10 +24,7 @@ import {
   decodeFooter,
   decodeHeader,
   DIR_ENTRY_SIZE,
-  hourEndOf,
   INDEX_SIZE,
-  parseCaptureName,
-  sourceDir,
   TRAILER_MAGIC,
   TRAILER_SIZE,
   withDependencies,
@@ -37,6 +34,7 @@ import {
   type FileHeader,
   type FileTotals,
 } from './format.js';
+import { hourEndOf, parseCaptureName, sourceDir } from './file-names.js';
 
 /** One capture file of a source. */
 export interface CaptureFileInfo {

@@ -30,7 +30,6 @@ import {
   blockLocation,
   CaptureFileError,
   checksum,
-  currentName,
   decodeBlockHeader,
   decodeBlockMeta,
   decodeHeader,
@@ -39,17 +38,12 @@ import {
   encodeHeader,
   encodeTrailer,
   frameBlock,
-  hourEndOf,
-  hourStartOf,
   INTERVAL_SEC,
-  parseCaptureName,
-  sealedName,
-  sealingName,
-  sourceDir,
   TRAILER_SIZE,
   type BlockLocation,
   type FileTotals,
 } from './format.js';
+import { currentName, hourEndOf, hourStartOf, parseCaptureName, sealedName, sealingName, sourceDir } from './file-names.js';
 import { CaptureFile } from './reader.js';
 import type { Log } from '../../common/log.js';
 import { LogThrottle } from '../../common/log-throttle.js';
