@@ -44,7 +44,7 @@ import {
   type FileTotals,
 } from './format.js';
 import { currentName, hourEndOf, hourStartOf, parseCaptureName, sealedName, sealingName, sourceDir } from './file-names.js';
-import { CaptureFile } from './reader.js';
+import { CaptureFile } from './capture-file.js';
 import type { Log } from '../../common/log.js';
 import { LogThrottle } from '../../common/log-throttle.js';
 

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FlowBatch } from '../../../common/flow-batch.js';
 import { nodeFs, type CaptureFs } from '../../../storage/capture/capture-fs.js';
-import { CaptureFile, listCaptureFiles, scanFlows } from '../../../storage/capture/reader.js';
+import { listCaptureFiles, scanFlows } from '../../../storage/capture/reader.js';
+import { CaptureFile } from '../../../storage/capture/capture-file.js';
 import { appendRows, CaptureWriter, type HourSealedEvent } from '../../../storage/capture/writer.js';
 import { FakeClock, prng, randomFlows, rowsOf, slice, tempDataDir } from './flows.js';
 
