@@ -5,7 +5,8 @@ import { FlowBatch } from '../../../common/flow-batch.js';
 import { nodeFs, type CaptureFs } from '../../../storage/capture/capture-fs.js';
 import { listCaptureFiles, scanFlows } from '../../../storage/capture/reader.js';
 import { CaptureFile } from '../../../storage/capture/capture-file.js';
-import { appendRows, CaptureWriter, type HourSealedEvent } from '../../../storage/capture/writer.js';
+import { CaptureWriter, type HourSealedEvent } from '../../../storage/capture/writer.js';
+import { appendRows } from '../../../storage/capture/open-hour.js';
 import { FakeClock, prng, randomFlows, rowsOf, slice, tempDataDir } from './flows.js';
 
 const H9 = Date.UTC(2026, 2, 25, 9); // 10:00 in Europe/Paris (CET, before the March DST change)
