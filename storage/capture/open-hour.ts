@@ -26,7 +26,7 @@ export interface OpenHour {
   blocks: BlockLocation[];
   totals: FileTotals;
   aggregates: FlowAggregates;
-  /** Rows already in the file but not yet added to `aggregates` (see catchUp). */
+  /** Rows already in the file but not yet added to `aggregates` (CaptureWriter.catchUp in writer.ts). */
   aggQueue: AggSegment[];
   /** Rows in `aggQueue`. */
   aggQueuedRows: number;
@@ -34,7 +34,7 @@ export interface OpenHour {
   lastFlush: number;
   /**
    * Blocks a restart found in the file and has not yet added to `totals` and
-   * `aggregates` (see recoverStep); undefined once they all are.
+   * `aggregates` (recoverStep in hour-file.ts); undefined once they all are.
    */
   recovery: RecoveryPass | undefined;
   sealing: boolean;
