@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeCapture, type CaptureRecord } from '../collector/pcap/pcap.js';
+import { writeCapture, type CaptureRecord } from '../collector/pcap/pcap-write.js';
 import { prng } from './capture-flows.js';
 
 /** What `diverseExport` made. */

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { createNetflowRoutes } from '../api/routes/netflow.js';
 import { createRouter } from '../api/router.js';
 import { aggregateFiles as captureAggregates } from '../storage/capture/aggregate.js';
-import { sealedName, sourceDir } from '../storage/capture/format.js';
+import { sealedName, sourceDir } from '../storage/capture/file-names.js';
 import { listCaptureFiles } from '../storage/capture/reader.js';
 import type { ReverseDns } from '../storage/dns/reverse-dns.js';
 import { CaptureNetflowQuery } from '../storage/kpi/capture-netflow-query.js';

@@ -15,7 +15,7 @@ import { COUNTER_NAMES, type CounterName, type ExporterCounters } from '../colle
 import type { SyslogReceiverCounters, SyslogUdpStats } from '../collector/syslog/syslog-receiver.js';
 import type { SocketStats, SourceStats } from '../collector/listen/flow-listeners.js';
 import type { ReadStats } from '../storage/capture/reader.js';
-import type { WriterCounters } from '../storage/capture/writer.js';
+import type { WriterCounters } from '../storage/capture/writer-context.js';
 import type { QueryCounters } from '../storage/kpi/netflow-query.js';
 
 /** What the flow listeners report at scrape time. */

@@ -9,7 +9,8 @@ import type { CollectorCounters, ExporterCounters } from '../decode/collector-co
 import { createFlowDecoder, type FlowDecoder } from '../decode/decoder.js';
 import type { FlowSink } from '../../common/flow-sink.js';
 import { SourceIngest } from '../decode/ingest.js';
-import { CaptureReader, type CaptureCounters, type UdpDatagram } from './pcap.js';
+import { CaptureReader, type CaptureCounters } from './pcap.js';
+import { type UdpDatagram } from './packet.js';
 
 /** Settings of one import run. */
 export interface ImportOptions {

@@ -6,12 +6,8 @@
  * (sealed hours, counters, open files) travels as plain messages.
  */
 import type { WorkerSink, WorkerSinkContext, WorkerSinkFactory } from '../../collector/listen/worker-sink.js';
-import {
-  CaptureWriter,
-  type CaptureWriterOptions,
-  type HourSealedEvent,
-  type WriterCounters,
-} from '../../storage/capture/writer.js';
+import { CaptureWriter, type CaptureWriterOptions, type HourSealedEvent } from '../../storage/capture/writer.js';
+import { type WriterCounters } from '../../storage/capture/writer-context.js';
 
 /** The writer options that can cross to the worker (no clock, no file system, no logger: the worker brings its own). */
 export type CaptureWorkerSinkOptions = Pick<

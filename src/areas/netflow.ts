@@ -16,7 +16,7 @@ import { batchRowsFor, createThreadedFlowListeners } from '../../collector/liste
 import type { FlowListeners } from '../../collector/listen/flow-listeners.js';
 import type { AppEnv } from '../../api/context.js';
 import { CaptureRetention } from '../../storage/capture/retention.js';
-import { newWriterCounters, type WriterCounters } from '../../storage/capture/writer.js';
+import { newWriterCounters, type WriterCounters } from '../../storage/capture/writer-context.js';
 import type { CaptureSinkMessage, CaptureSinkStats, CaptureWorkerSinkOptions } from './capture-worker-sink.js';
 import { CachedReverseDns } from '../../storage/dns/cached-reverse-dns.js';
 import { CaptureNetflowQuery } from '../../storage/kpi/capture-netflow-query.js';

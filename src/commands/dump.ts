@@ -10,14 +10,10 @@ import type { Command } from 'commander';
 import { DateTime } from 'luxon';
 import { formatAddress, type FlowBatch } from '../../common/flow-batch.js';
 import { accumulateTotals } from '../../storage/capture/aggregate.js';
-import {
-  CaptureFileError,
-  emptyTotals,
-  parseCaptureName,
-  type ColumnName,
-  type FileTotals,
-} from '../../storage/capture/format.js';
-import { CaptureFile, listCaptureFiles, newReadStats, scanFlows, type CaptureFileInfo } from '../../storage/capture/reader.js';
+import { CaptureFileError, emptyTotals, type ColumnName, type FileTotals } from '../../storage/capture/format.js';
+import { parseCaptureName } from '../../storage/capture/file-names.js';
+import { listCaptureFiles, newReadStats, scanFlows, type CaptureFileInfo } from '../../storage/capture/reader.js';
+import { CaptureFile } from '../../storage/capture/capture-file.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 
 /** Damaged capture files were met; exit code 1. */

@@ -7,7 +7,7 @@ import { SummarySink, type FlowSink, type FlowSummary } from '../../common/flow-
 import { importCaptures, type ImportResult } from '../../collector/pcap/pcap-import.js';
 import { CaptureWriter } from '../../storage/capture/writer.js';
 import type { Config } from '../config.js';
-import { sourceDir } from '../../storage/capture/format.js';
+import { sourceDir } from '../../storage/capture/file-names.js';
 import { KpiBuilder } from '../../storage/kpi/kpi-builder.js';
 import { SqliteKpiCache } from '../../storage/kpi/sqlite-kpi-cache.js';
 import { acquireDataDirLock } from '../data-dir-lock.js';

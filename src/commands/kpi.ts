@@ -1,7 +1,7 @@
 /** `netsvc kpi rebuild [--source S] [--from T] [--to T]`: recompute the hourly KPI cache from the capture files. */
 import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
-import { hourStartOf } from '../../storage/capture/format.js';
+import { hourStartOf } from '../../storage/capture/file-names.js';
 import { KpiBuilder, type SyncResult } from '../../storage/kpi/kpi-builder.js';
 import { SqliteKpiCache } from '../../storage/kpi/sqlite-kpi-cache.js';
 import type { Config } from '../config.js';

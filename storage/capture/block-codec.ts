@@ -5,13 +5,11 @@
  * result; the reader hands in the payload bytes it read.
  */
 import type { FlowBatch, NumericColumn } from '../../common/flow-batch.js';
+import { decodeAddresses, gatherAddresses, encodeAddresses } from './address-codec.js';
 import { CodecError, type ByteCodec, type CodecSet } from './codec.js';
 import {
-  decodeAddresses,
   decodeNumeric,
-  gatherAddresses,
   gatherNumeric,
-  encodeAddresses,
   encodeNumeric,
   ColumnDecodeError,
   type NumericArray,

@@ -51,3 +51,13 @@ export function fsyncDir(cfs: CaptureFs, dir: string): void {
     // Some file systems refuse fsync on directories; the rename itself is still atomic.
   }
 }
+
+/** Writes all of `buf` at `pos` (a positioned write may write less than asked). */
+export function writeAll(cfs: CaptureFs, fd: number, buf: Uint8Array, pos: number): void {
+  let done = 0;
+  while (done < buf.length) {
+    const n = cfs.writeSync(fd, buf, done, buf.length - done, pos + done);
+    if (n <= 0) throw new Error('short write');
+    done += n;
+  }
+}

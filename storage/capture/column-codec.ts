@@ -1,5 +1,7 @@
 /**
- * Column transforms applied before compression, and their inverses.
+ * Column transforms applied before compression, and their inverses: the
+ * shared column types and the numeric columns (address columns are in
+ * address-codec.ts).
  *
  * General-purpose compressors see flow columns as noise unless the values are
  * turned into small, similar bytes first. Each numeric column is stored as
@@ -7,13 +9,10 @@
  * narrowest width, byte-shuffled (all low bytes, then all next bytes, …);
  * zigzag deltas (received time, which grows with the row number); or values
  * relative to another column (start relative to received, end relative to
- * start: both are small durations). Addresses split into IPv4-mapped rows (4
- * bytes, shuffled) and the rest (16 bytes, shuffled). Anything that does not
- * fit (non-integers, ranges ≥ 2^32) is stored as raw shuffled float64, so the
+ * start: both are small durations). Anything that does not fit
+ * (non-integers, ranges ≥ 2^32) is stored as raw shuffled float64, so the
  * round trip is exact for every value a FlowBatch can hold.
  */
-
-import { addressWords, LITTLE_ENDIAN, MAPPED_WORD } from '../../common/flow-batch.js';
 
 /** Transform identifiers as stored in a column directory entry. */
 export const TRANSFORM = { const: 0, int: 1, delta: 2, rel: 3, raw: 4, addr: 5 } as const;
@@ -287,168 +286,6 @@ export function decodeNumeric(
   }
 }
 
-const ADDR_MIXED = 1; // a kind byte per row precedes the parts
-const ADDR_ALL_V4 = 2;
-const ADDR_ALL_V6 = 3;
-
-/** Transforms an address column (16 bytes per row) of `n` rows. */
-export function encodeAddresses(col: Uint8Array, n: number): TransformedColumn {
-  // Compared as 32-bit words: four compares per row instead of sixteen. On little-endian
-  // platforms the loops below also take an address's bytes out of its words (shifts).
-  const w = addressWords(col.subarray(0, n * 16));
-  const w0 = w[0];
-  const w1 = w[1];
-  const w2 = w[2];
-  const w3 = w[3];
-  let same = true;
-  for (let k = 4; k < n * 4; k += 4) {
-    if (w[k] !== w0 || w[k + 1] !== w1 || w[k + 2] !== w2 || w[k + 3] !== w3) {
-      same = false;
-      break;
-    }
-  }
-  if (n === 0 || same) {
-    return { transform: TRANSFORM.const, width: 0, base: 0, min: 0, max: 0, bytes: col.slice(0, 16) };
-  }
-  let mapped = 0;
-  for (let k = 0; k < n * 4; k += 4) if (w[k] === 0 && w[k + 1] === 0 && w[k + 2] === MAPPED_WORD) mapped++;
-  const others = n - mapped;
-  const layout = mapped === n ? ADDR_ALL_V4 : mapped === 0 ? ADDR_ALL_V6 : ADDR_MIXED;
-  const kinds = layout === ADDR_MIXED ? n : 0;
-  const out = new Uint8Array(kinds + mapped * 4 + others * 16);
-  const v4 = kinds;
-  const v6 = kinds + mapped * 4;
-  if (LITTLE_ENDIAN) shuffleAddressWords(w, n, out, kinds > 0, v4, mapped, v6, others);
-  else shuffleAddressBytes(w, new Uint8Array(w.buffer, w.byteOffset, n * 16), n, out, kinds > 0, v4, mapped, v6, others);
-  return { transform: TRANSFORM.addr, width: layout, base: mapped, min: mapped, max: others, bytes: out };
-}
-
-/**
- * The planes of encodeAddresses from native little-endian words: plane b of
- * a part holds byte b of each of its rows; kind bytes (0 = IPv4-mapped) when
- * `withKinds`. A Uint8Array store keeps the low 8 bits of what it is given.
- */
-function shuffleAddressWords(
-  w: Int32Array,
-  n: number,
-  out: Uint8Array,
-  withKinds: boolean,
-  v4: number,
-  mapped: number,
-  v6: number,
-  others: number,
-): void {
-  let j4 = v4;
-  let j6 = v6;
-  const o6 = others;
-  for (let i = 0; i < n; i++) {
-    const k = i * 4;
-    const a = w[k]!;
-    const b = w[k + 1]!;
-    const c = w[k + 2]!;
-    const d = w[k + 3]!;
-    if (a === 0 && b === 0 && c === MAPPED_WORD) {
-      out[j4] = d;
-      out[j4 + mapped] = d >>> 8;
-      out[j4 + 2 * mapped] = d >>> 16;
-      out[j4 + 3 * mapped] = d >>> 24;
-      j4++;
-    } else {
-      if (withKinds) out[i] = 1;
-      out[j6] = a;
-      out[j6 + o6] = a >>> 8;
-      out[j6 + 2 * o6] = a >>> 16;
-      out[j6 + 3 * o6] = a >>> 24;
-      out[j6 + 4 * o6] = b;
-      out[j6 + 5 * o6] = b >>> 8;
-      out[j6 + 6 * o6] = b >>> 16;
-      out[j6 + 7 * o6] = b >>> 24;
-      out[j6 + 8 * o6] = c;
-      out[j6 + 9 * o6] = c >>> 8;
-      out[j6 + 10 * o6] = c >>> 16;
-      out[j6 + 11 * o6] = c >>> 24;
-      out[j6 + 12 * o6] = d;
-      out[j6 + 13 * o6] = d >>> 8;
-      out[j6 + 14 * o6] = d >>> 16;
-      out[j6 + 15 * o6] = d >>> 24;
-      j6++;
-    }
-  }
-}
-
-/** shuffleAddressWords byte by byte, for big-endian platforms. */
-function shuffleAddressBytes(
-  w: Int32Array,
-  bytes: Uint8Array,
-  n: number,
-  out: Uint8Array,
-  withKinds: boolean,
-  v4: number,
-  mapped: number,
-  v6: number,
-  others: number,
-): void {
-  let j4 = 0;
-  let j6 = 0;
-  for (let i = 0; i < n; i++) {
-    const k = i * 4;
-    const o = i * 16;
-    if (w[k] === 0 && w[k + 1] === 0 && w[k + 2] === MAPPED_WORD) {
-      for (let b = 0; b < 4; b++) out[v4 + b * mapped + j4] = bytes[o + 12 + b]!;
-      j4++;
-    } else {
-      if (withKinds) out[i] = 1;
-      for (let b = 0; b < 16; b++) out[v6 + b * others + j6] = bytes[o + b]!;
-      j6++;
-    }
-  }
-}
-
-/** Inverse of encodeAddresses: fills `out[0..n*16)`. */
-export function decodeAddresses(
-  col: { transform: number; width: number; base: number },
-  bytes: Uint8Array,
-  n: number,
-  out: Uint8Array,
-): void {
-  if (col.transform === TRANSFORM.const) {
-    if (bytes.length !== 16) throw new ColumnDecodeError('constant address column is not 16 bytes');
-    for (let i = 0; i < n; i++) out.set(bytes, i * 16);
-    return;
-  }
-  if (col.transform !== TRANSFORM.addr) throw new ColumnDecodeError(`unknown address transform ${col.transform}`);
-  const layout = col.width;
-  const mapped = col.base;
-  const others = n - mapped;
-  const kinds = layout === ADDR_MIXED ? n : 0;
-  const valid =
-    mapped >= 0 &&
-    mapped <= n &&
-    ((layout === ADDR_ALL_V4 && mapped === n) || (layout === ADDR_ALL_V6 && mapped === 0) || layout === ADDR_MIXED) &&
-    bytes.length === kinds + mapped * 4 + others * 16;
-  if (!valid) throw new ColumnDecodeError('address column size does not match its layout');
-  const v4 = kinds;
-  const v6 = kinds + mapped * 4;
-  let j4 = 0;
-  let j6 = 0;
-  for (let i = 0; i < n; i++) {
-    const o = i * 16;
-    const isV4 = layout === ADDR_ALL_V4 || (layout === ADDR_MIXED && bytes[i] === 0);
-    if (isV4) {
-      if (j4 >= mapped) throw new ColumnDecodeError('address kinds disagree with the IPv4 row count');
-      out.fill(0, o, o + 10);
-      out[o + 10] = 0xff;
-      out[o + 11] = 0xff;
-      for (let k = 0; k < 4; k++) out[o + 12 + k] = bytes[v4 + k * mapped + j4]!;
-      j4++;
-    } else {
-      if (j6 >= others) throw new ColumnDecodeError('address kinds disagree with the IPv6 row count');
-      for (let k = 0; k < 16; k++) out[o + k] = bytes[v6 + k * others + j6]!;
-      j6++;
-    }
-  }
-}
-
 /**
  * Like decodeNumeric, but only for the rows in `idx` (ascending), written to
  * `out[outAt + k]`: a frame-of-reference column is read in place, so picking
@@ -488,61 +325,5 @@ export function gatherNumeric(
       if (!refOut) throw new ColumnDecodeError('relative column without its reference');
       out[outAt + k] = refOut[outAt + k]! + v;
     } else throw new ColumnDecodeError(`unknown transform ${transform}`);
-  }
-}
-
-/** Like decodeAddresses, but only for the rows in `idx` (ascending), into rows `outAt + k` of `out`. */
-export function gatherAddresses(
-  col: { transform: number; width: number; base: number },
-  bytes: Uint8Array,
-  n: number,
-  idx: ArrayLike<number>,
-  out: Uint8Array,
-  outAt: number,
-): void {
-  const m = idx.length;
-  if (col.transform === TRANSFORM.const) {
-    decodeAddresses(col, bytes, m, out.subarray(outAt * 16, (outAt + m) * 16));
-    return;
-  }
-  if (col.transform !== TRANSFORM.addr) throw new ColumnDecodeError(`unknown address transform ${col.transform}`);
-  const layout = col.width;
-  const mapped = col.base;
-  const others = n - mapped;
-  const kinds = layout === ADDR_MIXED ? n : 0;
-  if (mapped < 0 || mapped > n || bytes.length !== kinds + mapped * 4 + others * 16) {
-    throw new ColumnDecodeError('address column size does not match its layout');
-  }
-  const v4 = kinds;
-  const v6 = kinds + mapped * 4;
-  let scanned = 0; // rows of the kinds plane counted so far
-  let rank4 = 0; // IPv4 rows before `scanned`
-  for (let k = 0; k < m; k++) {
-    const i = idx[k]!;
-    if (i < 0 || i >= n || i < scanned) throw new ColumnDecodeError('rows to gather must be ascending and inside the block');
-    let isV4: boolean;
-    let j: number;
-    if (layout === ADDR_ALL_V4) {
-      isV4 = true;
-      j = i;
-    } else if (layout === ADDR_ALL_V6) {
-      isV4 = false;
-      j = i;
-    } else {
-      while (scanned < i) if (bytes[scanned++] === 0) rank4++;
-      isV4 = bytes[i] === 0;
-      j = isV4 ? rank4 : i - rank4;
-    }
-    const o = (outAt + k) * 16;
-    if (isV4) {
-      if (j >= mapped) throw new ColumnDecodeError('address kinds disagree with the IPv4 row count');
-      out.fill(0, o, o + 10);
-      out[o + 10] = 0xff;
-      out[o + 11] = 0xff;
-      for (let b = 0; b < 4; b++) out[o + 12 + b] = bytes[v4 + b * mapped + j]!;
-    } else {
-      if (j >= others) throw new ColumnDecodeError('address kinds disagree with the IPv6 row count');
-      for (let b = 0; b < 16; b++) out[o + b] = bytes[v6 + b * others + j]!;
-    }
   }
 }

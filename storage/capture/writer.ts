@@ -15,44 +15,30 @@
  * sealed. A write error (disk full, I/O) is logged and counted, the rows of
  * that block are dropped, and the file is cut back to its last good block so
  * nothing already written is damaged; `write()` never throws for I/O.
+ *
+ * The parts live beside it: an open hour's state (open-hour.ts), its file on
+ * disk, created, reopened and recovered (hour-file.ts), sealing (seal.ts),
+ * counters and the context the parts share (writer-context.ts). This file
+ * stays at ≈ 600 lines because what is left is one state machine over the
+ * same open hours and spare batches: routing rows, flushing blocks, when to
+ * seal, the aggregation queue and the background read-back.
  */
 import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { ADDRESS_COLUMNS, FlowBatch, NUMERIC_COLUMNS } from '../../common/flow-batch.js';
-import { warmUpEncoding } from './warm-up.js';
-import { accumulateTotals, FlowAggregates, type FlowAggregatesView } from './aggregate.js';
-import { encodeBlock } from './block-codec.js';
-import { fsyncDir, nodeFs, type CaptureFs } from './capture-fs.js';
-import { CodecSet, createCodec, type ByteCodec, type CodecName } from './codec.js';
-import {
-  BLOCK,
-  BLOCK_HEADER_SIZE,
-  blockLocation,
-  CaptureFileError,
-  checksum,
-  currentName,
-  decodeBlockHeader,
-  decodeBlockMeta,
-  decodeHeader,
-  emptyTotals,
-  encodeFooter,
-  encodeHeader,
-  encodeTrailer,
-  frameBlock,
-  hourEndOf,
-  hourStartOf,
-  INTERVAL_SEC,
-  parseCaptureName,
-  sealedName,
-  sealingName,
-  sourceDir,
-  TRAILER_SIZE,
-  type BlockLocation,
-  type FileTotals,
-} from './format.js';
-import { CaptureFile } from './reader.js';
+import { FlowBatch } from '../../common/flow-batch.js';
 import type { Log } from '../../common/log.js';
 import { LogThrottle } from '../../common/log-throttle.js';
+import { accumulateTotals, type FlowAggregatesView } from './aggregate.js';
+import { encodeBlock } from './block-codec.js';
+import { nodeFs, writeAll, type CaptureFs } from './capture-fs.js';
+import { CodecSet, createCodec, type ByteCodec, type CodecName } from './codec.js';
+import { currentName, hourStartOf, sealedName, sealingName, sourceDir } from './file-names.js';
+import { blockLocation } from './format.js';
+import { closeFd, createFile, openFilesLeft, recoverFile, recoverStep, reopen } from './hour-file.js';
+import { appendRows, dropFront, newOpenHour, type AggSegment, type OpenHour } from './open-hour.js';
+import { compactAndSeal } from './seal.js';
+import { warmUpEncoding } from './warm-up.js';
+import { newWriterCounters, type WriterContext, type WriterCounters } from './writer-context.js';
 
 /** Anything that takes the collector's batches. */
 export interface FlowSink {
@@ -98,119 +84,13 @@ export interface CaptureWriterOptions {
   maxAggregationBacklogRows?: number;
 }
 
-/** Counters of the writer ("everything that moves gets a counter"). */
-export interface WriterCounters {
-  rowsReceived: number;
-  rowsWritten: number;
-  blocksWritten: number;
-  bytesWritten: number;
-  writeErrors: number;
-  rowsLost: number;
-  hoursOpened: number;
-  hoursSealed: number;
-  hoursReopened: number;
-  sealErrors: number;
-  recoveredFiles: number;
-  recoveredDroppedBlocks: number;
-  recoveredDroppedBytes: number;
-  damagedFilesMovedAside: number;
-}
-
-interface OpenHour {
-  source: string;
-  hourStart: number;
-  hourEnd: number;
-  path: string;
-  /** -1 while the file could not be opened (retried at the next flush). */
-  fd: number;
-  /** Where the next block goes: just after the last good block. */
-  offset: number;
-  headerSize: number;
-  blocks: BlockLocation[];
-  totals: FileTotals;
-  aggregates: FlowAggregates;
-  /** Rows already in the file but not yet added to `aggregates` (see catchUp). */
-  aggQueue: AggSegment[];
-  /** Rows in `aggQueue`. */
-  aggQueuedRows: number;
-  pending: FlowBatch;
-  lastFlush: number;
-  /**
-   * Blocks a restart found in the file and has not yet added to `totals` and
-   * `aggregates` (see recoverStep); undefined once they all are.
-   */
-  recovery: RecoveryPass | undefined;
-  sealing: boolean;
-  /** Do not retry sealing before this time (after a failed seal). */
-  sealRetryAt: number;
-}
-
 const LOG_EVERY_MS = 10_000;
-
-/** The blocks of a recovered file still to be read back, one at a time, in the background. */
-interface RecoveryPass {
-  file: CaptureFile;
-  next: number;
-  startedMs: number;
-}
-
-/** The columns accumulateTotals reads: all a recovery without aggregates decodes. */
-const TOTALS_COLUMNS = ['received', 'start', 'end', 'bytes', 'packets', 'proto', 'tcpFlags'] as const;
 
 /** Longest stretch the background recovery holds the event loop before it yields. */
 const RECOVERY_SLICE_MS = 10;
 
-/** Rows [from, from+rows) of a batch waiting for the aggregates; `last` when no later segment uses the batch (it can be reused). */
-interface AggSegment {
-  batch: FlowBatch;
-  from: number;
-  rows: number;
-  last: boolean;
-}
-
 // Emptied pending batches kept for reuse (per writer), at most this many.
 const SPARE_BATCHES = 2;
-
-/** Copies rows [from, from+n) of `src` onto the end of `dst`. */
-export function appendRows(dst: FlowBatch, src: FlowBatch, from: number, n: number): void {
-  dst.reserve(n);
-  const at = dst.length;
-  for (const name of NUMERIC_COLUMNS) {
-    (dst.cols[name] as Float64Array).set((src.cols[name] as Float64Array).subarray(from, from + n), at);
-  }
-  for (const name of ADDRESS_COLUMNS) dst[name].set(src[name].subarray(from * 16, (from + n) * 16), at * 16);
-  dst.length = at + n;
-}
-
-/** Removes the first `n` rows of a batch, moving the rest to the front. */
-function dropFront(b: FlowBatch, n: number): void {
-  const rest = b.length - n;
-  if (rest > 0) {
-    for (const name of NUMERIC_COLUMNS) b.cols[name].copyWithin(0, n, b.length);
-    for (const name of ADDRESS_COLUMNS) b[name].copyWithin(0, n * 16, b.length * 16);
-  }
-  b.length = Math.max(0, rest);
-}
-
-/** Counters of a writer that has done nothing yet. */
-export function newWriterCounters(): WriterCounters {
-  return {
-    rowsReceived: 0,
-    rowsWritten: 0,
-    blocksWritten: 0,
-    bytesWritten: 0,
-    writeErrors: 0,
-    rowsLost: 0,
-    hoursOpened: 0,
-    hoursSealed: 0,
-    hoursReopened: 0,
-    sealErrors: 0,
-    recoveredFiles: 0,
-    recoveredDroppedBlocks: 0,
-    recoveredDroppedBytes: 0,
-    damagedFilesMovedAside: 0,
-  };
-}
 
 /** Writes flow sources' hourly capture files; see the module comment. */
 export class CaptureWriter implements FlowSink {
@@ -233,6 +113,8 @@ export class CaptureWriter implements FlowSink {
   private recoveryScheduled = false;
   private readonly recoveryWaiters: Array<() => void> = [];
   private readonly logThrottle: LogThrottle;
+  /** What the file-level parts (hour-file.ts, seal.ts) see of this writer. */
+  private readonly ctx: WriterContext;
   private closed = false;
 
   constructor(private readonly opts: CaptureWriterOptions) {
@@ -244,6 +126,19 @@ export class CaptureWriter implements FlowSink {
     this.graceMs = opts.sealGraceMs ?? 2 * this.flushIntervalMs;
     this.maxAggBacklogRows = Math.max(0, opts.maxAggregationBacklogRows ?? 4 * this.blockRows);
     this.codec = createCodec(opts.codec ?? 'zstd', opts.level ?? 3);
+    this.ctx = {
+      dataDir: opts.dataDir,
+      timezone: opts.timezone,
+      cfs: this.cfs,
+      codec: this.codec,
+      codecs: this.codecs,
+      counters: this.counters,
+      blockRows: this.blockRows,
+      log: opts.log,
+      now: this.now,
+      rateLimited: (kind, fn) => this.rateLimited(kind, fn),
+      scheduleRecovery: () => this.scheduleRecovery(),
+    };
   }
 
   /** Registers a listener for sealed hours (the KPI cache aggregates them); returns an unsubscribe function. */
@@ -379,7 +274,7 @@ export class CaptureWriter implements FlowSink {
     await this.settled();
     for (const h of [...this.hours.values()]) {
       this.flushHour(h);
-      this.closeFd(h);
+      closeFd(this.cfs, h);
       h.recovery?.file.close();
       h.recovery = undefined;
       this.hours.delete(this.key(h.source, h.hourStart));
@@ -460,50 +355,16 @@ export class CaptureWriter implements FlowSink {
       if (this.closed) return;
       let left = false;
       for (const h of this.hours.values()) {
-        if (h.recovery && !h.sealing) left = !this.recoverStep(h, RECOVERY_SLICE_MS) || left;
+        if (h.recovery && !h.sealing) left = !recoverStep(this.ctx, h, RECOVERY_SLICE_MS, this.opts.aggregates !== false) || left;
       }
       if (left) this.scheduleRecovery();
       else this.wakeRecoveryWaiters();
     });
   }
 
-  /**
-   * Reads recovered blocks of an hour back into its totals (and aggregates) for
-   * at most `budgetMs`, one block at a time; true when none is left.
-   */
-  private recoverStep(h: OpenHour, budgetMs: number, aggregates = this.opts.aggregates !== false): boolean {
-    const r = h.recovery;
-    if (!r) return true;
-    const until = performance.now() + budgetMs;
-    while (r.next < r.file.blocks.length) {
-      const i = r.next++;
-      try {
-        const b = r.file.readBlock(i, aggregates ? FlowAggregates.COLUMNS : TOTALS_COLUMNS);
-        accumulateTotals(h.totals, b);
-        if (aggregates) h.aggregates.add(b, 0, b.length);
-      } catch (err) {
-        // Whole when the file was checked at start; damaged since (the disk): its rows are not counted.
-        this.counters.recoveredDroppedBlocks++;
-        this.opts.log?.error(
-          { err, path: h.path, block: i },
-          'recovered block could not be read back; its flows are not in the open hour figures',
-        );
-      }
-      if (performance.now() >= until) break;
-    }
-    if (r.next < r.file.blocks.length) return false;
-    r.file.close();
-    h.recovery = undefined;
-    this.opts.log?.info(
-      { path: h.path, flows: h.totals.all.flows, ms: Math.round(performance.now() - r.startedMs) },
-      'open hour read back after the restart',
-    );
-    return true;
-  }
-
   /** Finishes an hour's recovery (totals only: a sealing hour keeps no aggregates), yielding between slices. */
   private async finishRecovery(h: OpenHour): Promise<void> {
-    while (!this.recoverStep(h, RECOVERY_SLICE_MS, false)) await yieldToLoop();
+    while (!recoverStep(this.ctx, h, RECOVERY_SLICE_MS, false)) await yieldToLoop();
     this.wakeRecoveryWaiters();
   }
 
@@ -553,25 +414,7 @@ export class CaptureWriter implements FlowSink {
   }
 
   private newHour(source: string, hourStart: number): OpenHour {
-    return {
-      source,
-      hourStart,
-      hourEnd: hourEndOf(hourStart),
-      path: join(this.dir(source), currentName(hourStart, this.opts.timezone)),
-      fd: -1,
-      offset: 0,
-      headerSize: 0,
-      blocks: [],
-      totals: emptyTotals(),
-      aggregates: new FlowAggregates(),
-      aggQueue: [],
-      aggQueuedRows: 0,
-      pending: new FlowBatch(1024),
-      lastFlush: this.now(),
-      recovery: undefined,
-      sealing: false,
-      sealRetryAt: 0,
-    };
+    return newOpenHour(this.ctx, source, hourStart);
   }
 
   /** The open hour of a received time: the source's last one when it fits, else found or opened (and remembered). */
@@ -591,83 +434,9 @@ export class CaptureWriter implements FlowSink {
     const h = this.newHour(source, hourStart);
     this.hours.set(k, h);
     const sealedPath = join(this.dir(source), sealedName(hourStart, this.opts.timezone));
-    if (this.cfs.existsSync(sealedPath)) this.reopen(h, sealedPath);
-    else this.createFile(h);
+    if (this.cfs.existsSync(sealedPath)) reopen(this.ctx, h, sealedPath);
+    else createFile(this.ctx, h);
     return h;
-  }
-
-  /** The file header of hour `h`, created now (the open file's and, at compaction, the sealed file's). */
-  private headerOf(h: OpenHour): Buffer {
-    return encodeHeader({
-      hourStart: h.hourStart,
-      intervalSec: INTERVAL_SEC,
-      codec: this.codec.id,
-      source: h.source,
-      createdAt: this.now(),
-    });
-  }
-
-  private createFile(h: OpenHour): void {
-    try {
-      this.cfs.mkdirSync(this.dir(h.source), { recursive: true });
-      if (this.cfs.existsSync(h.path)) {
-        // Left by a crash and not recovered at start (start() not called): continue it safely.
-        this.recoverFile(h.source, h.path, h);
-        return;
-      }
-      const header = this.headerOf(h);
-      const fd = this.cfs.openSync(h.path, 'w+');
-      h.fd = fd;
-      this.writeAll(fd, header, 0);
-      h.headerSize = header.length;
-      h.offset = header.length;
-      this.counters.hoursOpened++;
-    } catch (err) {
-      this.counters.writeErrors++;
-      this.closeFd(h);
-      h.offset = 0;
-      this.rateLimited('open', () =>
-        this.opts.log?.error({ err, path: h.path }, 'capture file cannot be created; rows of this hour are dropped until it can'),
-      );
-    }
-  }
-
-  /** Turns a sealed hour back into an open one, for rows that arrive after it was sealed. */
-  private reopen(h: OpenHour, sealedPath: string): void {
-    try {
-      const f = CaptureFile.open(sealedPath, { requireSealed: true, cfs: this.cfs, codecs: this.codecs });
-      const dataEnd = f.dataEnd;
-      f.close();
-      // Rename first: a crash between the two steps leaves an open file with a footer, which recovery cuts.
-      this.cfs.renameSync(sealedPath, h.path);
-      this.counters.hoursReopened++;
-      this.recoverFile(h.source, h.path, h, dataEnd);
-    } catch (err) {
-      this.counters.writeErrors++;
-      this.rateLimited('reopen', () =>
-        this.opts.log?.error({ err, path: sealedPath }, 'sealed hour cannot be reopened for late rows; they are dropped'),
-      );
-    }
-  }
-
-  private closeFd(h: OpenHour): void {
-    if (h.fd >= 0) {
-      try {
-        this.cfs.closeSync(h.fd);
-      } catch {
-        // nothing more to do for a descriptor that will not close
-      }
-    }
-    h.fd = -1;
-  }
-
-  private writeAll(fd: number, buf: Uint8Array, pos: number): void {
-    let done = 0;
-    while (done < buf.length) {
-      const n = this.cfs.writeSync(fd, buf, done, buf.length - done, pos + done);
-      if (n <= 0) throw new Error('short write');
-      done += n;
-    }
   }
 
   /** Appends the pending rows of an hour as blocks; on error drops them (counted) and cuts the file back. */
@@ -679,7 +448,7 @@ export class CaptureWriter implements FlowSink {
     const handOver = n * 4 >= h.pending.capacity;
     if (!wholeBlocksOnly) h.lastFlush = this.now();
     if (n === 0) return;
-    if (h.fd < 0) this.createFile(h);
+    if (h.fd < 0) createFile(this.ctx, h);
     if (h.fd < 0) {
       this.counters.rowsLost += n;
       dropFront(h.pending, n);
@@ -690,7 +459,7 @@ export class CaptureWriter implements FlowSink {
       const rows = Math.min(this.blockRows, n - from);
       const { block, index } = encodeBlock(h.pending, from, rows, this.codec);
       try {
-        this.writeAll(h.fd, block, h.offset);
+        writeAll(this.cfs, h.fd, block, h.offset);
         if (this.opts.fsyncOnFlush) this.cfs.fsyncSync(h.fd);
       } catch (err) {
         this.counters.writeErrors++;
@@ -773,11 +542,11 @@ export class CaptureWriter implements FlowSink {
       if (h.recovery) await this.finishRecovery(h);
       if (h.blocks.length === 0) {
         // Nothing reached the file (or every write failed): no hour to seal, drop the empty file.
-        this.closeFd(h);
+        closeFd(this.cfs, h);
         if (this.cfs.existsSync(h.path)) this.cfs.unlinkSync(h.path);
         ok = true;
       } else {
-        await this.compactAndSeal(h, join(dir, sealingName(h.hourStart, zone)), finalPath);
+        await compactAndSeal(this.ctx, h, join(dir, sealingName(h.hourStart, zone)), finalPath);
         ok = true;
       }
     } catch (err) {
@@ -819,256 +588,15 @@ export class CaptureWriter implements FlowSink {
     this.retire(h.pending);
   }
 
-  /**
-   * Writes the hour's rows as large blocks into `nfcapd.sealing.*`, with the
-   * footer, fsyncs it and renames it over the final name; then drops the
-   * open file. Yields to the event loop between blocks so ingest goes on.
-   * When the live blocks are already large it seals the open file in place.
-   */
-  private async compactAndSeal(h: OpenHour, tmpPath: string, finalPath: string): Promise<void> {
-    const groups: number[][] = [];
-    let cur: number[] = [];
-    let rows = 0;
-    h.blocks.forEach((b, i) => {
-      if (cur.length > 0 && rows + b.rows > this.blockRows) {
-        groups.push(cur);
-        cur = [];
-        rows = 0;
-      }
-      cur.push(i);
-      rows += b.rows;
-    });
-    if (cur.length > 0) groups.push(cur);
-    const compact = groups.some((g) => g.length > 1);
-
-    if (!compact) {
-      // In place: footer + trailer after the last block, fsync, rename.
-      const footer = encodeFooter({ ...h.totals, blocks: h.blocks.length }, h.blocks);
-      const block = frameBlock(BLOCK.footer, h.blocks.length, [footer], footer);
-      this.writeAll(h.fd, block, h.offset);
-      this.writeAll(h.fd, encodeTrailer(h.offset), h.offset + block.length);
-      this.cfs.ftruncateSync(h.fd, h.offset + block.length + TRAILER_SIZE);
-      this.cfs.fsyncSync(h.fd);
-      this.closeFd(h);
-      this.cfs.renameSync(h.path, finalPath);
-      fsyncDir(this.cfs, this.dir(h.source));
-      return;
-    }
-
-    const src = CaptureFile.open(h.path, { cfs: this.cfs, codecs: this.codecs });
-    let fd = -1;
-    try {
-      fd = this.cfs.openSync(tmpPath, 'w+');
-      const header = this.headerOf(h);
-      let pos = 0;
-      this.writeAll(fd, header, pos);
-      pos += header.length;
-      const blocks: BlockLocation[] = [];
-      const totals = emptyTotals();
-      for (const g of groups) {
-        const batch = new FlowBatch(g.reduce((s, i) => s + h.blocks[i]!.rows, 0));
-        for (const i of g) {
-          const loc = h.blocks[i]!;
-          // Our own blocks, located by what we wrote; the directory of the walk must agree.
-          const k = src.blocks.findIndex((b) => b.offset === loc.offset);
-          if (k < 0) throw new CaptureFileError('bad-block', 'block written by this writer is missing', h.path, loc.offset);
-          src.readBlock(k, undefined, batch, batch.length);
-        }
-        const { block, index } = encodeBlock(batch, 0, batch.length, this.codec);
-        this.writeAll(fd, block, pos);
-        blocks.push(blockLocation(pos, block.length, index));
-        accumulateTotals(totals, batch);
-        pos += block.length;
-        await yieldToLoop();
-      }
-      totals.recoveredDroppedBytes = h.totals.recoveredDroppedBytes;
-      totals.blocks = blocks.length;
-      const footer = encodeFooter(totals, blocks);
-      const fblock = frameBlock(BLOCK.footer, blocks.length, [footer], footer);
-      this.writeAll(fd, fblock, pos);
-      this.writeAll(fd, encodeTrailer(pos), pos + fblock.length);
-      this.cfs.fsyncSync(fd);
-      this.cfs.closeSync(fd);
-      fd = -1;
-      this.cfs.renameSync(tmpPath, finalPath);
-      fsyncDir(this.cfs, this.dir(h.source));
-    } catch (err) {
-      if (fd >= 0) this.cfs.closeSync(fd);
-      try {
-        this.cfs.unlinkSync(tmpPath);
-      } catch {
-        // nothing was created, or it cannot be removed: recovery removes sealing files at start
-      }
-      throw err;
-    } finally {
-      src.close();
-    }
-    this.closeFd(h);
-    try {
-      this.cfs.unlinkSync(h.path);
-    } catch (err) {
-      // The sealed file is complete; a stale open file of a sealed hour is ignored by readers and removed at start.
-      this.opts.log?.warn({ err, path: h.path }, 'open file of a sealed hour could not be removed');
-    }
-  }
-
   // ------------------------------------------------------------------ recovery
 
-  /** Recovers every source directory under `<dataDir>/flows`. */
+  /** Recovers the open files left under `<dataDir>/flows` (hour-file.ts: openFilesLeft). */
   private recoverAll(): void {
-    const root = join(this.opts.dataDir, 'flows');
-    let sources: string[];
-    try {
-      sources = this.cfs.readdirSync(root);
-    } catch {
-      return;
+    for (const { source, path, hourStart } of openFilesLeft(this.ctx)) {
+      const k = this.key(source, hourStart);
+      if (this.hours.has(k)) continue;
+      const h = this.newHour(source, hourStart);
+      if (recoverFile(this.ctx, source, path, h)) this.hours.set(k, h);
     }
-    for (const source of sources) {
-      const dir = join(root, source);
-      let names: string[];
-      try {
-        names = this.cfs.readdirSync(dir);
-      } catch {
-        continue;
-      }
-      const sealed = new Set<number>();
-      for (const name of names) {
-        const p = parseCaptureName(name, this.opts.timezone);
-        if (p?.kind === 'sealed') sealed.add(p.hourStart);
-      }
-      for (const name of names) {
-        const p = parseCaptureName(name, this.opts.timezone);
-        if (!p || p.kind === 'sealed') continue;
-        const path = join(dir, name);
-        if (p.kind === 'sealing' || sealed.has(p.hourStart)) {
-          // An unfinished compacted copy, or an open file whose sealed copy was already renamed in place.
-          this.tryUnlink(path);
-          continue;
-        }
-        const k = this.key(source, p.hourStart);
-        if (this.hours.has(k)) continue;
-        const h = this.newHour(source, p.hourStart);
-        if (this.recoverFile(source, path, h)) this.hours.set(k, h);
-      }
-    }
-  }
-
-  private tryUnlink(path: string): void {
-    try {
-      this.cfs.unlinkSync(path);
-    } catch (err) {
-      this.opts.log?.warn({ err, path }, 'leftover capture file could not be removed');
-    }
-  }
-
-  /**
-   * Checks an open file block by block (index and column checksums), cuts
-   * it after the last good block (or at `cutAt`), and loads its state into
-   * `h` so writing continues there. Returns false when the file was unusable.
-   */
-  private recoverFile(source: string, path: string, h: OpenHour, cutAt?: number): boolean {
-    let fd = -1;
-    try {
-      fd = this.cfs.openSync(path, 'r+');
-      const size = this.cfs.fstatSync(fd).size;
-      const head = Buffer.alloc(Math.min(size, 65536));
-      this.cfs.readSync(fd, head, 0, head.length, 0);
-      let headerSize: number;
-      try {
-        const hdr = decodeHeader(head, path);
-        headerSize = hdr.headerSize;
-        if (hdr.source !== source) throw new CaptureFileError('bad-header', `header names source ${hdr.source}`, path);
-      } catch (err) {
-        if (!(err instanceof CaptureFileError)) throw err;
-        this.cfs.closeSync(fd);
-        fd = -1;
-        // Crash while the header was being written: no flow can be in it.
-        if (size <= 4096) {
-          this.cfs.unlinkSync(path);
-          this.counters.recoveredFiles++;
-          this.createFile(h);
-          return h.fd >= 0;
-        }
-        const aside = `${path}.damaged`;
-        this.cfs.renameSync(path, aside);
-        this.counters.damagedFilesMovedAside++;
-        this.opts.log?.error({ err, path, movedTo: aside }, 'open capture file has a damaged header; moved aside');
-        this.createFile(h);
-        return h.fd >= 0;
-      }
-      const good = this.validBlocks(fd, path, headerSize, cutAt ?? size);
-      const end = good.length ? good[good.length - 1]!.offset + good[good.length - 1]!.size : headerSize;
-      if (end < size) {
-        const dropped = size - end;
-        this.cfs.ftruncateSync(fd, end);
-        if (cutAt === undefined) {
-          this.counters.recoveredDroppedBytes += dropped;
-          this.counters.recoveredDroppedBlocks++;
-          h.totals.recoveredDroppedBytes += dropped;
-          this.opts.log?.warn(
-            { path, droppedBytes: dropped, keptBlocks: good.length },
-            'recovered open capture file: cut a torn tail',
-          );
-        }
-      }
-      h.fd = fd;
-      h.headerSize = headerSize;
-      h.offset = end;
-      h.blocks = good;
-      h.path = path;
-      // Totals and aggregates of what the file holds are read back in the background, a block
-      // at a time: a start does not wait for (nor hold in memory) an hour of rows. Until then
-      // the hour's figures are answered from the file itself (aggregatesFor says so).
-      if (good.length > 0) {
-        h.recovery?.file.close();
-        h.recovery = {
-          file: CaptureFile.open(path, { cfs: this.cfs, codecs: this.codecs }),
-          next: 0,
-          startedMs: performance.now(),
-        };
-        this.scheduleRecovery();
-      }
-      if (cutAt === undefined) this.counters.recoveredFiles++;
-      return true;
-    } catch (err) {
-      if (fd >= 0) {
-        try {
-          this.cfs.closeSync(fd);
-        } catch {
-          // already failing
-        }
-      }
-      h.fd = -1;
-      this.counters.writeErrors++;
-      this.opts.log?.error({ err, path }, 'open capture file could not be recovered');
-      return false;
-    }
-  }
-
-  /** Blocks from the start that are whole and whose checksums hold (every column checked). */
-  private validBlocks(fd: number, path: string, headerSize: number, limit: number): BlockLocation[] {
-    const out: BlockLocation[] = [];
-    let pos = headerSize;
-    const hb = Buffer.alloc(BLOCK_HEADER_SIZE);
-    while (pos + BLOCK_HEADER_SIZE <= limit) {
-      if (this.cfs.readSync(fd, hb, 0, BLOCK_HEADER_SIZE, pos) < BLOCK_HEADER_SIZE) break;
-      const h = decodeBlockHeader(hb, 0);
-      const end = pos + BLOCK_HEADER_SIZE + h.size;
-      if (h.type !== BLOCK.data || end > limit || h.size > 1 << 30) break;
-      const payload = Buffer.alloc(h.size);
-      if (this.cfs.readSync(fd, payload, 0, h.size, pos + BLOCK_HEADER_SIZE) < h.size) break;
-      let meta;
-      try {
-        meta = decodeBlockMeta(payload, h.size, path, pos);
-      } catch {
-        break;
-      }
-      if (checksum(payload.subarray(0, meta.metaSize)) !== h.crc || meta.index.rows !== h.aux) break;
-      if (meta.columns.some((c) => checksum(payload.subarray(c.offset, c.offset + c.storedLen)) !== c.crc)) break;
-      const ix = meta.index;
-      out.push(blockLocation(pos, end - pos, ix));
-      pos = end;
-    }
-    return out;
   }
 }

@@ -16,15 +16,8 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import ipaddr from 'ipaddr.js';
 import { exactCount, formatAddress } from '../../common/flow-batch.js';
 import type { FlowAggregatesView, KeyKind, KeyStats } from '../capture/aggregate.js';
-import {
-  hourEndOf,
-  hourStartOf,
-  INTERVAL_SEC,
-  parseCaptureName,
-  sealedName,
-  sourceDir,
-  type CaptureFileError,
-} from '../capture/format.js';
+import { INTERVAL_SEC, type CaptureFileError } from '../capture/format.js';
+import { hourEndOf, hourStartOf, parseCaptureName, sealedName, sourceDir } from '../capture/file-names.js';
 import { newestFlows, newReadStats, scanFlows, type CaptureFileInfo, type ReadStats } from '../capture/reader.js';
 import { AGGREGATE_COLUMNS, HourAggregate, keyTableSource, portSource } from './hour-aggregate.js';
 import { BYTES, FLOWS, type Metric, type RankedRows } from './key-table.js';

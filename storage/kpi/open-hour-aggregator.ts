@@ -24,7 +24,7 @@
  */
 import { statSync } from 'node:fs';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { CaptureFile } from '../capture/reader.js';
+import { CaptureFile } from '../capture/capture-file.js';
 import type { CaptureFs } from '../capture/capture-fs.js';
 import { AGGREGATE_COLUMNS, HourAggregate, keyTableSource, portSource } from './hour-aggregate.js';
 import { BYTES, FLOWS, type RankedRows } from './key-table.js';

@@ -6,7 +6,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { createSocket } from 'node:dgram';
 import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { readCapture, type UdpDatagram } from '../../collector/pcap/pcap.js';
+import { readCapture } from '../../collector/pcap/pcap.js';
+import { type UdpDatagram } from '../../collector/pcap/packet.js';
 
 /** Root of the flow-oracle fixtures. */
 export const FLOW_ORACLE_DIR = resolve('fixtures/flow-oracle');

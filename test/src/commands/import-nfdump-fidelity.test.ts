@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFlowDecoder, exporterRef } from '../../../collector/decode/decoder.js';
 import { FlowBatch } from '../../../common/flow-batch.js';
-import { writeCapture } from '../../../collector/pcap/pcap.js';
+import { writeCapture } from '../../../collector/pcap/pcap-write.js';
 import { runCli } from '../../../src/cli.js';
 import { processContext, type CliContext } from '../../../src/commands/context.js';
 import type { ImportReport } from '../../../src/commands/import.js';

@@ -3,8 +3,10 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FlowBatch } from '../../../common/flow-batch.js';
 import { nodeFs, type CaptureFs } from '../../../storage/capture/capture-fs.js';
-import { CaptureFile, listCaptureFiles, scanFlows } from '../../../storage/capture/reader.js';
-import { appendRows, CaptureWriter, type HourSealedEvent } from '../../../storage/capture/writer.js';
+import { listCaptureFiles, scanFlows } from '../../../storage/capture/reader.js';
+import { CaptureFile } from '../../../storage/capture/capture-file.js';
+import { CaptureWriter, type HourSealedEvent } from '../../../storage/capture/writer.js';
+import { appendRows } from '../../../storage/capture/open-hour.js';
 import { FakeClock, prng, randomFlows, rowsOf, slice, tempDataDir } from './flows.js';
 
 const H9 = Date.UTC(2026, 2, 25, 9); // 10:00 in Europe/Paris (CET, before the March DST change)

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FlowBatch } from '../../../common/flow-batch.js';
 import type { CaptureWriter } from '../../../storage/capture/writer.js';
-import { CaptureFile } from '../../../storage/capture/reader.js';
+import { CaptureFile } from '../../../storage/capture/capture-file.js';
 import { CaptureNetflowQuery } from '../../../storage/kpi/capture-netflow-query.js';
 import { localOpenHours, OpenHourAggregator } from '../../../storage/kpi/open-hour-aggregator.js';
 import type { KpiBuilder } from '../../../storage/kpi/kpi-builder.js';
