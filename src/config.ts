@@ -52,7 +52,7 @@ const captureSchema = z
     level: z.number().int().min(1).max(19).default(3),
     /** fsync after every flush as well as at seal (survives power loss, costs disk I/O). */
     fsyncOnFlush: z.boolean().default(false),
-    retention: captureRetentionSchema.default({ checkIntervalSec: 300 }),
+    retention: captureRetentionSchema.prefault({}),
   })
   .strict();
 
@@ -192,13 +192,13 @@ export const configSchema = z
           .default(1024 * 1024),
       })
       .strict()
-      .default({ host: '127.0.0.1', port: 8080, bodyLimit: 1024 * 1024 }),
+      .prefault({}),
     log: z
       .object({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
       })
       .strict()
-      .default({ level: 'info' }),
+      .prefault({}),
     auth: z
       .object({
         /** Lifetime of an access token in seconds. */
@@ -225,15 +225,7 @@ export const configSchema = z
         knownSecrets: z.number().int().min(0).default(1000),
       })
       .strict()
-      .default({
-        tokenTtlSec: 3600,
-        maxFailures: 10,
-        failureWindowSec: 300,
-        verifyConcurrency: 1,
-        verifyQueue: 4,
-        verifyQueuePerAddress: 2,
-        knownSecrets: 1000,
-      }),
+      .prefault({}),
     admin: z
       .object({
         /** The service's own store of entities, users and credentials. */
@@ -243,36 +235,13 @@ export const configSchema = z
           .default('sqlite:admin.sqlite'),
       })
       .strict()
-      .default({ database: 'sqlite:admin.sqlite' }),
-    capture: captureSchema.default({
-      flushIntervalMs: 5000,
-      blockRows: 65_536,
-      codec: 'zstd',
-      level: 3,
-      fsyncOnFlush: false,
-      retention: { checkIntervalSec: 300 },
-    }),
-    flowIngest: flowIngestSchema.default({ otherThreadsNice: 10, batchReceive: true }),
-    dns: dnsSchema.default({ servers: [], timeoutMs: 1500, positiveTtlSec: 3600, negativeTtlSec: 300, maxEntries: 100_000 }),
-    syslogReceiver: syslogReceiverSchema.default({
-      enabled: true,
-      feedExternal: false,
-      host: '0.0.0.0',
-      port: 5514,
-      udp: true,
-      tcp: true,
-      entity: 'default',
-      batchSize: 500,
-      flushIntervalMs: 1000,
-      maxMessageBytes: 65_536,
-      maxQueue: 100_000,
-      maxConnections: 512,
-      maxConnectionsPerAddress: 32,
-      tcpIdleTimeoutSec: 300,
-      receiveBuffer: 8 * 1024 * 1024,
-    }),
-    database: databaseSchema.default({ connectTimeoutMs: 2000, statementTimeoutMs: 4000, operationTimeoutMs: 5000 }),
-    hotspot: hotspotSchema.default({ disabledGroup: 'daloRADIUS-Disabled-Users', maxPerPage: 2000 }),
+      .prefault({}),
+    capture: captureSchema.prefault({}),
+    flowIngest: flowIngestSchema.prefault({}),
+    dns: dnsSchema.prefault({}),
+    syslogReceiver: syslogReceiverSchema.prefault({}),
+    database: databaseSchema.prefault({}),
+    hotspot: hotspotSchema.prefault({}),
     /** The collector's flow sources (collector/listen/flow-source-config.ts owns their schema and defaults). */
     flowSources: flowSourcesSchema,
     entities: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/), entitySchema).default({

@@ -21,6 +21,48 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(cfg.http)).toBe(true);
   });
 
+  it('fills every section from the defaults its schema writes once, whether the section is absent or partly given', () => {
+    const absent = loadConfig({ cwd: tempDir(), env: {} });
+    expect(absent.http).toEqual({ host: '127.0.0.1', port: 8080, bodyLimit: 1024 * 1024 });
+    expect(absent.log).toEqual({ level: 'info' });
+    expect(absent.auth).toEqual({
+      tokenTtlSec: 3600,
+      maxFailures: 10,
+      failureWindowSec: 300,
+      verifyConcurrency: 1,
+      verifyQueue: 4,
+      verifyQueuePerAddress: 2,
+      knownSecrets: 1000,
+    });
+    expect(absent.admin).toEqual({ database: 'sqlite:admin.sqlite' });
+    expect(absent.capture).toMatchObject({
+      flushIntervalMs: 5000,
+      blockRows: 65_536,
+      codec: 'zstd',
+      level: 3,
+      fsyncOnFlush: false,
+      retention: { checkIntervalSec: 300 },
+    });
+    expect(absent.flowIngest).toEqual({ otherThreadsNice: 10, batchReceive: true });
+    expect(absent.dns).toEqual({ servers: [], timeoutMs: 1500, positiveTtlSec: 3600, negativeTtlSec: 300, maxEntries: 100_000 });
+    expect(absent.syslogReceiver).toMatchObject({ enabled: true, feedExternal: false, host: '0.0.0.0', port: 5514 });
+    expect(absent.syslogReceiver).toMatchObject({
+      maxConnectionsPerAddress: 32,
+      tcpIdleTimeoutSec: 300,
+      receiveBuffer: 8 * 1024 * 1024,
+    });
+    expect(absent.database).toEqual({ connectTimeoutMs: 2000, statementTimeoutMs: 4000, operationTimeoutMs: 5000 });
+    expect(absent.hotspot).toEqual({ disabledGroup: 'daloRADIUS-Disabled-Users', maxPerPage: 2000 });
+    // One key of a section given: the others keep their defaults.
+    const partial = loadConfig({
+      cwd: tempDir(),
+      env: { NETSVC_AUTH__MAX_FAILURES: '3', NETSVC_CAPTURE__RETENTION__CHECK_INTERVAL_SEC: '60', NETSVC_DNS__TIMEOUT_MS: '500' },
+    });
+    expect(partial.auth).toEqual({ ...absent.auth, maxFailures: 3 });
+    expect(partial.capture).toEqual({ ...absent.capture, retention: { ...absent.capture.retention, checkIntervalSec: 60 } });
+    expect(partial.dns).toEqual({ ...absent.dns, timeoutMs: 500 });
+  });
+
   it('reads netsvc.config.json from the working directory, then environment overrides win', () => {
     const cwd = tempDir();
     writeFileSync(join(cwd, 'netsvc.config.json'), JSON.stringify({ http: { port: 9000 }, timezone: 'Europe/Paris' }));
