@@ -22,39 +22,13 @@ import { z } from 'zod';
 import { ConfigError } from './config-error.js';
 import { DEFAULT_FLOW_SOURCES, flowSourcesSchema } from '../collector/listen/flow-source-config.js';
 
+import { captureSchema } from '../storage/capture/capture-config.js';
 export { ConfigError } from './config-error.js';
 export { resolveSqlitePath } from './config-paths.js';
 
 const databaseUrl = z
   .string()
   .regex(/^(sqlite:.+|mysql:\/\/.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:PATH, mysql://… or postgres://…');
-
-const captureRetentionSchema = z
-  .object({
-    /** Hours older than this (by file hour) are deleted; absent = no age limit. */
-    maxAgeHours: z.number().int().positive().optional(),
-    /** Total bytes of capture files per source; oldest hours go first; absent = no size limit. */
-    maxBytes: z.number().int().positive().optional(),
-    /** How often the expiry runs, in seconds. */
-    checkIntervalSec: z.number().int().positive().default(300),
-  })
-  .strict();
-
-const captureSchema = z
-  .object({
-    /** The open hour is flushed as a block at least this often, so recent flows are queryable. */
-    flushIntervalMs: z.number().int().positive().default(5000),
-    /** A block is flushed early once it holds this many rows. */
-    blockRows: z.number().int().min(256).max(1_048_576).default(65_536),
-    /** Column compression: zstd (default, measured best size at live speed), lz4 (faster, larger) or none. */
-    codec: z.enum(['zstd', 'lz4', 'none']).default('zstd'),
-    /** Codec level (zstd 1-19; ignored by lz4 and none). */
-    level: z.number().int().min(1).max(19).default(3),
-    /** fsync after every flush as well as at seal (survives power loss, costs disk I/O). */
-    fsyncOnFlush: z.boolean().default(false),
-    retention: captureRetentionSchema.prefault({}),
-  })
-  .strict();
 
 const flowIngestSchema = z
   .object({

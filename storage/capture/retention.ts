@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { nodeFs, type CaptureFs } from './capture-fs.js';
 import { listCaptureFiles, type CaptureFileInfo } from './reader.js';
 import type { Log } from '../../common/log.js';
+import { CAPTURE_DEFAULTS } from './capture-defaults.js';
 
 /** An hour whose file retention removed. */
 export interface ExpiredHour {
@@ -61,7 +62,10 @@ export class CaptureRetention {
   start(): void {
     if (this.opts.maxAgeHours === undefined && this.opts.maxBytes === undefined) return;
     this.runOnce();
-    this.timer = setInterval(() => this.runOnce(), (this.opts.checkIntervalSec ?? 300) * 1000);
+    this.timer = setInterval(
+      () => this.runOnce(),
+      (this.opts.checkIntervalSec ?? CAPTURE_DEFAULTS.retentionCheckIntervalSec) * 1000,
+    );
     this.timer.unref();
   }
 

@@ -27,6 +27,7 @@ import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { FlowBatch } from '../../common/flow-batch.js';
 import type { Log } from '../../common/log.js';
+import { CAPTURE_DEFAULTS } from './capture-defaults.js';
 import { LogThrottle } from '../../common/log-throttle.js';
 import { accumulateTotals, type FlowAggregatesView } from './aggregate.js';
 import { encodeBlock } from './block-codec.js';
@@ -121,11 +122,11 @@ export class CaptureWriter implements FlowSink {
     this.cfs = opts.cfs ?? nodeFs;
     this.now = opts.now ?? Date.now;
     this.logThrottle = new LogThrottle(LOG_EVERY_MS, this.now);
-    this.flushIntervalMs = opts.flushIntervalMs ?? 5000;
-    this.blockRows = opts.blockRows ?? 65_536;
+    this.flushIntervalMs = opts.flushIntervalMs ?? CAPTURE_DEFAULTS.flushIntervalMs;
+    this.blockRows = opts.blockRows ?? CAPTURE_DEFAULTS.blockRows;
     this.graceMs = opts.sealGraceMs ?? 2 * this.flushIntervalMs;
     this.maxAggBacklogRows = Math.max(0, opts.maxAggregationBacklogRows ?? 4 * this.blockRows);
-    this.codec = createCodec(opts.codec ?? 'zstd', opts.level ?? 3);
+    this.codec = createCodec(opts.codec ?? CAPTURE_DEFAULTS.codec, opts.level ?? CAPTURE_DEFAULTS.level);
     this.ctx = {
       dataDir: opts.dataDir,
       timezone: opts.timezone,
