@@ -261,11 +261,44 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
       const rows = await this.findRows(filter, page);
       return rows.map((r) => this.toRecord(r));
     } catch (err) {
-      if (err instanceof SyslogStoreError) throw err;
-      if (err instanceof SqlInputError)
-        throw new SyslogInputError(`the ${this.dialect} database refused a filter value: ${err.message}`, { cause: err });
-      throw new SyslogStoreError(`syslog query failed on ${this.dialect}: ${(err as Error).message}`, { cause: err });
+      throw await this.classified(err);
     }
+  }
+
+  /**
+   * A failure of `find` as the API needs it: a refused filter value
+   * (SyslogInputError), or SyslogStoreError `unavailable` / `storage_full`
+   * (the client's SqlUnavailableError), `schema_missing` (SystemEvents is not
+   * there, found by probing the schema, not by reading driver messages) or
+   * `failed` (the database answered and has the table: a fault, not an outage).
+   */
+  private async classified(err: unknown): Promise<Error> {
+    if (err instanceof SyslogStoreError || err instanceof SyslogInputError) return err;
+    if (err instanceof SqlInputError)
+      return new SyslogInputError(`the ${this.dialect} database refused a filter value: ${err.message}`, { cause: err });
+    const message = (err as Error)?.message ?? String(err);
+    if (err instanceof SqlUnavailableError) {
+      return err.reason === 'disk_full'
+        ? new SyslogStoreError('storage_full', `the ${this.dialect} syslog database has no space left: ${message}`, {
+            cause: err,
+          })
+        : new SyslogStoreError('unavailable', `the ${this.dialect} syslog database cannot be reached: ${message}`, {
+            cause: err,
+          });
+    }
+    let present: boolean;
+    try {
+      present = await this.hasSystemEvents();
+    } catch {
+      return new SyslogStoreError('unavailable', `the ${this.dialect} syslog database cannot be reached: ${message}`, {
+        cause: err,
+      });
+    }
+    if (!present)
+      return new SyslogStoreError('schema_missing', `the ${this.dialect} syslog database has no SystemEvents table: ${message}`, {
+        cause: err,
+      });
+    return new SyslogStoreError('failed', `syslog query failed on ${this.dialect}: ${message}`, { cause: err });
   }
 
   private async findRows(filter: SyslogFilter, page: PageRequest): Promise<SystemEventsRow[]> {

@@ -363,7 +363,10 @@ describe.each(dialects)('SyslogStore indexes and inserts on %s', (dialect) => {
   it('fails with a SyslogStoreError when the table is missing', async () => {
     await client.execute('DROP TABLE SystemEvents');
     store.forgetTableInfo();
-    await expect(store.find({}, { page: 1, perPage: 10 })).rejects.toMatchObject({ name: 'SyslogStoreError' });
+    await expect(store.find({}, { page: 1, perPage: 10 })).rejects.toMatchObject({
+      name: 'SyslogStoreError',
+      code: 'schema_missing',
+    });
   });
 });
 
