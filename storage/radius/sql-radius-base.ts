@@ -147,10 +147,10 @@ export abstract class SqlRadiusBase {
   protected abstract tableSpecs(): TableSpec[];
   /** The extra report indexes. */
   protected abstract indexSpecs(): IndexSpec[];
-  protected abstract tableExists(db: SqlClient, name: string): Promise<boolean>;
-  protected abstract indexExists(name: string, table: string): Promise<boolean>;
-  protected abstract isUniqueViolation(err: unknown): boolean;
-  protected abstract isRetryable(err: unknown): boolean;
+  /** Whether the report index exists; the client reads the schema (PostgreSQL's store also drops an unusable one). */
+  protected async indexExists(name: string, table: string): Promise<boolean> {
+    return (await this.db.indexes(table)).some((i) => i.name === name);
+  }
   /** Runs an INSERT and answers the new row's id. */
   protected abstract insertId(db: SqlClient, sql: string, params: unknown[]): Promise<number>;
   /** Value compared with radacct start/stop times for an instant (epoch ms). */
@@ -261,7 +261,7 @@ export abstract class SqlRadiusBase {
   protected async missingTables(): Promise<string[]> {
     const missing: string[] = [];
     for (const name of [...FREERADIUS_TABLES, ...this.tableSpecs().map((t) => t.name)]) {
-      if (!(await this.tableExists(this.db, name))) missing.push(name);
+      if (!(await this.db.tableExists(name))) missing.push(name);
     }
     return missing;
   }
@@ -271,7 +271,7 @@ export abstract class SqlRadiusBase {
       try {
         return await this.db.transaction(fn);
       } catch (err) {
-        if (attempt < MAX_ATTEMPTS && this.isRetryable(err)) continue;
+        if (attempt < MAX_ATTEMPTS && this.db.isRetryable(err)) continue;
         throw err;
       }
     }
@@ -281,7 +281,7 @@ export abstract class SqlRadiusBase {
 
   async migrate(options: { createFreeradiusTables?: boolean } = {}): Promise<MigrateReport> {
     let createdFreeradiusTables = false;
-    if (!(await this.tableExists(this.db, 'radcheck'))) {
+    if (!(await this.db.tableExists('radcheck'))) {
       if (!options.createFreeradiusTables) {
         throw new RadiusStoreError('schema_missing', "FreeRADIUS's tables are missing (no radcheck)");
       }
@@ -290,7 +290,7 @@ export abstract class SqlRadiusBase {
     }
     const createdTables: string[] = [];
     for (const spec of this.tableSpecs()) {
-      if (await this.tableExists(this.db, spec.name)) continue;
+      if (await this.db.tableExists(spec.name)) continue;
       for (const stmt of spec.ddl) await this.db.execute(stmt);
       createdTables.push(spec.name);
     }

@@ -276,7 +276,7 @@ export abstract class SqlRadiusUsers extends SqlRadiusBase {
           return { id: String(id), username, createdby: actor.name, createddate: created, updatedby: null, updateddate: null };
         });
       } catch (err) {
-        if (this.isUniqueViolation(err)) throw taken();
+        if (this.db.isUniqueViolation(err)) throw taken();
         throw err;
       }
     });
@@ -343,7 +343,7 @@ export abstract class SqlRadiusUsers extends SqlRadiusBase {
           return (await this.readDetail(db, id))!;
         });
       } catch (err) {
-        if (this.isUniqueViolation(err))
+        if (this.db.isUniqueViolation(err))
           throw new RadiusStoreError('username_taken', `Username '${renameTo ?? changes.username}' already exists.`);
         throw err;
       }

@@ -118,7 +118,7 @@ function compareRows(a: KeyRow, b: KeyRow): number {
   return Number(b.id) - Number(a.id);
 }
 
-/** Shared implementation; subclasses supply dialect SQL and introspection. */
+/** Shared implementation; subclasses supply dialect SQL and index DDL, the client the introspection. */
 export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, SyslogIndexer {
   abstract readonly dialect: Dialect;
   protected readonly maxChunkRows: number;
@@ -149,8 +149,6 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
   protected abstract containsSql(column: string, value: string): SqlWhere;
   /** ORDER BY clause for newest first with NULL ReceivedAt last. */
   protected abstract readonly orderBy: string;
-  /** Reads what the table looks like now. */
-  protected abstract introspect(): Promise<TableInfo>;
   /** Creates the `INDEX_NAMES` indexes that are missing; reports which were created. */
   abstract createIndexes(): Promise<IndexReport>;
   /** Drops the `INDEX_NAMES` indexes that exist. */
@@ -184,6 +182,24 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
     for (const stmt of schemaStatements(this.client.dialect)) await this.client.execute(stmt);
     this.forgetTableInfo();
     return true;
+  }
+
+  /** Reads what the table looks like now, through the client's introspection; rejects when SystemEvents is missing. */
+  protected async introspect(): Promise<TableInfo> {
+    const columns = await this.client.columnNames('SystemEvents');
+    if (columns.length === 0) throw new Error(`no SystemEvents table in this ${this.dialect} database`);
+    const indexes = await this.client.indexes('SystemEvents');
+    return {
+      hasProcessId: columns.some((c) => c.toLowerCase() === 'processid'),
+      // Scanned forward or backward, such an index yields ReceivedAt in DESC NULLS LAST order: DESC NULLS LAST
+      // or ASC NULLS FIRST (on MariaDB and SQLite, where NULL is the lowest value, any index leading with it).
+      hasTimeIndex: indexes.some((i) => i.valid && i.firstColumn === 'receivedat' && i.descending !== i.nullsFirst),
+    };
+  }
+
+  /** The indexes SystemEvents has, by name: whether each is usable (only PostgreSQL has unusable ones). */
+  protected async existingIndexes(): Promise<Map<string, boolean>> {
+    return new Map((await this.client.indexes('SystemEvents')).map((i) => [i.name, i.valid]));
   }
 
   /** Table facts, re-read after `introspectTtlMs` so a `db index` run is picked up while serving. */
