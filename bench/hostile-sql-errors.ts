@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createApp } from '../api/app.js';
 import { AuthService } from '../api/auth.js';
-import { createHotspotRoutes } from '../api/routes/hotspot.js';
+import { createHotspotRoutes } from '../api/routes/hotspot/index.js';
 import { createLogviewerRoutes } from '../api/routes/logviewer.js';
 import { generateCredential, hashSecret } from '../storage/admin/secret-hash.js';
 import { SqliteAdminStore } from '../storage/admin/sqlite-admin-store.js';

@@ -29,7 +29,7 @@ export interface LogviewerRouteDeps {
   storeOf: (entity: string) => SyslogStore | undefined;
   /** IANA zone of ReceivedAt (rsyslog writes its local time): times without an offset are read in it, ISO ones converted to it. */
   timezone: string;
-  /** Told when a store fails, so the operator sees why a request got 503. */
+  /** Told about every syslog database that cannot be used (answered 503), with the driver's reason in `cause`, for the log. */
   onStoreError?: (entity: string, err: SyslogStoreError) => void;
 }
 
@@ -97,7 +97,10 @@ const pageSchema = z
 
 const failures = {
   ...authFailures,
-  503: { description: 'The entity’s syslog database cannot be read', content: { 'application/json': { schema: failureSchema } } },
+  503: {
+    description: 'The entity’s syslog database cannot be reached, did not answer in time, or has no SystemEvents table',
+    content: { 'application/json': { schema: failureSchema } },
+  },
 };
 
 const searchRoute = createRoute({
@@ -170,6 +173,24 @@ export function filterOf(q: Query, zone: string, withTime: boolean): SyslogFilte
 export function createLogviewerRoutes(deps: LogviewerRouteDeps): OpenAPIHono<AppEnv> {
   const router = createRouter();
 
+  /**
+   * A database that cannot be used now (unreachable, too slow, full, no SystemEvents table) is a 503 the
+   * operator is told about, as on the hotspot; any other failure (`failed`: the database answered and the
+   * statement is at fault) goes on as it is, to the app's 500 and its log.
+   */
+  const unusable = (entity: string, err: unknown): unknown => {
+    if (!(err instanceof SyslogStoreError)) return err;
+    switch (err.code) {
+      case 'unavailable':
+      case 'schema_missing':
+      case 'storage_full':
+        deps.onStoreError?.(entity, err);
+        return new UnavailableError('The syslog database cannot be read right now.', {}, { cause: err });
+      case 'failed':
+        return err;
+    }
+  };
+
   const run = async (c: Context<AppEnv>, q: Query, withTime: boolean) => {
     const entity = c.get('principal').entity;
     const filter = filterOf(q, deps.timezone, withTime);
@@ -183,9 +204,7 @@ export function createLogviewerRoutes(deps: LogviewerRouteDeps): OpenAPIHono<App
       // A value the checks above let through and the database refused: the client's, so a 400 and nothing for the operator.
       if (err instanceof SyslogInputError)
         throw new BadRequestError(undefined, 'Invalid input: a filter value is one the syslog database cannot compare.');
-      if (!(err instanceof SyslogStoreError)) throw err;
-      deps.onStoreError?.(entity, err);
-      throw new UnavailableError('The syslog database cannot be read right now.', {}, { cause: err });
+      throw unusable(entity, err);
     }
     return c.json(paged(rows, page.page, page.perPage) as z.infer<typeof pageSchema>, 200);
   };

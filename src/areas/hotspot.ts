@@ -1,7 +1,7 @@
 /** Opening each entity's RadiusStore from the configuration, and the hotspot area built on them (CLI and serve share it). */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../../api/context.js';
-import { createHotspotRoutes } from '../../api/routes/hotspot.js';
+import { createHotspotRoutes } from '../../api/routes/hotspot/index.js';
 import { defaultCatalogue } from '../../storage/radius/attribute-catalogue.js';
 import { openRadiusStore } from '../../storage/radius/open-radius-store.js';
 import type { RadiusStore } from '../../storage/radius/radius-store.js';

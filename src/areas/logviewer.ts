@@ -122,7 +122,7 @@ export async function startLogviewer(config: Config, runtime: { logger: Logger; 
   const routes = createLogviewerRoutes({
     storeOf: (entity) => stores.get(entity),
     timezone: config.timezone,
-    onStoreError: (entity, err) => outages.report(entity, { entity }, err, 'syslog database query failed'),
+    onStoreError: (entity, err) => outages.report(entity, { entity, code: err.code }, err, 'syslog database unusable'),
   });
   log.info({ entities: [...stores.keys()], receiver: receiverPorts }, 'logviewer stores open');
 

@@ -1,7 +1,7 @@
 /** `netsvc db index syslog`: the indexes that keep logviewer searches fast on large SystemEvents tables. */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { redactUrl } from '../../storage/sql/sql-client.js';
+import { redactUrl, SqlUnavailableError } from '../../storage/sql/sql-client.js';
 import { SyslogStoreError } from '../../storage/syslog/syslog-store.js';
 import { resolveSqlitePath } from '../config-paths.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
@@ -45,7 +45,13 @@ export function registerDbIndexSyslogCommand(db: Command, ctx: CliContext): void
             );
           }
         } catch (err) {
-          throw new SyslogStoreError(`${label}: ${(err as Error).message}`, { cause: err });
+          throw new SyslogStoreError(
+            err instanceof SqlUnavailableError ? 'unavailable' : 'failed',
+            `${label}: ${(err as Error).message}`,
+            {
+              cause: err,
+            },
+          );
         } finally {
           await store.close();
         }

@@ -1,6 +1,6 @@
 /** `netsvc db …`: the service's own tables, and its peers' where asked. */
 import type { Command } from 'commander';
-import { redactUrl } from '../../storage/sql/sql-client.js';
+import { redactUrl, SqlUnavailableError } from '../../storage/sql/sql-client.js';
 import { SyslogStoreError } from '../../storage/syslog/syslog-store.js';
 import { openAdminStore } from '../admin-store.js';
 import type { Config } from '../config.js';
@@ -30,13 +30,20 @@ async function migrateSyslogDatabases(config: Config, out: (line: string) => voi
       } else if (!(await store.hasSystemEvents())) {
         const debian = url.startsWith('mysql') ? 'rsyslog-mysql/install/mysql' : 'rsyslog-pgsql/install/pgsql';
         throw new SyslogStoreError(
+          'schema_missing',
           `syslog ${label}: no SystemEvents table (rsyslog does not create it): run netsvc db migrate --create-peer-tables, ` +
             `or load rsyslog's schema (Debian: /usr/share/dbconfig-common/data/${debian})`,
         );
       } else out(`syslog ${label}: SystemEvents already there`);
     } catch (err) {
       if (err instanceof SyslogStoreError) throw err;
-      throw new SyslogStoreError(`syslog ${label}: ${(err as Error).message}`, { cause: err });
+      throw new SyslogStoreError(
+        err instanceof SqlUnavailableError ? 'unavailable' : 'failed',
+        `syslog ${label}: ${(err as Error).message}`,
+        {
+          cause: err,
+        },
+      );
     } finally {
       await store.close();
     }

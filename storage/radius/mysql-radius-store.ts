@@ -28,31 +28,6 @@ export class MysqlRadiusStore extends SqlRadiusStore {
     return reportIndexes('mysql');
   }
 
-  protected async tableExists(db: SqlClient, name: string): Promise<boolean> {
-    const rows = await db.query<{ n: number }>(
-      'SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?',
-      [name],
-    );
-    return Number(rows[0]?.n) > 0;
-  }
-
-  protected async indexExists(name: string, table: string): Promise<boolean> {
-    const rows = await this.db.query<{ n: number }>(
-      'SELECT COUNT(*) AS n FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? AND index_name = ?',
-      [table, name],
-    );
-    return Number(rows[0]?.n) > 0;
-  }
-
-  protected isUniqueViolation(err: unknown): boolean {
-    return (err as { errno?: number }).errno === 1062;
-  }
-
-  protected isRetryable(err: unknown): boolean {
-    // 1213 deadlock: InnoDB rolled the transaction back, running it again is safe.
-    return (err as { errno?: number }).errno === 1213;
-  }
-
   protected async insertId(db: SqlClient, sql: string, params: unknown[]): Promise<number> {
     const res = await db.execute(sql, params);
     return Number(res.insertId);

@@ -40,36 +40,14 @@ export class PostgresRadiusStore extends SqlRadiusStore {
     return reportIndexes('postgres');
   }
 
-  protected async tableExists(db: SqlClient, name: string): Promise<boolean> {
-    const rows = await db.query<{ n: number }>(
-      'SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?',
-      [name],
-    );
-    return Number(rows[0]?.n) > 0;
-  }
-
-  protected async indexExists(name: string): Promise<boolean> {
-    const rows = await this.db.query<{ valid: boolean }>(
-      `SELECT i.indisvalid AS valid FROM pg_class c JOIN pg_index i ON i.indexrelid = c.oid
-       JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname = ?`,
-      [name],
-    );
-    if (!rows.length) return false;
+  protected override async indexExists(name: string, table: string): Promise<boolean> {
+    const index = (await this.db.indexes(table)).find((i) => i.name === name);
     // An interrupted CREATE INDEX CONCURRENTLY leaves an invalid index behind: build it again.
-    if (!rows[0]!.valid) {
+    if (index && !index.valid) {
       await this.db.execute(`DROP INDEX CONCURRENTLY IF EXISTS ${name}`);
       return false;
     }
-    return true;
-  }
-
-  protected isUniqueViolation(err: unknown): boolean {
-    return (err as { code?: string }).code === '23505';
-  }
-
-  protected isRetryable(err: unknown): boolean {
-    const code = (err as { code?: string }).code;
-    return code === '40P01' || code === '40001';
+    return index !== undefined;
   }
 
   protected async insertId(db: SqlClient, sql: string, params: unknown[]): Promise<number> {

@@ -1,5 +1,5 @@
 /** RadiusStore on SQLite over FreeRADIUS's sqlite schema. */
-import { SqlUnavailableError, type SqlClient } from '../sql/sql-client.js';
+import type { SqlClient } from '../sql/sql-client.js';
 import { netsvcTables, reportIndexes } from './netsvc-tables.js';
 import { SqlRadiusStore, type IndexSpec, type RadiusStoreOptions, type TableSpec } from './sql-radius-store.js';
 
@@ -24,31 +24,6 @@ export class SqliteRadiusStore extends SqlRadiusStore {
 
   protected indexSpecs(): IndexSpec[] {
     return reportIndexes('sqlite');
-  }
-
-  protected async tableExists(db: SqlClient, name: string): Promise<boolean> {
-    const rows = await db.query<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?", [
-      name,
-    ]);
-    return Number(rows[0]?.n) > 0;
-  }
-
-  protected async indexExists(name: string): Promise<boolean> {
-    const rows = await this.db.query<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'index' AND name = ?", [
-      name,
-    ]);
-    return Number(rows[0]?.n) > 0;
-  }
-
-  protected isUniqueViolation(err: unknown): boolean {
-    const code = (err as { code?: string }).code;
-    return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
-  }
-
-  protected isRetryable(err: unknown): boolean {
-    // The client reports a lock held past busy_timeout as SqlUnavailableError, its cause SQLite's own error.
-    const e = err instanceof SqlUnavailableError ? err.cause : err;
-    return String((e as { code?: string } | undefined)?.code).startsWith('SQLITE_BUSY');
   }
 
   protected async insertId(db: SqlClient, sql: string, params: unknown[]): Promise<number> {

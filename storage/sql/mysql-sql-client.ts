@@ -7,7 +7,9 @@ import {
   UNREACHABLE_ERRNO,
   type CheckedOutConnection,
   type ExecResult,
-  type SqlClient,
+  type SqlDialectSupport,
+  type SqlIndexInfo,
+  type SqlStatements,
   type SqlTimeouts,
 } from './sql-client.js';
 
@@ -91,7 +93,7 @@ async function run(conn: Queryable, sql: string, params: readonly unknown[], tim
   }
 }
 
-function wrap(conn: Queryable, timeoutMs: number): Omit<SqlClient, 'transaction' | 'close'> {
+function wrap(conn: Queryable, timeoutMs: number): SqlStatements {
   return {
     dialect: 'mysql',
     async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
@@ -105,6 +107,47 @@ function wrap(conn: Queryable, timeoutMs: number): Omit<SqlClient, 'transaction'
 }
 
 /**
+ * MariaDB/MySQL's catalogue (information_schema, in the connected database)
+ * and its error numbers: 1062 duplicate key, 1213 deadlock (InnoDB rolled
+ * the transaction back, so running it again is safe).
+ */
+export function mysqlDialectSupport(db: SqlStatements): SqlDialectSupport {
+  const errno = (err: unknown) => (err as { errno?: number } | undefined)?.errno;
+  return {
+    async tableExists(table) {
+      const rows = await db.query<{ n: number }>(
+        'SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?',
+        [table],
+      );
+      return Number(rows[0]?.n) > 0;
+    },
+    async columnNames(table) {
+      const rows = await db.query<{ name: string }>(
+        'SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?',
+        [table],
+      );
+      return rows.map((r) => r.name);
+    },
+    async indexes(table) {
+      const rows = await db.query<{ name: string; col: string | null; coll: string | null }>(
+        'SELECT INDEX_NAME AS name, COLUMN_NAME AS col, COLLATION AS coll FROM information_schema.STATISTICS ' +
+          'WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND SEQ_IN_INDEX = 1',
+        [table],
+      );
+      return rows.map((r): SqlIndexInfo => ({
+        name: r.name,
+        valid: true,
+        firstColumn: (r.col ?? '').toLowerCase(),
+        descending: r.coll === 'D',
+        nullsFirst: r.coll !== 'D',
+      }));
+    },
+    isUniqueViolation: (err) => errno(err) === 1062,
+    isRetryable: (err) => errno(err) === 1213,
+  };
+}
+
+/**
  * MySQL/MariaDB through a mysql2 pool; datetimes come back as strings, as
  * stored. Every operation ends within `timeouts.operationMs`; a database that
  * is down, restarting, hung or full fails it with SqlUnavailableError.
@@ -112,7 +155,7 @@ function wrap(conn: Queryable, timeoutMs: number): Omit<SqlClient, 'transaction'
 export class MysqlSqlClient extends PooledSqlClient {
   readonly dialect = 'mysql' as const;
   private readonly pool: mysql.Pool;
-  protected readonly base: Omit<SqlClient, 'transaction' | 'close'>;
+  protected readonly base: SqlStatements;
   protected readonly timeouts: SqlTimeouts;
 
   constructor(url: string, options: { connectionLimit?: number; timeouts?: SqlTimeouts } = {}) {
@@ -133,6 +176,10 @@ export class MysqlSqlClient extends PooledSqlClient {
 
   protected classify(err: unknown): SqlUnavailableError | SqlInputError | undefined {
     return classifyMysqlError(err) ?? mysqlInputError(err);
+  }
+
+  protected supportOf(statements: SqlStatements): SqlDialectSupport {
+    return mysqlDialectSupport(statements);
   }
 
   protected async checkout(): Promise<CheckedOutConnection> {

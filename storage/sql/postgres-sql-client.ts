@@ -7,7 +7,9 @@ import {
   UNREACHABLE_ERRNO,
   type CheckedOutConnection,
   type ExecResult,
-  type SqlClient,
+  type SqlDialectSupport,
+  type SqlIndexInfo,
+  type SqlStatements,
   type SqlTimeouts,
 } from './sql-client.js';
 
@@ -97,7 +99,7 @@ export function postgresInputError(err: unknown): SqlInputError | undefined {
   return reason ? new SqlInputError(reason, `PostgreSQL: ${err.message} (${err.code})`, { cause: err }) : undefined;
 }
 
-function wrap(conn: Queryable): Omit<SqlClient, 'transaction' | 'close'> {
+function wrap(conn: Queryable): SqlStatements {
   return {
     dialect: 'postgres',
     async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
@@ -112,6 +114,55 @@ function wrap(conn: Queryable): Omit<SqlClient, 'transaction' | 'close'> {
 }
 
 /**
+ * PostgreSQL's catalogue, in the current schema (unquoted names folded to
+ * lower case, as the statements fold them), and its SQLSTATEs: 23505 unique
+ * violation, 40P01 deadlock and 40001 serialisation failure (the transaction
+ * was rolled back, so running it again is safe).
+ */
+export function postgresDialectSupport(db: SqlStatements): SqlDialectSupport {
+  const code = (err: unknown) => (err as { code?: string } | undefined)?.code;
+  return {
+    async tableExists(table) {
+      const rows = await db.query<{ n: number }>(
+        'SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?',
+        [table.toLowerCase()],
+      );
+      return Number(rows[0]?.n) > 0;
+    },
+    async columnNames(table) {
+      const rows = await db.query<{ name: string }>(
+        'SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ?',
+        [table.toLowerCase()],
+      );
+      return rows.map((r) => r.name);
+    },
+    async indexes(table) {
+      // indoption bit 0: DESC, bit 1: NULLS FIRST. indkey[0] is 0 for an expression (no column joins).
+      const rows = await db.query<{ name: string; valid: boolean; col: string | null; opt: number | string | null }>(
+        'SELECT c.relname AS name, i.indisvalid AS valid, a.attname AS col, i.indoption[0] AS opt FROM pg_index i ' +
+          'JOIN pg_class c ON c.oid = i.indexrelid ' +
+          'LEFT JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] ' +
+          'WHERE i.indrelid = (SELECT t.oid FROM pg_class t JOIN pg_namespace n ON n.oid = t.relnamespace ' +
+          "WHERE n.nspname = current_schema() AND t.relname = ? AND t.relkind IN ('r', 'p'))",
+        [table.toLowerCase()],
+      );
+      return rows.map((r): SqlIndexInfo => {
+        const opt = Number(r.opt ?? 0);
+        return {
+          name: r.name,
+          valid: r.valid,
+          firstColumn: (r.col ?? '').toLowerCase(),
+          descending: (opt & 1) !== 0,
+          nullsFirst: (opt & 2) !== 0,
+        };
+      });
+    },
+    isUniqueViolation: (err) => code(err) === '23505',
+    isRetryable: (err) => code(err) === '40P01' || code(err) === '40001',
+  };
+}
+
+/**
  * PostgreSQL through a pg pool, with the session in UTC. Every operation ends
  * within `timeouts.operationMs`; a database that is down, restarting, hung or
  * full fails it with SqlUnavailableError, and never crashes the process.
@@ -119,7 +170,7 @@ function wrap(conn: Queryable): Omit<SqlClient, 'transaction' | 'close'> {
 export class PostgresSqlClient extends PooledSqlClient {
   readonly dialect = 'postgres' as const;
   private readonly pool: pg.Pool;
-  protected readonly base: Omit<SqlClient, 'transaction' | 'close'>;
+  protected readonly base: SqlStatements;
   protected readonly timeouts: SqlTimeouts;
 
   constructor(url: string, options: { max?: number; timeouts?: SqlTimeouts } = {}) {
@@ -145,6 +196,10 @@ export class PostgresSqlClient extends PooledSqlClient {
 
   protected classify(err: unknown): SqlUnavailableError | SqlInputError | undefined {
     return classifyPostgresError(err) ?? postgresInputError(err);
+  }
+
+  protected supportOf(statements: SqlStatements): SqlDialectSupport {
+    return postgresDialectSupport(statements);
   }
 
   protected async checkout(): Promise<CheckedOutConnection> {

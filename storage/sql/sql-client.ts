@@ -15,13 +15,50 @@ export interface ExecResult {
   insertId?: number;
 }
 
-/** A connection (or pool) that runs parameterised statements. */
-export interface SqlClient {
+/** What runs parameterised statements: a client, or one connection of it. */
+export interface SqlStatements {
   readonly dialect: Dialect;
   /** Runs a statement that returns rows. */
   query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   /** Runs a statement that changes rows. */
   execute(sql: string, params?: readonly unknown[]): Promise<ExecResult>;
+}
+
+/** One index of a table, as its database describes it. */
+export interface SqlIndexInfo {
+  name: string;
+  /** False for an index PostgreSQL cannot use (an interrupted CREATE INDEX CONCURRENTLY left it); always true elsewhere. */
+  valid: boolean;
+  /** The first column, lower case ('' for an expression). */
+  firstColumn: string;
+  /** Whether the first column is kept in descending order. */
+  descending: boolean;
+  /** Whether the first column's NULLs come first in the index's own order (MySQL and SQLite: NULL is the lowest value). */
+  nullsFirst: boolean;
+}
+
+/**
+ * What a client knows of its own dialect beyond running statements: the
+ * schema's tables, columns and indexes in the connected database (schema on
+ * PostgreSQL), and what a driver error that is neither an outage nor a refused
+ * value means. Each client brings its own, as Kysely's dialects bring their
+ * introspector, so no store repeats catalogue queries or driver codes.
+ * Table names are as unquoted SQL names them: PostgreSQL folds them to lower case.
+ */
+export interface SqlDialectSupport {
+  tableExists(table: string): Promise<boolean>;
+  /** The table's column names as stored; none when the table does not exist. */
+  columnNames(table: string): Promise<string[]>;
+  /** The table's indexes (its primary key among them on MySQL and PostgreSQL); none when the table does not exist. */
+  indexes(table: string): Promise<SqlIndexInfo[]>;
+  /** The statement broke a unique key (or primary key). */
+  isUniqueViolation(err: unknown): boolean;
+  /** The database rolled the transaction back on its own (deadlock, serialisation failure, a lock held too long): running it again is safe. */
+  isRetryable(err: unknown): boolean;
+}
+
+/** A connection (or pool) that runs parameterised statements. */
+export interface SqlClient extends SqlStatements, SqlDialectSupport {
   /** Runs `fn` in one transaction on one connection; rolls back if it throws. */
   transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T>;
   /** Releases every connection. */
@@ -191,15 +228,16 @@ export interface TransactionConnection {
  */
 export async function runTransaction<T>(
   conn: TransactionConnection,
-  client: Omit<SqlClient, 'transaction' | 'close'>,
+  client: SqlStatements,
+  support: (statements: SqlStatements) => SqlDialectSupport,
   fn: (tx: SqlClient) => Promise<T>,
   expired: () => boolean = () => false,
 ): Promise<T> {
   let broken: unknown;
   try {
     await conn.begin();
-    // Nested transaction() calls join the open one.
-    const tx: SqlClient = { ...client, transaction: (f) => f(tx), close: async () => undefined };
+    // Nested transaction() calls join the open one; the schema is read on the transaction's connection.
+    const tx: SqlClient = { ...client, ...support(client), transaction: (f) => f(tx), close: async () => undefined };
     const out = await fn(tx);
     // The caller was already answered 503 (the database was too slow): what it was told failed must not land.
     if (expired()) throw new SqlUnavailableError('timeout', 'the transaction outlived its time-out and was rolled back');
@@ -219,7 +257,7 @@ export async function runTransaction<T>(
 /** One pooled connection lent for a transaction, and the statements it runs. */
 export interface CheckedOutConnection {
   ops: TransactionConnection;
-  client: Omit<SqlClient, 'transaction' | 'close'>;
+  client: SqlStatements;
 }
 
 /**
@@ -231,12 +269,34 @@ export interface CheckedOutConnection {
 export abstract class PooledSqlClient implements SqlClient {
   abstract readonly dialect: Dialect;
   /** Statements on the pool (one connection each). */
-  protected abstract readonly base: Omit<SqlClient, 'transaction' | 'close'>;
+  protected abstract readonly base: SqlStatements;
   protected abstract readonly timeouts: SqlTimeouts;
   /** The driver's error as SqlUnavailableError (the server cannot serve now) or SqlInputError (it refused a value). */
   protected abstract classify(err: unknown): SqlUnavailableError | SqlInputError | undefined;
   /** One connection of the pool, for a transaction. */
   protected abstract checkout(): Promise<CheckedOutConnection>;
+  /** The dialect's introspection and error meanings, reading through `statements`. */
+  protected abstract supportOf(statements: SqlStatements): SqlDialectSupport;
+
+  tableExists(table: string): Promise<boolean> {
+    return this.supportOf(this).tableExists(table);
+  }
+
+  columnNames(table: string): Promise<string[]> {
+    return this.supportOf(this).columnNames(table);
+  }
+
+  indexes(table: string): Promise<SqlIndexInfo[]> {
+    return this.supportOf(this).indexes(table);
+  }
+
+  isUniqueViolation(err: unknown): boolean {
+    return this.supportOf(this).isUniqueViolation(err);
+  }
+
+  isRetryable(err: unknown): boolean {
+    return this.supportOf(this).isRetryable(err);
+  }
 
   query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]> {
     return bounded(
@@ -263,7 +323,7 @@ export abstract class PooledSqlClient implements SqlClient {
           c.ops.release();
           throw new SqlUnavailableError('timeout', 'a connection came free only after the time-out');
         }
-        return runTransaction(c.ops, c.client, fn, expired);
+        return runTransaction(c.ops, c.client, (statements) => this.supportOf(statements), fn, expired);
       },
       this.timeouts.operationMs,
       (e) => this.classify(e),

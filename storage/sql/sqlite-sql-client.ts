@@ -1,5 +1,13 @@
 import Database from 'better-sqlite3';
-import { SqlInputError, SqlUnavailableError, type ExecResult, type SqlClient } from './sql-client.js';
+import {
+  SqlInputError,
+  SqlUnavailableError,
+  type ExecResult,
+  type SqlClient,
+  type SqlDialectSupport,
+  type SqlIndexInfo,
+  type SqlStatements,
+} from './sql-client.js';
 import { prepareSqliteFile } from './sqlite-file.js';
 
 type Sqlite = Database.Database;
@@ -44,6 +52,48 @@ export function sqliteInputError(err: unknown): SqlInputError | undefined {
 
 function classified(err: unknown): unknown {
   return classifySqliteError(err) ?? sqliteInputError(err) ?? err;
+}
+
+/**
+ * SQLite's catalogue (sqlite_master and the table-valued pragmas) and its
+ * result codes: a broken UNIQUE or PRIMARY KEY constraint, and SQLITE_BUSY
+ * (the client reports a lock held past busy_timeout as SqlUnavailableError,
+ * its cause SQLite's own error), after which the transaction may run again.
+ */
+export function sqliteDialectSupport(db: SqlStatements): SqlDialectSupport {
+  return {
+    async tableExists(table) {
+      const rows = await db.query<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = ?", [
+        table,
+      ]);
+      return Number(rows[0]?.n) > 0;
+    },
+    async columnNames(table) {
+      return (await db.query<{ name: string }>('SELECT name FROM pragma_table_info(?)', [table])).map((r) => r.name);
+    },
+    async indexes(table) {
+      const rows = await db.query<{ name: string; col: string | null; descending: number }>(
+        'SELECT il.name AS name, xi.name AS col, xi."desc" AS descending FROM pragma_index_list(?) il, pragma_index_xinfo(il.name) xi ' +
+          'WHERE xi.seqno = 0',
+        [table],
+      );
+      return rows.map((r): SqlIndexInfo => ({
+        name: r.name,
+        valid: true,
+        firstColumn: (r.col ?? '').toLowerCase(),
+        descending: Number(r.descending) === 1,
+        nullsFirst: Number(r.descending) !== 1,
+      }));
+    },
+    isUniqueViolation(err) {
+      const code = (err as { code?: string } | undefined)?.code;
+      return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+    },
+    isRetryable(err) {
+      const e = err instanceof SqlUnavailableError ? err.cause : err;
+      return String((e as { code?: string } | undefined)?.code).startsWith('SQLITE_BUSY');
+    },
+  };
 }
 
 /**
@@ -101,14 +151,39 @@ export class SqliteSqlClient implements SqlClient {
     return this.serial(() => this.runExecute(sql, params));
   }
 
+  tableExists(table: string): Promise<boolean> {
+    return sqliteDialectSupport(this).tableExists(table);
+  }
+
+  columnNames(table: string): Promise<string[]> {
+    return sqliteDialectSupport(this).columnNames(table);
+  }
+
+  indexes(table: string): Promise<SqlIndexInfo[]> {
+    return sqliteDialectSupport(this).indexes(table);
+  }
+
+  isUniqueViolation(err: unknown): boolean {
+    return sqliteDialectSupport(this).isUniqueViolation(err);
+  }
+
+  isRetryable(err: unknown): boolean {
+    return sqliteDialectSupport(this).isRetryable(err);
+  }
+
   transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
     return this.serial(async () => {
       // IMMEDIATE takes the write lock up front, so two writers never deadlock on upgrade.
       this.exec('BEGIN IMMEDIATE');
-      const tx: SqlClient = {
+      const statements: SqlStatements = {
         dialect: 'sqlite',
         query: async <R>(sql: string, params: readonly unknown[] = []) => this.runQuery<R>(sql, params),
         execute: async (sql: string, params: readonly unknown[] = []) => this.runExecute(sql, params),
+      };
+      // The schema is read on the transaction's own statements: the queue waits for the transaction to end.
+      const tx: SqlClient = {
+        ...statements,
+        ...sqliteDialectSupport(statements),
         transaction: (inner) => inner(tx),
         close: async () => undefined,
       };

@@ -11,7 +11,6 @@ import {
   type SqlWhere,
   type SyslogStoreOptions,
   type SystemEventsRow,
-  type TableInfo,
 } from './sql-syslog-store.js';
 import type { IndexReport } from './syslog-store.js';
 
@@ -70,28 +69,6 @@ export class MysqlSyslogStore extends SqlSyslogStore {
 
   protected containsSql(column: string, value: string): { sql: string; params: unknown[] } {
     return { sql: `${column} LIKE ? ESCAPE '!'`, params: [`%${escapeLike(value)}%`] };
-  }
-
-  protected async introspect(): Promise<TableInfo> {
-    const cols = await this.client.query<{ name: string }>(
-      "SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'SystemEvents'",
-    );
-    if (cols.length === 0) throw new Error("table 'SystemEvents' does not exist in this database");
-    const timeIdx = await this.client.query(
-      "SELECT INDEX_NAME FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'SystemEvents' " +
-        "AND SEQ_IN_INDEX = 1 AND LOWER(COLUMN_NAME) = 'receivedat'",
-    );
-    return {
-      hasProcessId: cols.some((c) => c.name.toLowerCase() === 'processid'),
-      hasTimeIndex: timeIdx.length > 0,
-    };
-  }
-
-  private async existingIndexes(): Promise<Set<string>> {
-    const rows = await this.client.query<{ name: string }>(
-      "SELECT DISTINCT INDEX_NAME AS name FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'SystemEvents'",
-    );
-    return new Set(rows.map((r) => r.name));
   }
 
   async createIndexes(): Promise<IndexReport> {

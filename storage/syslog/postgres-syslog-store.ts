@@ -4,7 +4,7 @@
  * SQL here is unquoted too, so it folds the same way.
  */
 import type { SqlClient } from '../sql/sql-client.js';
-import { escapeLike, INDEX_NAMES, SqlSyslogStore, type SyslogStoreOptions, type TableInfo } from './sql-syslog-store.js';
+import { escapeLike, INDEX_NAMES, SqlSyslogStore, type SyslogStoreOptions } from './sql-syslog-store.js';
 import type { IndexReport } from './syslog-store.js';
 
 // DESC NULLS LAST matches the ORDER BY, so a forward index scan yields the page;
@@ -49,31 +49,6 @@ export class PostgresSyslogStore extends SqlSyslogStore {
 
   protected containsSql(column: string, value: string): { sql: string; params: unknown[] } {
     return { sql: `${column} ILIKE ? ESCAPE '!'`, params: [`%${escapeLike(value)}%`] };
-  }
-
-  protected async introspect(): Promise<TableInfo> {
-    const cols = await this.client.query<{ name: string }>(
-      "SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'systemevents'",
-    );
-    if (cols.length === 0) throw new Error('relation "systemevents" does not exist');
-    // indoption bit 0 = DESC, bit 1 = NULLS FIRST: 1 (DESC NULLS LAST) scans forward, 2 (ASC NULLS FIRST)
-    // backward, both in the DESC NULLS LAST order the queries use.
-    const timeIdx = await this.client.query(
-      'SELECT 1 AS ok FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0] ' +
-        "WHERE i.indrelid = to_regclass('systemevents') AND a.attname = 'receivedat' AND i.indisvalid AND i.indoption[0] IN (1, 2)",
-    );
-    return {
-      hasProcessId: cols.some((c) => c.name === 'processid'),
-      hasTimeIndex: timeIdx.length > 0,
-    };
-  }
-
-  private async existingIndexes(): Promise<Map<string, boolean>> {
-    const rows = await this.client.query<{ name: string; valid: boolean }>(
-      'SELECT c.relname AS name, i.indisvalid AS valid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid ' +
-        "WHERE i.indrelid = to_regclass('systemevents')",
-    );
-    return new Map(rows.map((r) => [r.name, r.valid]));
   }
 
   async createIndexes(): Promise<IndexReport> {

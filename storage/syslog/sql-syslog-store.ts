@@ -38,87 +38,27 @@ import {
 import type { StoreHealth } from '../store-health.js';
 import { schemaStatements } from './schema-files.js';
 import { pidOf, programOf } from './syslog-tag.js';
+import {
+  compareRows,
+  INSERT_CHUNK,
+  normaliseTime,
+  type KeyRow,
+  type SqlWhere,
+  type SyslogStoreOptions,
+  type SystemEventsRow,
+  type TableInfo,
+} from './system-events-sql.js';
 
-/** Tuning of the query plan; the defaults suit rsyslog tables of 10 M rows. */
-export interface SyslogStoreOptions {
-  /** Upper bound of one walk step in IDs (default 1 000 000). */
-  maxChunkRows?: number;
-  /** How far out of ReceivedAt order (in IDs) a row may be and still sort right (default 2 000). */
-  reorderWindow?: number;
-  /**
-   * Deepest page end (offset + perPage + 1 rows) the primary-key walk serves (default 50 000);
-   * deeper pages are sorted by the database. The walk holds at most twice this many (ID, ReceivedAt) pairs.
-   */
-  maxWalkRows?: number;
-  /** How long what was learnt about the table (indexes, columns) is trusted, ms (default 60 000). */
-  introspectTtlMs?: number;
-  now?: () => number;
-}
+export {
+  escapeLike,
+  INDEX_NAMES,
+  type SqlWhere,
+  type SyslogStoreOptions,
+  type SystemEventsRow,
+  type TableInfo,
+} from './system-events-sql.js';
 
-/** What the store learns about the table once in a while. */
-export interface TableInfo {
-  /** LogAnalyzer's schema adds ProcessID; rsyslog's has none. */
-  hasProcessId: boolean;
-  /** An index that yields rows in (ReceivedAt desc, ID desc) order exists. */
-  hasTimeIndex: boolean;
-}
-
-/** Indexes `netsvc db index syslog` creates; the DDL of each dialect renders the columns. */
-export const INDEX_NAMES = {
-  received: 'netsvc_syslog_received',
-  host: 'netsvc_syslog_host',
-  priority: 'netsvc_syslog_priority',
-  tag: 'netsvc_syslog_tag',
-} as const;
-
-/** A SystemEvents row as the stores select it (lower-case aliases, so PostgreSQL's folding does not matter). */
-export interface SystemEventsRow {
-  id: number | string;
-  devicereportedtime: string | null;
-  receivedat: string | null;
-  fromhost: string | null;
-  syslogtag: string | null;
-  message: string | null;
-  priority: number | string | null;
-  processid?: string | number | null;
-}
-
-/** A WHERE condition and its parameters. */
-export interface SqlWhere {
-  sql: string;
-  params: unknown[];
-}
-
-const INSERT_CHUNK = 200;
-
-/** Escapes `!`, `%` and `_` for `LIKE … ESCAPE '!'`; `!` rather than `\` so backslashes stay plain on every database. */
-export function escapeLike(value: string): string {
-  return value.replace(/[!%_]/g, '!$&');
-}
-
-function normaliseTime(value: string | null): string | null {
-  if (value === null || value === undefined) return null;
-  const s = String(value);
-  // PostgreSQL prints fractions; rsyslog stores whole seconds, and so do the others.
-  return s.length > 19 && s[10] === ' ' ? s.slice(0, 19) : s;
-}
-
-/** What the walk reads of a row: just enough to order it. */
-type KeyRow = Pick<SystemEventsRow, 'id' | 'receivedat'>;
-
-/** Newest first: ReceivedAt desc with NULLs last, then ID desc. */
-function compareRows(a: KeyRow, b: KeyRow): number {
-  const ta = a.receivedat;
-  const tb = b.receivedat;
-  if (ta !== tb) {
-    if (ta === null) return 1;
-    if (tb === null) return -1;
-    return ta < tb ? 1 : -1;
-  }
-  return Number(b.id) - Number(a.id);
-}
-
-/** Shared implementation; subclasses supply dialect SQL and introspection. */
+/** Shared implementation; subclasses supply dialect SQL and index DDL, the client the introspection. */
 export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, SyslogIndexer {
   abstract readonly dialect: Dialect;
   protected readonly maxChunkRows: number;
@@ -149,8 +89,6 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
   protected abstract containsSql(column: string, value: string): SqlWhere;
   /** ORDER BY clause for newest first with NULL ReceivedAt last. */
   protected abstract readonly orderBy: string;
-  /** Reads what the table looks like now. */
-  protected abstract introspect(): Promise<TableInfo>;
   /** Creates the `INDEX_NAMES` indexes that are missing; reports which were created. */
   abstract createIndexes(): Promise<IndexReport>;
   /** Drops the `INDEX_NAMES` indexes that exist. */
@@ -184,6 +122,24 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
     for (const stmt of schemaStatements(this.client.dialect)) await this.client.execute(stmt);
     this.forgetTableInfo();
     return true;
+  }
+
+  /** Reads what the table looks like now, through the client's introspection; rejects when SystemEvents is missing. */
+  protected async introspect(): Promise<TableInfo> {
+    const columns = await this.client.columnNames('SystemEvents');
+    if (columns.length === 0) throw new Error(`no SystemEvents table in this ${this.dialect} database`);
+    const indexes = await this.client.indexes('SystemEvents');
+    return {
+      hasProcessId: columns.some((c) => c.toLowerCase() === 'processid'),
+      // Scanned forward or backward, such an index yields ReceivedAt in DESC NULLS LAST order: DESC NULLS LAST
+      // or ASC NULLS FIRST (on MariaDB and SQLite, where NULL is the lowest value, any index leading with it).
+      hasTimeIndex: indexes.some((i) => i.valid && i.firstColumn === 'receivedat' && i.descending !== i.nullsFirst),
+    };
+  }
+
+  /** The indexes SystemEvents has, by name: whether each is usable (only PostgreSQL has unusable ones). */
+  protected async existingIndexes(): Promise<Map<string, boolean>> {
+    return new Map((await this.client.indexes('SystemEvents')).map((i) => [i.name, i.valid]));
   }
 
   /** Table facts, re-read after `introspectTtlMs` so a `db index` run is picked up while serving. */
@@ -261,11 +217,44 @@ export abstract class SqlSyslogStore implements SyslogStore, SyslogEventSink, Sy
       const rows = await this.findRows(filter, page);
       return rows.map((r) => this.toRecord(r));
     } catch (err) {
-      if (err instanceof SyslogStoreError) throw err;
-      if (err instanceof SqlInputError)
-        throw new SyslogInputError(`the ${this.dialect} database refused a filter value: ${err.message}`, { cause: err });
-      throw new SyslogStoreError(`syslog query failed on ${this.dialect}: ${(err as Error).message}`, { cause: err });
+      throw await this.classified(err);
     }
+  }
+
+  /**
+   * A failure of `find` as the API needs it: a refused filter value
+   * (SyslogInputError), or SyslogStoreError `unavailable` / `storage_full`
+   * (the client's SqlUnavailableError), `schema_missing` (SystemEvents is not
+   * there, found by probing the schema, not by reading driver messages) or
+   * `failed` (the database answered and has the table: a fault, not an outage).
+   */
+  private async classified(err: unknown): Promise<Error> {
+    if (err instanceof SyslogStoreError || err instanceof SyslogInputError) return err;
+    if (err instanceof SqlInputError)
+      return new SyslogInputError(`the ${this.dialect} database refused a filter value: ${err.message}`, { cause: err });
+    const message = (err as Error)?.message ?? String(err);
+    if (err instanceof SqlUnavailableError) {
+      return err.reason === 'disk_full'
+        ? new SyslogStoreError('storage_full', `the ${this.dialect} syslog database has no space left: ${message}`, {
+            cause: err,
+          })
+        : new SyslogStoreError('unavailable', `the ${this.dialect} syslog database cannot be reached: ${message}`, {
+            cause: err,
+          });
+    }
+    let present: boolean;
+    try {
+      present = await this.hasSystemEvents();
+    } catch {
+      return new SyslogStoreError('unavailable', `the ${this.dialect} syslog database cannot be reached: ${message}`, {
+        cause: err,
+      });
+    }
+    if (!present)
+      return new SyslogStoreError('schema_missing', `the ${this.dialect} syslog database has no SystemEvents table: ${message}`, {
+        cause: err,
+      });
+    return new SyslogStoreError('failed', `syslog query failed on ${this.dialect}: ${message}`, { cause: err });
   }
 
   private async findRows(filter: SyslogFilter, page: PageRequest): Promise<SystemEventsRow[]> {

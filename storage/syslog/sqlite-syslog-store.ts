@@ -6,7 +6,7 @@
 import type { SqlClient } from '../sql/sql-client.js';
 import { SqliteSqlClient } from '../sql/sqlite-sql-client.js';
 import { schemaStatements } from './schema-files.js';
-import { escapeLike, INDEX_NAMES, SqlSyslogStore, type SyslogStoreOptions, type TableInfo } from './sql-syslog-store.js';
+import { escapeLike, INDEX_NAMES, SqlSyslogStore, type SyslogStoreOptions } from './sql-syslog-store.js';
 import type { IndexReport } from './syslog-store.js';
 
 const INDEXES: Array<[string, string]> = [
@@ -71,24 +71,6 @@ export class SqliteSyslogStore extends SqlSyslogStore {
 
   protected containsSql(column: string, value: string): { sql: string; params: unknown[] } {
     return { sql: `${column} LIKE ? ESCAPE '!'`, params: [`%${escapeLike(value)}%`] };
-  }
-
-  protected async introspect(): Promise<TableInfo> {
-    const cols = await this.client.query<{ name: string }>("SELECT name FROM pragma_table_info('SystemEvents')");
-    if (cols.length === 0) throw new Error('no such table: SystemEvents');
-    const timeIdx = await this.client.query<{ name: string }>(
-      "SELECT il.name AS name FROM pragma_index_list('SystemEvents') il, pragma_index_info(il.name) ii " +
-        "WHERE ii.seqno = 0 AND lower(ii.name) = 'receivedat'",
-    );
-    return {
-      hasProcessId: cols.some((c) => c.name.toLowerCase() === 'processid'),
-      hasTimeIndex: timeIdx.length > 0,
-    };
-  }
-
-  private async existingIndexes(): Promise<Set<string>> {
-    const rows = await this.client.query<{ name: string }>("SELECT name FROM pragma_index_list('SystemEvents')");
-    return new Set(rows.map((r) => r.name));
   }
 
   async createIndexes(): Promise<IndexReport> {

@@ -76,9 +76,27 @@ export interface SyslogIndexer {
   dropIndexes(): Promise<string[]>;
 }
 
-/** The table is missing or unreadable, or the database cannot be reached. */
+/** What kind of failure a SyslogStoreError is; the API maps it to a status, as it does RadiusStoreError's. */
+export type SyslogStoreErrorCode =
+  /** The database cannot be reached (server down or restarting, refused login) or did not answer in time. */
+  | 'unavailable'
+  /** The database has no SystemEvents table (rsyslog's schema was never loaded). */
+  | 'schema_missing'
+  /** The database has no space left for the write; nothing of it was stored. */
+  | 'storage_full'
+  /** Anything else: the database answered and has the table, but the statement failed (a fault, not an outage). */
+  | 'failed';
+
+/** Why a syslog store operation failed; `code` says whether the database is unusable right now or the statement is at fault. */
 export class SyslogStoreError extends Error {
   override readonly name = 'SyslogStoreError';
+  constructor(
+    readonly code: SyslogStoreErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
 }
 
 /**

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { createApp } from '../../api/app.js';
 import { AuthService } from '../../api/auth.js';
-import { createHotspotRoutes, type HotspotRouteDeps } from '../../api/routes/hotspot.js';
+import { createHotspotRoutes, type HotspotRouteDeps } from '../../api/routes/hotspot/index.js';
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
 import { SqliteAdminStore } from '../../storage/admin/sqlite-admin-store.js';
 import { defaultCatalogue } from '../../storage/radius/attribute-catalogue.js';

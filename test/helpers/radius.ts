@@ -7,7 +7,8 @@
  */
 import { defaultCatalogue } from '../../storage/radius/attribute-catalogue.js';
 import { openSqlClient } from '../../storage/sql/open-sql-client.js';
-import type { Dialect, SqlClient } from '../../storage/sql/sql-client.js';
+import { dialectSupport } from '../../storage/sql/dialect-support.js';
+import type { Dialect, SqlClient, SqlStatements } from '../../storage/sql/sql-client.js';
 import { radiusStoreFor } from '../../storage/radius/open-radius-store.js';
 import type { AttributeWrite, RadiusStore } from '../../storage/radius/radius-store.js';
 import { freeradiusSchemaStatements } from '../../storage/radius/schema-files.js';
@@ -146,18 +147,25 @@ export function profileAttribute(name: string, value: string | number): Attribut
  * another writer's row, or fail, part-way through.
  */
 export function interceptedClient(inner: SqlClient, before: (sql: string, client: SqlClient) => Promise<void>): SqlClient {
-  const wrap = (c: SqlClient): SqlClient => ({
-    dialect: c.dialect,
-    async query<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-      await before(sql, c);
-      return c.query<T>(sql, params);
-    },
-    async execute(sql: string, params?: readonly unknown[]) {
-      await before(sql, c);
-      return c.execute(sql, params);
-    },
-    transaction: (fn) => c.transaction((tx) => fn(wrap(tx))),
-    close: () => c.close(),
-  });
+  const wrap = (c: SqlClient): SqlClient => {
+    const statements: SqlStatements = {
+      dialect: c.dialect,
+      async query<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+        await before(sql, c);
+        return c.query<T>(sql, params);
+      },
+      async execute(sql: string, params?: readonly unknown[]) {
+        await before(sql, c);
+        return c.execute(sql, params);
+      },
+    };
+    // The schema is read through the intercepted statements too.
+    return {
+      ...statements,
+      ...dialectSupport(statements),
+      transaction: (fn) => c.transaction((tx) => fn(wrap(tx))),
+      close: () => c.close(),
+    };
+  };
   return wrap(inner);
 }

@@ -59,6 +59,51 @@ describe.each(dialects)('SqlClient on %s', (dialect) => {
     const rows = await client.query<{ name: string }>('SELECT name FROM t WHERE id = ?', [3]);
     expect(rows).toEqual([{ name: 'c' }]);
   });
+
+  it('reads its own schema: tables, columns and indexes, inside a transaction as well', async () => {
+    await client.execute('CREATE TABLE intro (id INTEGER PRIMARY KEY, at VARCHAR(19), note VARCHAR(10))');
+    await client.execute('CREATE INDEX intro_at ON intro (at DESC, id DESC)');
+    await client.execute('CREATE INDEX intro_note ON intro (note)');
+    expect(await client.tableExists('intro')).toBe(true);
+    expect(await client.tableExists('no_such_table')).toBe(false);
+    expect((await client.columnNames('intro')).map((c) => c.toLowerCase()).sort()).toEqual(['at', 'id', 'note']);
+    expect(await client.columnNames('no_such_table')).toEqual([]);
+    expect(await client.indexes('no_such_table')).toEqual([]);
+    const indexes = await client.indexes('intro');
+    const byName = (name: string) => indexes.find((i) => i.name === name);
+    // NULL is the lowest value on MariaDB and SQLite; PostgreSQL puts NULLs last ascending, first descending.
+    expect(byName('intro_note')).toEqual({
+      name: 'intro_note',
+      valid: true,
+      firstColumn: 'note',
+      descending: false,
+      nullsFirst: dialect !== 'postgres',
+    });
+    expect(byName('intro_at')).toMatchObject({ valid: true, firstColumn: 'at' });
+    // MariaDB before 10.8 accepts DESC in an index and ignores it, so only the others are asked about the order.
+    if (dialect !== 'mysql') expect(byName('intro_at')).toMatchObject({ descending: true, nullsFirst: dialect === 'postgres' });
+    await client.transaction(async (tx) => {
+      expect(await tx.tableExists('intro')).toBe(true);
+      expect((await tx.indexes('intro')).map((i) => i.name)).toEqual(expect.arrayContaining(['intro_at', 'intro_note']));
+    });
+  });
+
+  it('tells a unique-key violation from other failures', async () => {
+    const failure = async (sql: string, params: unknown[] = []) => {
+      try {
+        await client.execute(sql, params);
+      } catch (err) {
+        return err;
+      }
+      throw new Error(`no failure: ${sql}`);
+    };
+    const duplicate = await failure('INSERT INTO t (id, name) VALUES (?, ?)', [1, 'again']);
+    expect(client.isUniqueViolation(duplicate)).toBe(true);
+    expect(client.isRetryable(duplicate)).toBe(false);
+    const missing = await failure('INSERT INTO no_such_table (id) VALUES (1)');
+    expect(client.isUniqueViolation(missing)).toBe(false);
+    expect(client.isRetryable(missing)).toBe(false);
+  });
 });
 
 describe('SqliteSqlClient file', () => {

@@ -6,7 +6,8 @@
  * ORDER BY the `db index` indexes serve.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Dialect, SqlClient } from '../../../storage/sql/sql-client.js';
+import { dialectSupport } from '../../../storage/sql/dialect-support.js';
+import type { Dialect, SqlClient, SqlStatements } from '../../../storage/sql/sql-client.js';
 import { MysqlSyslogStore } from '../../../storage/syslog/mysql-syslog-store.js';
 import { openSyslogStore } from '../../../storage/syslog/open-syslog-store.js';
 import { PostgresSyslogStore } from '../../../storage/syslog/postgres-syslog-store.js';
@@ -363,7 +364,10 @@ describe.each(dialects)('SyslogStore indexes and inserts on %s', (dialect) => {
   it('fails with a SyslogStoreError when the table is missing', async () => {
     await client.execute('DROP TABLE SystemEvents');
     store.forgetTableInfo();
-    await expect(store.find({}, { page: 1, perPage: 10 })).rejects.toMatchObject({ name: 'SyslogStoreError' });
+    await expect(store.find({}, { page: 1, perPage: 10 })).rejects.toMatchObject({
+      name: 'SyslogStoreError',
+      code: 'schema_missing',
+    });
   });
 });
 
@@ -445,7 +449,7 @@ describe.each(dialects)('SyslogStore primary-key walk over deleted ID ranges on 
 
 /** A client that records how many rows each query hands back: what a store can be holding at once. */
 function countingClient(inner: SqlClient, counts: number[]): SqlClient {
-  return {
+  const statements: SqlStatements = {
     dialect: inner.dialect,
     async query<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
       const rows = await inner.query<T>(sql, params);
@@ -453,6 +457,11 @@ function countingClient(inner: SqlClient, counts: number[]): SqlClient {
       return rows;
     },
     execute: (sql, params) => inner.execute(sql, params),
+  };
+  // The schema is read through the counting statements too.
+  return {
+    ...statements,
+    ...dialectSupport(statements),
     transaction: (fn) => inner.transaction(fn),
     close: () => inner.close(),
   };
