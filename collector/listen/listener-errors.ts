@@ -37,7 +37,7 @@ export interface BindSetting {
 export function bindMessage(listen: string, what: BindSetting, err: Error & { code?: string }): string {
   const set = `${what.setting}${what.env ? ` (${what.env})` : ''}`;
   if (err.code === 'EADDRINUSE')
-    return `cannot listen on ${listen}: the port is in use (${what.holders} holds it); stop that one, or set ${set} to another port`;
+    return `cannot listen on ${listen}: the port is in use (${what.holders}, holds it); stop that one, or set ${set} to another port`;
   if (err.code === 'EACCES')
     return `cannot listen on ${listen}: permission denied (ports below 1024 need root or CAP_NET_BIND_SERVICE); set ${set} to a port above 1023`;
   if (err.code === 'EADDRNOTAVAIL')

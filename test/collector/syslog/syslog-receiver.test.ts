@@ -195,7 +195,7 @@ describe('SyslogReceiver batching and failures', () => {
       );
       expect(err).toBeInstanceOf(ListenerBindError);
       expect((err as Error).message).toBe(
-        `cannot listen on 127.0.0.1:${port} (syslog udp): the port is in use (rsyslog, syslog-ng or a second netsvc holds it); ` +
+        `cannot listen on 127.0.0.1:${port} (syslog udp): the port is in use (rsyslog, syslog-ng or a second netsvc, holds it); ` +
           'stop that one, or set syslogReceiver.port (NETSVC_SYSLOG_RECEIVER__PORT) to another port',
       );
     } finally {
