@@ -104,20 +104,25 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
   ] = await parts.run(modulesLoading);
   // Before any route is built: request validation says "Missing required parameter" (api/router.ts).
   useRequiredMessages();
-  const auth = new AuthService(admin, {
-    key: loadTokenKey(config),
-    tokenTtlSec: config.auth.tokenTtlSec,
-    maxFailures: config.auth.maxFailures,
-    failureWindowSec: config.auth.failureWindowSec,
-    now: runtime.now,
-    verify: {
-      concurrency: config.auth.verifyConcurrency,
-      queue: config.auth.verifyQueue,
-      queuePerAddress: config.auth.verifyQueuePerAddress,
-    },
-    knownSecrets: config.auth.knownSecrets,
-    onRefused: refusalLog(logger, runtime.now),
-  });
+  // Steps that open nothing go through `parts.run` too: one that throws (an unreadable jwt.key)
+  // closes what is already started.
+  const auth = await parts.run(
+    () =>
+      new AuthService(admin, {
+        key: loadTokenKey(config),
+        tokenTtlSec: config.auth.tokenTtlSec,
+        maxFailures: config.auth.maxFailures,
+        failureWindowSec: config.auth.failureWindowSec,
+        now: runtime.now,
+        verify: {
+          concurrency: config.auth.verifyConcurrency,
+          queue: config.auth.verifyQueue,
+          queuePerAddress: config.auth.verifyQueuePerAddress,
+        },
+        knownSecrets: config.auth.knownSecrets,
+        onRefused: refusalLog(logger, runtime.now),
+      }),
+  );
   // Each area's routes: a router from api/routes/<area>.ts, built from the stores of its entities.
   // Add one entry per area, e.g. `netflow: createNetflowRoutes({...})`, its start in `parts`.
   const areas: AppDeps['areas'] = {};
@@ -136,24 +141,26 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
   const receiver = logviewer.receiver;
   if (receiver) toFlush.push(() => receiver.flush());
   areas.logviewer = logviewer.routes;
-  const health = new DatabaseHealth([...hotspot.databases, ...logviewer.databases], {
-    now: runtime.now,
-    timeoutMs: config.database.operationTimeoutMs,
-  });
-  // Not awaited: a database that does not answer must not hold the start (it may come back).
-  void health.logAtStart(logger);
-  const metrics = createMetrics();
-  metrics.addFlowStats(flows.listeners);
-  metrics.addStorageStats({ writer: flows.writer, query: flows.query, retention: flows.retention, kpiBuilder: flows.builder });
-  if (logviewer.receiver) metrics.addSyslogReceiver(logviewer.receiver);
-  metrics.addAuthStats(auth);
-  const app = createApp({
-    auth,
-    logger,
-    bodyLimitBytes: config.http.bodyLimit,
-    areas,
-    metrics: () => metrics.text(),
-    health: () => health.states(),
+  const app = await parts.run(() => {
+    const health = new DatabaseHealth([...hotspot.databases, ...logviewer.databases], {
+      now: runtime.now,
+      timeoutMs: config.database.operationTimeoutMs,
+    });
+    // Not awaited: a database that does not answer must not hold the start (it may come back).
+    void health.logAtStart(logger);
+    const metrics = createMetrics();
+    metrics.addFlowStats(flows.listeners);
+    metrics.addStorageStats({ writer: flows.writer, query: flows.query, retention: flows.retention, kpiBuilder: flows.builder });
+    if (logviewer.receiver) metrics.addSyslogReceiver(logviewer.receiver);
+    metrics.addAuthStats(auth);
+    return createApp({
+      auth,
+      logger,
+      bodyLimitBytes: config.http.bodyLimit,
+      areas,
+      metrics: () => metrics.text(),
+      health: () => health.states(),
+    });
   });
   const server = await parts.open(
     'http',

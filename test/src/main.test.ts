@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, truncateSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -41,6 +41,21 @@ describe('token key', () => {
     } finally {
       await second.close();
     }
+  });
+});
+
+describe('a start that fails late', () => {
+  it('closes what it had started: the data directory and its sockets are free for the next start', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netsvc-late-fail-'));
+    const cfg = config(dir);
+    // An unreadable token key fails the start after the flow path has bound and locked the data directory.
+    mkdirSync(join(dir, 'jwt.key'), { recursive: true });
+    const runtime = { logger: createLogger('silent'), now: Date.now };
+    await expect(startService(cfg, runtime)).rejects.toThrow(/EISDIR/);
+    rmSync(join(dir, 'jwt.key'), { recursive: true });
+    // A lock or a thread left behind would refuse this one (the data directory is locked while in use).
+    const again = await startService(cfg, runtime);
+    await again.close();
   });
 });
 
