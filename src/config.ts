@@ -30,6 +30,9 @@ const databaseUrl = z
   .string()
   .regex(/^(sqlite:.+|mysql:\/\/.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:PATH, mysql://… or postgres://…');
 
+/** The stores of the default entity (the one a configuration without entities has). */
+const DEFAULT_ENTITY_STORES = { radius: 'sqlite:radius.sqlite', syslog: 'sqlite:syslog.sqlite' } as const;
+
 const flowIngestSchema = z
   .object({
     /**
@@ -219,11 +222,7 @@ export const configSchema = z
     /** The collector's flow sources (collector/listen/flow-source-config.ts owns their schema and defaults). */
     flowSources: flowSourcesSchema,
     entities: z.record(z.string().regex(/^[A-Za-z0-9_.-]+$/), entitySchema).default({
-      default: {
-        flowSources: Object.keys(DEFAULT_FLOW_SOURCES),
-        radius: 'sqlite:radius.sqlite',
-        syslog: 'sqlite:syslog.sqlite',
-      },
+      default: { flowSources: Object.keys(DEFAULT_FLOW_SOURCES), ...DEFAULT_ENTITY_STORES },
     }),
   })
   .strict()
@@ -329,16 +328,23 @@ function readConfigFile(path: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-/** `declared` (flow sources as given), with each default source it does not name added after them. */
-function withDefaultSources(declared: unknown): unknown {
-  if (typeof declared !== 'object' || declared === null || Array.isArray(declared)) return declared;
-  const missing = Object.entries(DEFAULT_FLOW_SOURCES).filter(([name]) => !Object.hasOwn(declared, name));
-  return { ...declared, ...Object.fromEntries(missing) };
-}
-
-/** The process environment, for the few that pass it on (the CLI context); nothing else reads it. */
-export function processEnvironment(): NodeJS.ProcessEnv {
-  return process.env;
+/**
+ * Flow sources declared without entities of the configuration's own, which the default entity
+ * then serves: when they only tune default sources (netflow, lentor), the other default sources
+ * stay (NETSVC_FLOW_SOURCES__NETFLOW__TEMPLATE_TTL_SEC=0 alone keeps lentor, and netflow its
+ * listen); when they name a source of their own, they are the set, and the default entity names
+ * them (no default source is bound beside them).
+ */
+function withDeclaredSources(raw: Record<string, unknown>): void {
+  const declared = raw.flowSources;
+  if (typeof declared !== 'object' || declared === null || Array.isArray(declared)) return;
+  const names = Object.keys(declared);
+  if (names.every((n) => Object.hasOwn(DEFAULT_FLOW_SOURCES, n))) {
+    const missing = Object.entries(DEFAULT_FLOW_SOURCES).filter(([name]) => !Object.hasOwn(declared, name));
+    raw.flowSources = { ...declared, ...Object.fromEntries(missing) };
+  } else {
+    raw.entities = { default: { flowSources: names, ...DEFAULT_ENTITY_STORES } };
+  }
 }
 
 /** Builds the configuration from defaults, file, environment and flags; throws ConfigError naming the bad key. */
@@ -359,10 +365,7 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     if (value !== undefined) setPath(raw, key.split('.'), value);
   }
   if (sources.dataDir) raw.dataDir = sources.dataDir;
-  // Without entities of its own, the configuration keeps the default entity and so the default flow
-  // sources it names: declared flow sources are added to those (and change them by name), not put in
-  // their place. NETSVC_FLOW_SOURCES__NETFLOW__TEMPLATE_TTL_SEC=0 alone keeps lentor, and netflow's listen.
-  if (raw.entities === undefined && raw.flowSources !== undefined) raw.flowSources = withDefaultSources(raw.flowSources);
+  if (raw.entities === undefined && raw.flowSources !== undefined) withDeclaredSources(raw);
 
   // In zod's own words, whatever process-wide wording was set since (api/router.ts sets one for
   // the routes at serve's start-up): a message never depends on what ran or was imported first.

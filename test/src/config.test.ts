@@ -255,6 +255,19 @@ describe('loadConfig', () => {
     expect(Object.keys(cfg.flowSources)).toEqual(['netflow', 'lentor']);
   });
 
+  it('without entities, takes flow sources of its own as the set the default entity serves, binding no default one beside them', () => {
+    const cwd = tempDir();
+    writeFileSync(join(cwd, 'netsvc.config.json'), JSON.stringify({ flowSources: { edge: { listen: '127.0.0.1:2055' } } }));
+    const cfg = loadConfig({ cwd, env: {} });
+    // A default netflow source on 0.0.0.0:2055 beside it would take the same port.
+    expect(Object.keys(cfg.flowSources)).toEqual(['edge']);
+    expect(cfg.entities.default).toEqual({
+      flowSources: ['edge'],
+      radius: 'sqlite:radius.sqlite',
+      syslog: 'sqlite:syslog.sqlite',
+    });
+  });
+
   it('still needs a listen address for a flow source not named like a default one, and checks a partial one', () => {
     const cwd = tempDir();
     expect(() => loadConfig({ cwd, env: { NETSVC_FLOW_SOURCES__EDGE__TEMPLATE_TTL_SEC: '0' } })).toThrow(
