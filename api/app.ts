@@ -7,7 +7,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
-import type { Logger } from 'pino';
+import type { Log } from '../common/log.js';
 import { AREAS, type Area } from '../storage/admin/admin-store.js';
 import { authPrecheck, bearerAuth, registerAuthRoute, type AuthService } from './auth.js';
 import type { AppEnv } from './context.js';
@@ -22,7 +22,7 @@ export const API_BASE = '/svc/api';
 /** What the app is built from; area routers are optional so each area can be wired on its own. */
 export interface AppDeps {
   auth: AuthService;
-  logger: Logger;
+  logger: Log;
   bodyLimitBytes: number;
   /** Routes of each area, relative to `/svc/api/<area>`; bearer auth is applied here. */
   areas: Partial<Record<Area, OpenAPIHono<AppEnv>>>;

@@ -2,7 +2,7 @@
  * The netsvc side of the ingest benchmark, run as its own process:
  * `node dist/bench/collector-ingest-receiver.js --sink capture|summary --data-dir DIR [--buffer BYTES] [--threaded [--dgram] [--worker-sink]] [--nice N]`.
  * With `--worker-sink` the capture writer runs in the decode thread, as `netsvc serve` runs it
- * (src/capture-worker-sink.ts); the main thread then only counts. `--codec lz4|zstd|none` (worker sink only).
+ * (src/areas/capture-worker-sink.ts); the main thread then only counts. `--codec lz4|zstd|none` (worker sink only).
  *
  * Binds one flow source on an ephemeral 127.0.0.1 port (printed as
  * `READY <port>`), decodes what arrives through the service's listener and
@@ -66,7 +66,7 @@ async function main(): Promise<void> {
       : undefined;
   const listeners = threaded ?? createFlowListeners(sources, { sink: sink! });
   await listeners.start();
-  // As serve does (src/flow-path.ts): the socket thread keeps its priority, the others yield.
+  // As serve does (src/areas/netflow.ts): the socket thread keeps its priority, the others yield.
   const nice = Number(arg('--nice', '10'));
   const tid = threaded?.threadId();
   if (nice > 0 && tid !== undefined) lowerOtherThreads([tid], nice);

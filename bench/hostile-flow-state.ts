@@ -28,7 +28,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TemplateCache } from '../collector/decode/template-cache.js';
-import { TemplatePersistence } from '../collector/decode/template-persistence.js';
+import { TemplatePersistence } from '../collector/listen/template-persistence.js';
 import { log } from './lib.js';
 import { metricValue } from './hostile-syslog-lib.js';
 

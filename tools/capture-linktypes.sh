@@ -1,7 +1,7 @@
 #!/bin/bash
 # capture-linktypes.sh OUTDIR
 #
-# Makes the link-type fixtures of test/collector/pcap.test.ts with real tools:
+# Makes the link-type fixtures of test/collector/pcap/pcap.test.ts with real tools:
 # sends known UDP datagrams over loopback (IPv4 and IPv6) while tcpdump
 # captures them as Ethernet (-i lo), Linux cooked v2 (-i any), Linux cooked
 # v1 (-i any -y LINUX_SLL), nanosecond pcap, and with a 120-byte snap length;

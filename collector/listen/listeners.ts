@@ -24,7 +24,7 @@ import { SocketThreadSupervisor } from './socket-thread-supervisor.js';
 import { openSourceDecoder } from './source-decoder.js';
 import { newSourceState, type SourceState } from './source-state.js';
 import { currentThreadId } from './thread-id.js';
-import { bindFlowSocket } from './udp-socket.js';
+import { bindFlowSocket, setBufferSize } from './udp-socket.js';
 
 /** The warm-up over loopback (listener-warm-up.ts), given to the listeners so that it can build listeners of its own. */
 export type LoopbackWarmUp = (
@@ -370,12 +370,4 @@ export class Listeners implements FlowListeners, DrainOwner {
       readerRestarts: this.supervisor.restarts,
     }));
   }
-}
-
-/**
- * The receive buffer the kernel set, from what SO_RCVBUF reads back: Linux
- * reports twice the size it set (the other half is for its bookkeeping).
- */
-export function setBufferSize(reported: number): number {
-  return process.platform === 'linux' ? reported / 2 : reported;
 }

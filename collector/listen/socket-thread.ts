@@ -103,6 +103,7 @@ const post = (m: SocketThreadMessage): void => port.postMessage(m);
 const counters = new SocketThreadCounters(input.counters, input.sourceNames.length);
 /** Test hook `crash-after:N`: the thread dies of an uncaught error once it has taken N datagrams. */
 let crashIn = Number(/^crash-after:(\d+)$/.exec(input.faultInjection ?? '')?.[1] ?? -1);
+// The thread's own clock: it runs no timing logic a test must drive (the listeners' clock stays on the decode thread).
 const throttle = new LogThrottle(input.logEveryMs, Date.now);
 function rateLog(key: string, obj: object, msg: string, level: 'warn' | 'error' = 'warn'): void {
   if (throttle.allow(key)) post({ t: 'log', level, obj, msg });

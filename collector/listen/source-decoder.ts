@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import { createFlowDecoder, type FlowDecoder } from '../decode/decoder.js';
 import type { TemplateCache } from '../decode/template-cache.js';
-import { TemplatePersistence } from '../decode/template-persistence.js';
+import { TemplatePersistence } from './template-persistence.js';
 import type { Log } from '../../common/log.js';
 import type { FlowSourceSettings } from './flow-source-config.js';
 import { withFlowSourceDefaults } from './flow-source-defaults.js';

@@ -1,6 +1,7 @@
 /**
- * Binding a flow socket, as both ways of reading the sockets do (on the
- * decoding thread, listeners.ts; on the socket thread, socket-thread.ts).
+ * Binding a UDP socket (the flow sockets, as both ways of reading the sockets do (on the
+ * decoding thread, listeners.ts; on the socket thread, socket-thread.ts; and
+ * the syslog receiver's), and reading back the buffer it was given.
  */
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 
@@ -37,4 +38,12 @@ export function bindFlowSocket(
       resolve(socket);
     });
   });
+}
+
+/**
+ * The receive buffer the kernel set, from what SO_RCVBUF reads back: Linux
+ * reports twice the size it set (the other half is for its bookkeeping).
+ */
+export function setBufferSize(reported: number): number {
+  return process.platform === 'linux' ? reported / 2 : reported;
 }

@@ -22,6 +22,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { SyslogEvent, SyslogEventSink } from '../../common/syslog-event.js';
 import { dropsOf, readUdpDrops } from '../listen/kernel-drops.js';
 import { bindMessage, ListenerBindError } from '../listen/listener-errors.js';
+import { setBufferSize } from '../listen/udp-socket.js';
 import { parseSyslog, SyslogFrameDecoder, type ParsedSyslog } from './syslog-parser.js';
 import { DropOldestQueue } from './syslog-queue.js';
 import type { Log } from '../../common/log.js';
@@ -129,14 +130,6 @@ const CLOSE_ATTEMPTS = 5;
 /** `::ffff:10.0.0.1` → `10.0.0.1`: one address, one name, whichever socket family it came in on. */
 function plainAddress(addr: string): string {
   return addr.startsWith('::ffff:') ? addr.slice(7) : addr;
-}
-
-/**
- * The receive buffer the kernel set, from what SO_RCVBUF reads back: Linux
- * reports twice the size it set (the other half is for its bookkeeping).
- */
-function setBufferSize(reported: number): number {
-  return process.platform === 'linux' ? reported / 2 : reported;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -170,7 +170,7 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
   // The socket thread keeps the normal priority; everything else of the process yields to it
   // under CPU pressure (thread-priority.ts says why). It has the kernel buffer's few tens of
   // milliseconds to read a datagram in; the decode thread (which also writes the files) has the
-  // ring's second, so it yields too. Measured both ways in bench/README.md (seventh session).
+  // ring's second, so it yields too. Measured both ways on 2026-11-25 (bench/README.md's git history).
   const ingestThread = listeners.threadId();
   const decodeThread = listeners.decodeThreadId();
   const nice = config.flowIngest.otherThreadsNice;

@@ -30,6 +30,7 @@ import { AGGREGATE_COLUMNS, HourAggregate, keyTableSource, portSource } from './
 import { BYTES, FLOWS, type RankedRows } from './key-table.js';
 import type { Dimension, ProtocolRow } from './kpi-cache.js';
 import type { RankedSource } from './top-merge.js';
+import type { Log } from '../../common/log.js';
 
 /** One level of an open hour's ranking of a dimension (as top-merge.ts reads it). */
 export interface OpenHourLevel {
@@ -90,7 +91,7 @@ export class OpenHourAggregator {
   private tracked = new Set<string>();
   readonly counters: OpenHourCounters = { blocksAdded: 0, rowsAdded: 0, blocksDamaged: 0 };
 
-  constructor(private readonly opts: { now: () => number; cfs?: CaptureFs; log?: { warn(obj: object, msg: string): void } }) {}
+  constructor(private readonly opts: { now: () => number; cfs?: CaptureFs; log?: Log }) {}
 
   /**
    * Adds blocks of `path` not added yet, for at most `budgetMs`; true when

@@ -1,5 +1,5 @@
 /**
- * The vendor-fidelity datagrams of issue 17 (test/collector/fidelity-datagrams.ts) fed to
+ * The vendor-fidelity datagrams of issue 17 (test/collector/decode/fidelity-datagrams.ts) fed to
  * nfcapd and read back with nfdump 1.7, against netsvc on the same datagrams: equal where
  * netsvc follows nfdump, and nfdump's own answer pinned where docs/netflow.md says netsvc
  * differs on purpose (so the table there stays true).

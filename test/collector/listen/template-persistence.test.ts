@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFlowDecoder, exporterRef } from '../../../collector/decode/decoder.js';
 import { FlowBatch } from '../../../common/flow-batch.js';
-import { TemplateFileError, TemplatePersistence } from '../../../collector/decode/template-persistence.js';
-import { rows } from './rows.js';
-import { v9Packet, v9Templates, vendor } from './wire.js';
+import { TemplateFileError, TemplatePersistence } from '../../../collector/listen/template-persistence.js';
+import { rows } from '../decode/rows.js';
+import { v9Packet, v9Templates, vendor } from '../decode/wire.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'netsvc-templates-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

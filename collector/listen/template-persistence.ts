@@ -30,7 +30,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { pack, unpack } from 'msgpackr';
-import { TemplateCache, type ExporterState, type TemplateField, type TemplateLimits } from './template-cache.js';
+import { TemplateCache, type ExporterState, type TemplateField, type TemplateLimits } from '../decode/template-cache.js';
 
 /** A saved file could not be read back as templates. */
 export class TemplateFileError extends Error {
