@@ -279,5 +279,3 @@ function keepReleased(out: FlowBatch, startRow: number, released: readonly numbe
   }
   return to;
 }
-
-export type { DecodeEnv, ExporterRef, ValueLimits } from './decode-env.js';

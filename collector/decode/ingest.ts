@@ -4,7 +4,8 @@
  * import decodes exactly as live traffic does (with the pcap record time as
  * the received time).
  */
-import { createFlowDecoder, exporterRef, type DecodeOutcome, type ExporterRef, type FlowDecoder } from './decoder.js';
+import type { ExporterRef } from './decode-env.js';
+import { createFlowDecoder, exporterRef, type DecodeOutcome, type FlowDecoder } from './decoder.js';
 import { FlowBatch } from '../../common/flow-batch.js';
 import type { FlowSink } from '../../common/flow-sink.js';
 

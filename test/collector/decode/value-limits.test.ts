@@ -5,13 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CollectorCounters } from '../../../collector/decode/collector-counters.js';
-import {
-  createFlowDecoder,
-  DEFAULT_VALUE_LIMITS,
-  exporterRef,
-  type DecodeEnv,
-  type ValueLimits,
-} from '../../../collector/decode/decoder.js';
+import type { DecodeEnv, ValueLimits } from '../../../collector/decode/decode-env.js';
+import { createFlowDecoder, DEFAULT_VALUE_LIMITS, exporterRef } from '../../../collector/decode/decoder.js';
 import { exactCount, FlowBatch } from '../../../common/flow-batch.js';
 import { decodeV5Datagram, decodeV5Records, readV5Header } from '../../../collector/decode/netflow-v5.js';
 import { ipfixMessage, ipfixTemplateRecord, ipv4, set, uint, v9Packet, v9Templates, type Spec } from './wire.js';
