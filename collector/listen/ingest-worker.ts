@@ -96,9 +96,12 @@ if (input.sink) {
     await local.start();
   } catch (err) {
     const e = err as Error;
-    post({ t: 'failed', name: e.name, message: `flow sink did not start: ${e.message}`, listen: '' });
+    const failed = new Error(`flow sink did not start: ${e.message}`, { cause: err });
+    post({ t: 'failed', name: e.name, message: failed.message, listen: '' });
     port.close();
-    throw err;
+    // Ends the thread. Its 'error' event can reach the main thread before the message above, so it
+    // carries the same words.
+    throw failed;
   }
 }
 
