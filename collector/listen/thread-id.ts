@@ -17,6 +17,12 @@ export function currentThreadId(): number | undefined {
   }
 }
 
+/** The package root above `dir`: the nearest directory up with a package.json (sources and dist/ alike). */
+export function packageRoot(dir: string): string {
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+}
+
 /**
  * The compiled module `<name>.js` beside the caller (`fromUrl`, its
  * import.meta.url) for a worker thread to load: the sibling when the caller
@@ -27,8 +33,7 @@ export function compiledModulePath(fromUrl: string, name: string): string {
   const here = fileURLToPath(fromUrl);
   const sibling = join(dirname(here), `${name}.js`);
   if (!here.endsWith('.ts') && existsSync(sibling)) return sibling;
-  let root = dirname(here);
-  while (!existsSync(join(root, 'package.json')) && dirname(root) !== root) root = dirname(root);
+  const root = packageRoot(dirname(here));
   const built = join(root, 'dist', relative(root, dirname(here)), `${name}.js`);
   if (existsSync(built)) return built;
   throw new Error(`worker script not built: ${built} is missing (run npm run build)`);

@@ -10,10 +10,10 @@
  * reads through dgram as before: slower, same results.
  */
 import type { Socket } from 'node:dgram';
-import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { packageRoot } from '../listen/thread-id.js';
 
 /** The addon's functions (see batch-recv.c). */
 export interface BatchRecvAddon {
@@ -33,9 +33,7 @@ let loadError = '';
 
 /** The addon's path: build/Release under the package root (the nearest directory up with a package.json). */
 export function batchRecvAddonPath(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
-  return join(dir, 'build', 'Release', 'batch_recv.node');
+  return join(packageRoot(dirname(fileURLToPath(import.meta.url))), 'build', 'Release', 'batch_recv.node');
 }
 
 /** The addon, or undefined when it is not built or does not load here (loaded once per thread; `batchRecvLoadError` says why). */
