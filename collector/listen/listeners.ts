@@ -18,13 +18,13 @@ import { dropsOf, readUdpDrops } from './kernel-drops.js';
 import { bindFailureMessage, ListenerBindError } from './listener-errors.js';
 import type { FlowListenerDeps, FlowListenerOptions } from './listener-options.js';
 import { WARM_UP_BUDGET_MS } from './loopback-warm-up.js';
-import { formatHostPort, parseListen, planSockets } from './socket-plan.js';
+import { parseListen, planSockets } from './socket-plan.js';
 import { SocketThreadCounters, type SocketThreadInput } from './socket-thread-handle.js';
 import { SocketThreadSupervisor } from './socket-thread-supervisor.js';
 import { openSourceDecoder } from './source-decoder.js';
 import { newSourceState, type SourceState } from './source-state.js';
 import { currentThreadId } from './thread-id.js';
-import { bindFlowSocket, setBufferSize } from './udp-socket.js';
+import { bindFlowSocket, formatHostPort, setBufferSize } from './udp-socket.js';
 
 /** The warm-up over loopback (listener-warm-up.ts), given to the listeners so that it can build listeners of its own. */
 export type LoopbackWarmUp = (

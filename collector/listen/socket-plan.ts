@@ -86,8 +86,3 @@ export function planSockets(configs: Readonly<Record<string, FlowSourceConfig>>)
   }
   return { names, sockets };
 }
-
-/** `HOST:PORT`, or `[V6]:PORT` for an IPv6 address. */
-export function formatHostPort(address: string, port: number): string {
-  return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
-}

@@ -8,7 +8,7 @@
 import { getPriority, setPriority } from 'node:os';
 import { FailureSignal } from './failure-signal.js';
 import { ListenerBindError } from './listener-errors.js';
-import { formatHostPort } from './socket-plan.js';
+import { formatHostPort } from './udp-socket.js';
 import { SocketThreadBindError, SocketThreadHandle, type SocketThreadInput } from './socket-thread-handle.js';
 import type { Log } from '../../common/log.js';
 

@@ -47,3 +47,8 @@ export function bindFlowSocket(
 export function setBufferSize(reported: number): number {
   return process.platform === 'linux' ? reported / 2 : reported;
 }
+
+/** `HOST:PORT`, or `[V6]:PORT` for an IPv6 address. */
+export function formatHostPort(address: string, port: number): string {
+  return address.includes(':') ? `[${address}]:${port}` : `${address}:${port}`;
+}

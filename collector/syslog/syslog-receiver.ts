@@ -22,7 +22,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { SyslogEvent, SyslogEventSink } from '../../common/syslog-event.js';
 import { dropsOf, readUdpDrops } from '../listen/kernel-drops.js';
 import { bindMessage, ListenerBindError } from '../listen/listener-errors.js';
-import { setBufferSize } from '../listen/udp-socket.js';
+import { formatHostPort, setBufferSize } from '../listen/udp-socket.js';
 import { parseSyslog, SyslogFrameDecoder, type ParsedSyslog } from './syslog-parser.js';
 import { DropOldestQueue } from './syslog-queue.js';
 import type { Log } from '../../common/log.js';
@@ -242,7 +242,7 @@ export class SyslogReceiver {
     try {
       return await binding;
     } catch (err) {
-      const listen = `${this.config.host.includes(':') ? `[${this.config.host}]` : this.config.host}:${this.config.port} (syslog ${proto})`;
+      const listen = `${formatHostPort(this.config.host, this.config.port)} (syslog ${proto})`;
       const what = {
         setting: 'syslogReceiver.port',
         env: 'NETSVC_SYSLOG_RECEIVER__PORT',
@@ -272,7 +272,7 @@ export class SyslogReceiver {
         socket.on('error', (err) => this.rateLimitedWarn('udp', { err }, 'syslog UDP socket error'));
         const addr = socket.address();
         const granted = setBufferSize(socket.getRecvBufferSize());
-        const listen = addr.family === 'IPv6' ? `[${addr.address}]:${addr.port}` : `${addr.address}:${addr.port}`;
+        const listen = formatHostPort(addr.address, addr.port);
         this.udpStatic = {
           listen,
           address: addr.address,
