@@ -1,0 +1,283 @@
+/**
+ * The dimensions a flow query groups by, named as the flow record's fields
+ * (`src_ip`, `dst_port`, …), and how each turns a row into key words.
+ *
+ * A group key is a row of 32-bit words: an address takes four (its 16 bytes,
+ * IPv4 mapped, cut to the prefix asked for), every other dimension one. Keys
+ * are written a column at a time for the matching rows of a block, so the
+ * per-row work is a plain typed-array copy.
+ */
+import type { FlowBatch } from '../../common/flow-batch.js';
+import type { ColumnName } from '../capture/format.js';
+import type { GeoLookup } from '../geo/geo-lookup.js';
+
+/** Every dimension name, as the flow record's fields are named. */
+export const DIMENSION_NAMES = [
+  'src_ip',
+  'dst_ip',
+  'src_port',
+  'dst_port',
+  'proto',
+  'exporter',
+  'input_if',
+  'output_if',
+  'tos',
+  'tcp_flags',
+  'src_as',
+  'dst_as',
+  'src_country',
+  'dst_country',
+] as const;
+
+export type DimensionName = (typeof DIMENSION_NAMES)[number];
+
+/** A dimension as asked for: addresses may be cut to a prefix (IPv4 and IPv6 lengths apart). */
+export interface Dimension {
+  name: DimensionName;
+  /** Prefix length kept of an IPv4 address (address dimensions only); 32 when not cut. */
+  v4Prefix: number;
+  /** Prefix length kept of an IPv6 address; 128 when not cut. */
+  v6Prefix: number;
+}
+
+/** A group's value in one dimension, as answers show it: address text, country code, or a number. */
+export type DimensionValue = string | number;
+
+/** Why a dimension list cannot be used; `message` names the part that is wrong. */
+export class DimensionError extends Error {
+  override readonly name = 'DimensionError';
+}
+
+/** Most dimensions one query groups by. */
+export const MAX_DIMENSIONS = 3;
+
+const ADDRESS_DIMS: ReadonlySet<DimensionName> = new Set(['src_ip', 'dst_ip', 'exporter']);
+
+/** True for the dimensions whose values are addresses. */
+export function isAddressDimension(name: DimensionName): boolean {
+  return ADDRESS_DIMS.has(name);
+}
+
+/**
+ * Parses `src_ip/24,dst_port` into dimensions. An address dimension takes
+ * `/N` (IPv4 prefix length; IPv6 addresses are then cut to /64) or `/N/M`
+ * (IPv4 /N, IPv6 /M). Throws DimensionError.
+ */
+export function parseDimensions(text: string): Dimension[] {
+  const parts = text.split(',').map((p) => p.trim());
+  if (parts.length === 0 || parts.some((p) => p === '')) {
+    throw new DimensionError(`'${text}' is not a list of dimensions (known: ${DIMENSION_NAMES.join(', ')})`);
+  }
+  if (parts.length > MAX_DIMENSIONS) {
+    throw new DimensionError(`at most ${MAX_DIMENSIONS} dimensions, got ${parts.length}`);
+  }
+  const out = parts.map(parseDimension);
+  const names = out.map((d) => d.name);
+  const twice = names.find((n, i) => names.indexOf(n) !== i);
+  if (twice) throw new DimensionError(`dimension '${twice}' is given twice`);
+  return out;
+}
+
+function parseDimension(part: string): Dimension {
+  const [rawName, v4, v6, ...rest] = part.split('/');
+  const name = rawName!.toLowerCase() as DimensionName;
+  if (!(DIMENSION_NAMES as readonly string[]).includes(name)) {
+    throw new DimensionError(`unknown dimension '${rawName}' (known: ${DIMENSION_NAMES.join(', ')})`);
+  }
+  if (v4 === undefined) return { name, v4Prefix: 32, v6Prefix: 128 };
+  if (!isAddressDimension(name)) throw new DimensionError(`'${part}': only src_ip, dst_ip and exporter take a prefix length`);
+  if (rest.length > 0) throw new DimensionError(`'${part}': give at most an IPv4 and an IPv6 prefix length (src_ip/24/64)`);
+  const length = (s: string, max: number): number => {
+    if (!/^\d{1,3}$/.test(s) || Number(s) > max) throw new DimensionError(`'${part}': prefix length '${s}' is not 0-${max}`);
+    return Number(s);
+  };
+  return { name, v4Prefix: length(v4, 32), v6Prefix: v6 === undefined ? 64 : length(v6, 128) };
+}
+
+/** How a dimension reads a block's rows. */
+interface DimensionReader {
+  /** Columns it needs decoded. */
+  columns: readonly ColumnName[];
+  /** Words per key: 4 for an address, 1 otherwise. */
+  words: 1 | 4;
+  /** Largest value of a one-word key, when small enough to count in a plain array (≤ 65 535). */
+  dense?: number;
+  /** Writes the key words of rows idx[0 … n) at keys[r * stride + at …]. */
+  write(batch: FlowBatch, idx: Uint32Array, n: number, keys: Uint32Array, stride: number, at: number): void;
+  /** The value of a key, from its words at keys[at …]. */
+  value(keys: Uint32Array, at: number): DimensionValue;
+}
+
+function numeric(column: ColumnName & keyof FlowBatch['cols'], dense?: number): DimensionReader {
+  return {
+    columns: [column],
+    words: 1,
+    dense,
+    write(batch, idx, n, keys, stride, at) {
+      const col = batch.cols[column];
+      for (let r = 0; r < n; r++) keys[r * stride + at] = col[idx[r]!]!;
+    },
+    value: (keys, at) => keys[at]!,
+  };
+}
+
+/** The 4 words of a prefix length: how many leading bits of each word are kept. */
+function prefixMasks(bits: number): Uint32Array {
+  const m = new Uint32Array(4);
+  for (let w = 0; w < 4; w++) {
+    const keep = Math.max(0, Math.min(32, bits - w * 32));
+    m[w] = keep === 0 ? 0 : keep === 32 ? 0xffffffff : (0xffffffff << (32 - keep)) >>> 0;
+  }
+  return m;
+}
+
+/** Big-endian address words (so that key order is address order) from a native-order view. */
+function be(word: number): number {
+  return ((word & 0xff) << 24) | ((word & 0xff00) << 8) | ((word >>> 8) & 0xff00) | (word >>> 24);
+}
+
+const LITTLE = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+
+function address(column: 'srcAddr' | 'dstAddr' | 'exporter', dim: Dimension): DimensionReader {
+  const wordsOf = (b: FlowBatch): Int32Array =>
+    column === 'srcAddr' ? b.srcWords : column === 'dstAddr' ? b.dstWords : b.exporterWords;
+  const m4 = prefixMasks(96 + dim.v4Prefix);
+  const m6 = prefixMasks(dim.v6Prefix);
+  const cut = dim.v4Prefix < 32 || dim.v6Prefix < 128;
+  return {
+    columns: [column, 'ipVersion'],
+    words: 4,
+    write(batch, idx, n, keys, stride, at) {
+      const w = wordsOf(batch);
+      const version = batch.cols.ipVersion;
+      for (let r = 0; r < n; r++) {
+        const i = idx[r]!;
+        const o = r * stride + at;
+        const s = i * 4;
+        const a = LITTLE ? be(w[s]!) : w[s]!;
+        const b = LITTLE ? be(w[s + 1]!) : w[s + 1]!;
+        const c = LITTLE ? be(w[s + 2]!) : w[s + 2]!;
+        const d = LITTLE ? be(w[s + 3]!) : w[s + 3]!;
+        if (!cut) {
+          keys[o] = a;
+          keys[o + 1] = b;
+          keys[o + 2] = c;
+          keys[o + 3] = d;
+          continue;
+        }
+        const m = version[i] === 6 ? m6 : m4;
+        keys[o] = a & m[0]!;
+        keys[o + 1] = b & m[1]!;
+        keys[o + 2] = c & m[2]!;
+        keys[o + 3] = d & m[3]!;
+      }
+    },
+    value(keys, at) {
+      const bytes = new Uint8Array(16);
+      const view = new DataView(bytes.buffer);
+      for (let k = 0; k < 4; k++) view.setUint32(k * 4, keys[at + k]!);
+      const mapped = bytes.subarray(0, 10).every((x) => x === 0) && bytes[10] === 0xff && bytes[11] === 0xff;
+      if (mapped) {
+        const text = `${bytes[12]}.${bytes[13]}.${bytes[14]}.${bytes[15]}`;
+        return dim.v4Prefix < 32 ? `${text}/${dim.v4Prefix}` : text;
+      }
+      const groups: string[] = [];
+      for (let k = 0; k < 16; k += 2) groups.push(view.getUint16(k).toString(16));
+      const text = compressV6(groups);
+      return dim.v6Prefix < 128 ? `${text}/${dim.v6Prefix}` : text;
+    },
+  };
+}
+
+function compressV6(groups: string[]): string {
+  let bestStart = -1;
+  let bestLen = 0;
+  for (let s = 0; s < 8;) {
+    if (groups[s] !== '0') {
+      s++;
+      continue;
+    }
+    let e = s;
+    while (e < 8 && groups[e] === '0') e++;
+    if (e - s > bestLen && e - s > 1) {
+      bestStart = s;
+      bestLen = e - s;
+    }
+    s = e;
+  }
+  if (bestStart < 0) return groups.join(':');
+  return `${groups.slice(0, bestStart).join(':')}::${groups.slice(bestStart + bestLen).join(':')}`;
+}
+
+/** The origin AS: the exporter's value, or the lookup's when the exporter sent 0 (as nfdump with a geo database). */
+function autonomousSystem(column: 'srcAs' | 'dstAs', geo: GeoLookup | undefined): DimensionReader {
+  const addr = column === 'srcAs' ? 'srcAddr' : 'dstAddr';
+  return {
+    columns: geo ? [column, addr] : [column],
+    words: 1,
+    write(batch, idx, n, keys, stride, at) {
+      const col = batch.cols[column];
+      const bytes = batch[addr];
+      for (let r = 0; r < n; r++) {
+        const i = idx[r]!;
+        const v = col[i]!;
+        keys[r * stride + at] = v !== 0 || !geo ? v : geo.asOf(bytes, i);
+      }
+    },
+    value: (keys, at) => keys[at]!,
+  };
+}
+
+/** Two ASCII letters of a country number; '' for 0 (unknown). */
+export function countryText(code: number): string {
+  return code === 0 ? '' : String.fromCharCode(code >> 8, code & 0xff);
+}
+
+function country(column: 'srcAddr' | 'dstAddr', geo: GeoLookup | undefined): DimensionReader {
+  return {
+    columns: [column],
+    words: 1,
+    dense: 0xffff,
+    write(batch, idx, n, keys, stride, at) {
+      const bytes = batch[column];
+      for (let r = 0; r < n; r++) keys[r * stride + at] = geo ? geo.countryOf(bytes, idx[r]!) : 0;
+    },
+    value: (keys, at) => countryText(keys[at]!),
+  };
+}
+
+/** The reader of one dimension. */
+export function dimensionReader(dim: Dimension, geo: GeoLookup | undefined): DimensionReader {
+  switch (dim.name) {
+    case 'src_ip':
+      return address('srcAddr', dim);
+    case 'dst_ip':
+      return address('dstAddr', dim);
+    case 'exporter':
+      return address('exporter', dim);
+    case 'src_port':
+      return numeric('srcPort', 0xffff);
+    case 'dst_port':
+      return numeric('dstPort', 0xffff);
+    case 'proto':
+      return numeric('proto', 0xff);
+    case 'tos':
+      return numeric('tos', 0xff);
+    case 'tcp_flags':
+      return numeric('tcpFlags', 0xff);
+    case 'input_if':
+      return numeric('inputIf');
+    case 'output_if':
+      return numeric('outputIf');
+    case 'src_as':
+      return autonomousSystem('srcAs', geo);
+    case 'dst_as':
+      return autonomousSystem('dstAs', geo);
+    case 'src_country':
+      return country('srcAddr', geo);
+    case 'dst_country':
+      return country('dstAddr', geo);
+  }
+}
+
+export type { DimensionReader };

@@ -1,0 +1,249 @@
+/**
+ * Counters per group key, for keys of 1 to 12 words: an open-addressing hash
+ * table over typed arrays (no object per key), or plain arrays indexed by the
+ * key when it is one small word (ports, protocols, countries).
+ *
+ * Values per key: bytes, packets, flows (float64). A slot is empty while its
+ * flow count is 0; every key added carries at least one flow.
+ */
+
+/** Value positions of a group. */
+export const BYTES = 0;
+export const PACKETS = 1;
+export const FLOWS = 2;
+
+/** What a group is ranked by. */
+export type MetricIndex = typeof BYTES | typeof PACKETS | typeof FLOWS;
+
+/** Counters per key; `slots` are visited by `forEach` and read with `key`/`value`. */
+export interface Groups {
+  readonly width: number;
+  /** Distinct keys held. */
+  readonly size: number;
+  /** Adds one flow per row r < n, its key at keys[r * width …], its counts at bytes/packets[idx[r]]. */
+  addRows(keys: Uint32Array, n: number, idx: Uint32Array, bytes: Float64Array, packets: Float64Array): void;
+  /** Calls fn for every occupied slot. */
+  forEach(fn: (slot: number) => void): void;
+  /** Value `m` of a slot. */
+  value(slot: number, m: MetricIndex): number;
+  /** The key words of a slot, copied into `out` at `at`. */
+  key(slot: number, out: Uint32Array, at: number): void;
+  /** The slot of a key (words at keys[at …]), or -1. */
+  find(keys: Uint32Array, at: number): number;
+}
+
+function fmix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** Hash-table groups for keys of any width. */
+export class HashGroups implements Groups {
+  private slots: number;
+  private mask: number;
+  private keys: Uint32Array;
+  private vals: Float64Array;
+  size = 0;
+
+  constructor(
+    readonly width: number,
+    expected = 0,
+  ) {
+    let slots = 1024;
+    while (slots < expected * 2) slots *= 2;
+    this.slots = slots;
+    this.mask = slots - 1;
+    this.keys = new Uint32Array(slots * width);
+    this.vals = new Float64Array(slots * 3);
+  }
+
+  private hash(keys: Uint32Array, at: number): number {
+    let h = 0x811c9dc5;
+    for (let k = 0; k < this.width; k++) h = Math.imul(h ^ keys[at + k]!, 0x9e3779b1);
+    return fmix(h);
+  }
+
+  /** The slot holding the key, or the empty slot where it goes. */
+  private probe(keys: Uint32Array, at: number): number {
+    const w = this.width;
+    const own = this.keys;
+    const vals = this.vals;
+    let s = this.hash(keys, at) & this.mask;
+    for (;;) {
+      if (vals[s * 3 + 2] === 0) return s;
+      let same = true;
+      const o = s * w;
+      for (let k = 0; k < w; k++) {
+        if (own[o + k] !== keys[at + k]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return s;
+      s = (s + 1) & this.mask;
+    }
+  }
+
+  private grow(): void {
+    const oldKeys = this.keys;
+    const oldVals = this.vals;
+    const oldSlots = this.slots;
+    this.slots *= 2;
+    this.mask = this.slots - 1;
+    this.keys = new Uint32Array(this.slots * this.width);
+    this.vals = new Float64Array(this.slots * 3);
+    for (let s = 0; s < oldSlots; s++) {
+      if (oldVals[s * 3 + 2] === 0) continue;
+      const t = this.probe(oldKeys, s * this.width);
+      for (let k = 0; k < this.width; k++) this.keys[t * this.width + k] = oldKeys[s * this.width + k]!;
+      this.vals[t * 3] = oldVals[s * 3]!;
+      this.vals[t * 3 + 1] = oldVals[s * 3 + 1]!;
+      this.vals[t * 3 + 2] = oldVals[s * 3 + 2]!;
+    }
+  }
+
+  addRows(keys: Uint32Array, n: number, idx: Uint32Array, bytes: Float64Array, packets: Float64Array): void {
+    const w = this.width;
+    for (let r = 0; r < n; r++) {
+      if (this.size * 2 >= this.slots) this.grow();
+      const at = r * w;
+      const s = this.probe(keys, at);
+      const v = s * 3;
+      if (this.vals[v + 2] === 0) {
+        for (let k = 0; k < w; k++) this.keys[s * w + k] = keys[at + k]!;
+        this.size++;
+      }
+      const i = idx[r]!;
+      this.vals[v] = this.vals[v]! + bytes[i]!;
+      this.vals[v + 1] = this.vals[v + 1]! + packets[i]!;
+      this.vals[v + 2] = this.vals[v + 2]! + 1;
+    }
+  }
+
+  forEach(fn: (slot: number) => void): void {
+    for (let s = 0; s < this.slots; s++) if (this.vals[s * 3 + 2] !== 0) fn(s);
+  }
+
+  value(slot: number, m: MetricIndex): number {
+    return this.vals[slot * 3 + m]!;
+  }
+
+  key(slot: number, out: Uint32Array, at: number): void {
+    for (let k = 0; k < this.width; k++) out[at + k] = this.keys[slot * this.width + k]!;
+  }
+
+  find(keys: Uint32Array, at: number): number {
+    const s = this.probe(keys, at);
+    return this.vals[s * 3 + 2] === 0 ? -1 : s;
+  }
+}
+
+/** Groups of a one-word key no larger than `max`, counted in plain arrays indexed by the key. */
+export class DenseGroups implements Groups {
+  readonly width = 1;
+  private readonly vals: Float64Array;
+  size = 0;
+
+  constructor(readonly max: number) {
+    this.vals = new Float64Array((max + 1) * 3);
+  }
+
+  addRows(keys: Uint32Array, n: number, idx: Uint32Array, bytes: Float64Array, packets: Float64Array): void {
+    const vals = this.vals;
+    for (let r = 0; r < n; r++) {
+      const v = keys[r]! * 3;
+      if (vals[v + 2] === 0) this.size++;
+      const i = idx[r]!;
+      vals[v] = vals[v]! + bytes[i]!;
+      vals[v + 1] = vals[v + 1]! + packets[i]!;
+      vals[v + 2] = vals[v + 2]! + 1;
+    }
+  }
+
+  forEach(fn: (slot: number) => void): void {
+    for (let s = 0; s <= this.max; s++) if (this.vals[s * 3 + 2] !== 0) fn(s);
+  }
+
+  value(slot: number, m: MetricIndex): number {
+    return this.vals[slot * 3 + m]!;
+  }
+
+  key(slot: number, out: Uint32Array, at: number): void {
+    out[at] = slot;
+  }
+
+  find(keys: Uint32Array, at: number): number {
+    const k = keys[at]!;
+    return k <= this.max && this.vals[k * 3 + 2] !== 0 ? k : -1;
+  }
+}
+
+/** Compares two keys word by word (the order ties are settled in). */
+export function compareKeyWords(a: Uint32Array, at: number, b: Uint32Array, bt: number, width: number): number {
+  for (let k = 0; k < width; k++) {
+    const d = a[at + k]! - b[bt + k]!;
+    if (d !== 0) return d;
+  }
+  return 0;
+}
+
+/**
+ * The slots of the `n` largest groups by metric `m`, largest first; equal
+ * values in key order. Linear in the groups: the n-th value is found by
+ * selection, and only what reaches it is sorted.
+ */
+export function topSlots(groups: Groups, m: MetricIndex, n: number): number[] {
+  const values: number[] = [];
+  const slots: number[] = [];
+  groups.forEach((s) => {
+    slots.push(s);
+    values.push(groups.value(s, m));
+  });
+  let chosen = slots;
+  if (slots.length > n) {
+    const bar = nthLargest(Float64Array.from(values), n);
+    chosen = [];
+    for (let i = 0; i < slots.length; i++) if (values[i]! >= bar) chosen.push(slots[i]!);
+  }
+  const w = groups.width;
+  const ka = new Uint32Array(w);
+  const kb = new Uint32Array(w);
+  chosen.sort((a, b) => {
+    const d = groups.value(b, m) - groups.value(a, m);
+    if (d !== 0) return d;
+    groups.key(a, ka, 0);
+    groups.key(b, kb, 0);
+    return compareKeyWords(ka, 0, kb, 0, w);
+  });
+  return chosen.slice(0, n);
+}
+
+/** The n-th largest value (1-based) of `v`, by quickselect; `v` is reordered. */
+function nthLargest(v: Float64Array, n: number): number {
+  let lo = 0;
+  let hi = v.length - 1;
+  const k = n - 1;
+  while (lo < hi) {
+    const pivot = v[(lo + hi) >>> 1]!;
+    let i = lo;
+    let j = hi;
+    while (i <= j) {
+      while (v[i]! > pivot) i++;
+      while (v[j]! < pivot) j--;
+      if (i <= j) {
+        const t = v[i]!;
+        v[i] = v[j]!;
+        v[j] = t;
+        i++;
+        j--;
+      }
+    }
+    if (k <= j) hi = j;
+    else if (k >= i) lo = i;
+    else return v[k]!;
+  }
+  return v[k]!;
+}

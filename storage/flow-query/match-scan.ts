@@ -1,0 +1,164 @@
+/**
+ * The rows of capture files that a query looks at: those received in the
+ * window and accepted by the filter, a block at a time.
+ *
+ * A block is skipped without decoding when the footer says it lies outside
+ * the window, or when the filter, asked with the block's per-column min/max,
+ * says no row can match. A block the filter accepts whole (and the window
+ * covers whole) needs no per-row test.
+ */
+import { FlowBatch } from '../../common/flow-batch.js';
+import { CaptureFile } from '../capture/capture-file.js';
+import { CodecSet } from '../capture/codec.js';
+import { ALL_COLUMNS, CaptureFileError, withDependencies, type ColumnName } from '../capture/format.js';
+import type { CaptureFileInfo, ReadStats } from '../capture/reader.js';
+
+/** A compiled filter, as the scan uses it (storage/flow-query/filter-compile.ts). */
+export interface RowFilter {
+  /** The columns the predicate reads. */
+  readonly columns: readonly ColumnName[];
+  /** From a block's per-column min/max: 'none' skips the block, 'all' takes every row. */
+  block(stats: (column: ColumnName) => { min: number; max: number } | undefined): 'none' | 'some' | 'all';
+  /** Writes the indices of matching rows in [from, to) of `batch` into `out`, ascending; returns how many. */
+  select(batch: FlowBatch, from: number, to: number, out: Uint32Array): number;
+}
+
+/** What a scan reads. */
+export interface MatchScanOptions {
+  files: readonly CaptureFileInfo[];
+  /** Received-time window, ms, [from, to). */
+  from: number;
+  to: number;
+  filter?: RowFilter;
+  /** Columns the caller reads from the batch (besides the filter's). */
+  columns: readonly ColumnName[];
+  stats: ReadStats;
+  onError?: (err: CaptureFileError) => void;
+  /** Visit blocks in this order instead of file order (e.g. newest first); return false to skip one. */
+  order?: (blocks: BlockRef[]) => BlockRef[];
+}
+
+/** A block of an opened file, with its footer's ranges. */
+export interface BlockRef {
+  file: CaptureFile;
+  block: number;
+  receivedMin: number;
+  receivedMax: number;
+  startMax: number;
+}
+
+/** The matching rows of one block: `batch` rows `idx[0 … n)`, ascending. Valid until the next step of the scan. */
+export interface Matches {
+  batch: FlowBatch;
+  idx: Uint32Array;
+  n: number;
+  ref: BlockRef;
+}
+
+/**
+ * Calls `visit` with the matching rows of each block, in file order (or
+ * `order`'s). `visit` may answer false to end the scan early. Damaged files
+ * and blocks are counted and skipped.
+ */
+export function scanMatches(opts: MatchScanOptions, visit: (m: Matches) => boolean | void): void {
+  const { stats } = opts;
+  const codecs = new CodecSet();
+  const wanted = [...withDependencies([...opts.columns, ...(opts.filter?.columns ?? []), 'received'])];
+  const opened: CaptureFile[] = [];
+  const batch = new FlowBatch(4096);
+  let idx = new Uint32Array(4096);
+  try {
+    let refs: BlockRef[] = [];
+    for (const info of opts.files) {
+      if (info.hourEnd <= opts.from || info.hourStart >= opts.to) continue;
+      let f: CaptureFile;
+      try {
+        f = CaptureFile.open(info.path, { requireSealed: info.kind === 'sealed', codecs });
+        stats.filesOpened++;
+      } catch (err) {
+        if (!(err instanceof CaptureFileError)) throw err;
+        if (err.code === 'io' && info.kind === 'current') continue; // sealed and renamed meanwhile
+        stats.corruptFiles++;
+        opts.onError?.(err);
+        continue;
+      }
+      opened.push(f);
+      f.blocks.forEach((b, i) => {
+        if (b.receivedMax < opts.from || b.receivedMin >= opts.to) stats.blocksSkipped++;
+        else refs.push({ file: f, block: i, receivedMin: b.receivedMin, receivedMax: b.receivedMax, startMax: b.startMax });
+      });
+    }
+    if (opts.order) refs = opts.order(refs);
+    for (const ref of refs) {
+      let loaded;
+      try {
+        loaded = ref.file.loadBlock(ref.block);
+      } catch (err) {
+        if (!(err instanceof CaptureFileError)) throw err;
+        stats.corruptBlocks++;
+        opts.onError?.(err);
+        continue;
+      }
+      let verdict: 'none' | 'some' | 'all' = 'all';
+      if (opts.filter) {
+        const byName = new Map<ColumnName, { min: number; max: number }>();
+        for (const c of loaded.columns) {
+          const name = ALL_COLUMNS[c.id];
+          if (name) byName.set(name, c);
+        }
+        verdict = opts.filter.block((name) => byName.get(name));
+      }
+      if (verdict === 'none') {
+        stats.blocksSkipped++;
+        continue;
+      }
+      batch.length = 0;
+      try {
+        ref.file.readBlock(ref.block, wanted, batch, 0, loaded);
+      } catch (err) {
+        if (!(err instanceof CaptureFileError)) throw err;
+        stats.corruptBlocks++;
+        opts.onError?.(err);
+        continue;
+      }
+      stats.blocksRead++;
+      const rows = batch.length;
+      if (idx.length < rows) idx = new Uint32Array(rows);
+      const whole = ref.receivedMin >= opts.from && ref.receivedMax < opts.to;
+      let n: number;
+      if (verdict === 'all') {
+        n = 0;
+        if (whole) for (let i = 0; i < rows; i++) idx[n++] = i;
+        else n = inWindow(batch, 0, rows, opts.from, opts.to, idx);
+      } else {
+        n = opts.filter!.select(batch, 0, rows, idx);
+        if (!whole) n = keepInWindow(batch, idx, n, opts.from, opts.to);
+      }
+      stats.rowsRead += rows;
+      if (n > 0 && visit({ batch, idx, n, ref }) === false) break;
+    }
+  } finally {
+    for (const f of opened) f.close();
+  }
+}
+
+function inWindow(batch: FlowBatch, from: number, to: number, lo: number, hi: number, out: Uint32Array): number {
+  const rec = batch.cols.received;
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const r = rec[i]!;
+    if (r >= lo && r < hi) out[n++] = i;
+  }
+  return n;
+}
+
+function keepInWindow(batch: FlowBatch, idx: Uint32Array, n: number, lo: number, hi: number): number {
+  const rec = batch.cols.received;
+  let k = 0;
+  for (let j = 0; j < n; j++) {
+    const i = idx[j]!;
+    const r = rec[i]!;
+    if (r >= lo && r < hi) idx[k++] = i;
+  }
+  return k;
+}

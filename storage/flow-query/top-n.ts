@@ -1,0 +1,137 @@
+/**
+ * Top-N: the matching flows of a window grouped by one to three dimensions,
+ * the N largest groups by a metric, and the rest as `other`, so that the
+ * rows plus `other` add up to the total (what `nfdump -s dim/metric -n N`
+ * prints, and more dimensions at once).
+ */
+import type { GeoLookup } from '../geo/geo-lookup.js';
+import { dimensionReader, type Dimension, type DimensionReader, type DimensionValue } from './dimensions.js';
+import { BYTES, DenseGroups, FLOWS, HashGroups, PACKETS, topSlots, type Groups, type MetricIndex } from './group-table.js';
+import { scanMatches, type MatchScanOptions } from './match-scan.js';
+
+/** What groups are ranked by. */
+export type Metric = 'bytes' | 'packets' | 'flows';
+
+/** Most groups one answer lists. */
+export const MAX_TOP = 1000;
+
+/** Flows, packets and bytes of a group, of `other`, or of the total. */
+export interface Counts {
+  flows: number;
+  packets: number;
+  bytes: number;
+}
+
+/** One group of a top-N answer: its value in each dimension, in the order asked. */
+export interface TopRow extends Counts {
+  key: DimensionValue[];
+}
+
+export interface TopAnswer {
+  rows: TopRow[];
+  other: Counts;
+  total: Counts;
+  /** Distinct groups that matched (rows + those folded into other). */
+  groups: number;
+}
+
+export const METRIC_INDEX: Record<Metric, MetricIndex> = { bytes: BYTES, packets: PACKETS, flows: FLOWS };
+
+/** Readers of a dimension list, with the key layout they share. */
+export interface KeyLayout {
+  readers: DimensionReader[];
+  /** Word offset of each dimension in a key. */
+  offsets: number[];
+  width: number;
+}
+
+export function keyLayout(dims: readonly Dimension[], geo: GeoLookup | undefined): KeyLayout {
+  const readers = dims.map((d) => dimensionReader(d, geo));
+  const offsets: number[] = [];
+  let width = 0;
+  for (const r of readers) {
+    offsets.push(width);
+    width += r.words;
+  }
+  return { readers, offsets, width };
+}
+
+/** Empty groups for a layout: plain arrays for one small dimension, a hash table otherwise. */
+export function newGroups(layout: KeyLayout): Groups {
+  const only = layout.readers.length === 1 ? layout.readers[0]! : undefined;
+  return only?.dense !== undefined ? new DenseGroups(only.dense) : new HashGroups(layout.width);
+}
+
+/** The values of a key, one per dimension. */
+export function keyValues(layout: KeyLayout, words: Uint32Array, at: number): DimensionValue[] {
+  return layout.readers.map((r, d) => r.value(words, at + layout.offsets[d]!));
+}
+
+/** Writes the keys of a block's matching rows, one row of `layout.width` words each. */
+export function writeKeys(
+  layout: KeyLayout,
+  m: { batch: Parameters<DimensionReader['write']>[0]; idx: Uint32Array; n: number },
+  keys: Uint32Array,
+): void {
+  layout.readers.forEach((r, d) => r.write(m.batch, m.idx, m.n, keys, layout.width, layout.offsets[d]!));
+}
+
+/** Columns a layout reads, with the counters. */
+export function layoutColumns(layout: KeyLayout): MatchScanOptions['columns'] {
+  return [...new Set([...layout.readers.flatMap((r) => r.columns), 'bytes', 'packets'] as const)];
+}
+
+/** Groups every matching row of the scan by `dims`. */
+export function groupMatches(scan: Omit<MatchScanOptions, 'columns'>, layout: KeyLayout): { groups: Groups; total: Counts } {
+  const groups = newGroups(layout);
+  const total: Counts = { flows: 0, packets: 0, bytes: 0 };
+  let keys = new Uint32Array(4096 * layout.width);
+  scanMatches({ ...scan, columns: layoutColumns(layout) }, (m) => {
+    if (keys.length < m.n * layout.width) keys = new Uint32Array(m.n * layout.width);
+    writeKeys(layout, m, keys);
+    const bytes = m.batch.cols.bytes;
+    const packets = m.batch.cols.packets;
+    groups.addRows(keys, m.n, m.idx, bytes, packets);
+    let b = 0;
+    let p = 0;
+    for (let r = 0; r < m.n; r++) {
+      const i = m.idx[r]!;
+      b += bytes[i]!;
+      p += packets[i]!;
+    }
+    total.flows += m.n;
+    total.bytes += b;
+    total.packets += p;
+  });
+  return { groups, total };
+}
+
+/** The top `n` groups of the scan's matching rows by `dims` and `metric`. */
+export function topN(
+  scan: Omit<MatchScanOptions, 'columns'>,
+  dims: readonly Dimension[],
+  metric: Metric,
+  n: number,
+  geo?: GeoLookup,
+): TopAnswer {
+  const layout = keyLayout(dims, geo);
+  const { groups, total } = groupMatches(scan, layout);
+  const slots = topSlots(groups, METRIC_INDEX[metric], n);
+  const words = new Uint32Array(layout.width);
+  const rows: TopRow[] = slots.map((s) => {
+    groups.key(s, words, 0);
+    return {
+      key: keyValues(layout, words, 0),
+      flows: groups.value(s, FLOWS),
+      packets: groups.value(s, PACKETS),
+      bytes: groups.value(s, BYTES),
+    };
+  });
+  const other: Counts = { ...total };
+  for (const r of rows) {
+    other.flows -= r.flows;
+    other.packets -= r.packets;
+    other.bytes -= r.bytes;
+  }
+  return { rows, other, total, groups: groups.size };
+}

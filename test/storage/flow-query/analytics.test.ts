@@ -1,0 +1,226 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { formatAddress, type FlowBatch } from '../../../common/flow-batch.js';
+import { CaptureWriter } from '../../../storage/capture/writer.js';
+import { listCaptureFiles, newReadStats } from '../../../storage/capture/reader.js';
+import { parseDimensions, DimensionError } from '../../../storage/flow-query/dimensions.js';
+import { countMatches, flowPage, newestOnDisk, snapshotEnd, type FlowCursor } from '../../../storage/flow-query/flow-pages.js';
+import { series } from '../../../storage/flow-query/series.js';
+import { topN, type Metric } from '../../../storage/flow-query/top-n.js';
+import { randomFlows } from '../capture/flows.js';
+
+const H9 = Date.UTC(2026, 2, 25, 9);
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+/** One hour of random flows written in blocks of 512 rows; the batch kept for the reference answers. */
+async function hourOfFlows(
+  n = 6000,
+  seed = 7,
+  spanMs = 3_600_000,
+): Promise<{ dir: string; batch: FlowBatch; writer: CaptureWriter }> {
+  const dir = mkdtempSync(join(tmpdir(), 'netsvc-fq-'));
+  dirs.push(dir);
+  const writer = new CaptureWriter({ dataDir: dir, timezone: 'UTC', blockRows: 512, now: () => H9 + 59 * 60_000, timer: false });
+  await writer.start();
+  // A few repeated addresses and ports, so groups have more than one flow.
+  const batch = randomFlows(n, { received: H9, stepMs: spanMs / n, seed });
+  for (let i = 0; i < n; i++) {
+    if (i % 3 === 0) batch.srcAddr.set(batch.srcAddr.subarray(((i * 7) % 40) * 16, ((i * 7) % 40) * 16 + 16), i * 16);
+    if (i % 3 === 0) batch.cols.ipVersion[i] = batch.cols.ipVersion[(i * 7) % 40]!;
+  }
+  writer.write('netflow', batch);
+  writer.flush();
+  return { dir, batch, writer };
+}
+
+function scanOf(dir: string, from: number, to: number) {
+  return { files: listCaptureFiles(dir, 'netflow', 'UTC'), from, to, stats: newReadStats() };
+}
+
+/** Rows of the batch received in [from, to). */
+function rowsIn(batch: FlowBatch, from: number, to: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < batch.length; i++) if (batch.cols.received[i]! >= from && batch.cols.received[i]! < to) out.push(i);
+  return out;
+}
+
+/** The reference: a Map from the key text to counts, computed row by row from the batch. */
+function reference(batch: FlowBatch, rows: number[], keyOf: (i: number) => string) {
+  const m = new Map<string, { flows: number; packets: number; bytes: number }>();
+  for (const i of rows) {
+    const k = keyOf(i);
+    const e = m.get(k) ?? { flows: 0, packets: 0, bytes: 0 };
+    e.flows++;
+    e.packets += batch.cols.packets[i]!;
+    e.bytes += batch.cols.bytes[i]!;
+    m.set(k, e);
+  }
+  return m;
+}
+
+function prefix24(batch: FlowBatch, i: number): string {
+  const text = formatAddress(batch.srcAddr, i);
+  if (batch.cols.ipVersion[i] === 4) return `${text.split('.').slice(0, 3).join('.')}.0/24`;
+  // /64: the first four groups
+  const o = i * 16;
+  const g: string[] = [];
+  for (let k = 0; k < 8; k += 2) g.push(((batch.srcAddr[o + k]! << 8) | batch.srcAddr[o + k + 1]!).toString(16));
+  return `${g.join(':')}::/64`;
+}
+
+describe('top-N over capture files', () => {
+  const cases: Array<{ by: string; keyOf: (b: FlowBatch, i: number) => string }> = [
+    { by: 'src_ip', keyOf: (b, i) => formatAddress(b.srcAddr, i) },
+    { by: 'dst_port', keyOf: (b, i) => String(b.cols.dstPort[i]) },
+    { by: 'proto', keyOf: (b, i) => String(b.cols.proto[i]) },
+    { by: 'input_if', keyOf: (b, i) => String(b.cols.inputIf[i]) },
+    { by: 'exporter', keyOf: (b, i) => formatAddress(b.exporter, i) },
+    { by: 'src_ip/24', keyOf: prefix24 },
+    { by: 'proto,dst_port', keyOf: (b, i) => `${b.cols.proto[i]}|${b.cols.dstPort[i]}` },
+    { by: 'dst_as,tos,tcp_flags', keyOf: (b, i) => `${b.cols.dstAs[i]}|${b.cols.tos[i]}|${b.cols.tcpFlags[i]}` },
+  ];
+  for (const { by, keyOf } of cases) {
+    for (const metric of ['bytes', 'flows'] as Metric[]) {
+      it(`by ${by} and ${metric}: the rows are the reference's largest groups, and rows + other = total`, async () => {
+        const { dir, batch } = await hourOfFlows();
+        // A window that cuts blocks: 09:10 to 09:50.
+        const from = H9 + 10 * 60_000;
+        const to = H9 + 50 * 60_000;
+        const t = topN(scanOf(dir, from, to), parseDimensions(by), metric, 15);
+        const ref = reference(batch, rowsIn(batch, from, to), (i) => keyOf(batch, i));
+        const ranked = [...ref.entries()].sort((a, b) => b[1][metric] - a[1][metric]);
+        expect(t.rows).toHaveLength(Math.min(15, ref.size));
+        expect(t.groups).toBe(ref.size);
+        // Each row's counts are its group's exactly; the metrics descend as the reference's do.
+        for (const r of t.rows) {
+          const key = r.key.map(String).join('|');
+          expect(ref.get(key), key).toEqual({ flows: r.flows, packets: r.packets, bytes: r.bytes });
+        }
+        expect(t.rows.map((r) => r[metric])).toEqual(ranked.slice(0, t.rows.length).map(([, v]) => v[metric]));
+        const sum = (f: 'flows' | 'packets' | 'bytes') => t.rows.reduce((a, r) => a + r[f], 0) + t.other[f];
+        expect({ flows: sum('flows'), packets: sum('packets'), bytes: sum('bytes') }).toEqual(t.total);
+        expect(t.total.flows).toBe(rowsIn(batch, from, to).length);
+      });
+    }
+  }
+
+  it('rejects unknown dimensions, too many, a prefix on a port, and a bad prefix length, naming the part', () => {
+    expect(() => parseDimensions('src_ip,colour')).toThrow(/unknown dimension 'colour'/);
+    expect(() => parseDimensions('src_ip,dst_ip,proto,tos')).toThrow(/at most 3/);
+    expect(() => parseDimensions('dst_port/24')).toThrow(DimensionError);
+    expect(() => parseDimensions('src_ip/33')).toThrow(/prefix length '33'/);
+    expect(() => parseDimensions('src_ip,src_ip')).toThrow(/twice/);
+  });
+});
+
+describe('series over capture files', () => {
+  it('lines + other add up to the total at every step, and the steps to the window total', async () => {
+    const { dir, batch } = await hourOfFlows();
+    const from = H9;
+    const to = H9 + 3_600_000;
+    const s = series(scanOf(dir, from, to), { dims: parseDimensions('dst_port'), metric: 'bytes', n: 3, step: '5m' });
+    expect(s.points).toHaveLength(12);
+    expect(s.lines).toHaveLength(3);
+    s.points.forEach((_, k) => {
+      const parts = s.lines.reduce((a, l) => a + l.values[k]!, 0) + s.other[k]!;
+      expect(parts).toBe(s.total[k]);
+    });
+    const total = s.total.reduce((a, b) => a + b, 0);
+    const ref = rowsIn(batch, from, to).reduce((a, i) => a + batch.cols.bytes[i]!, 0);
+    expect(total).toBe(ref);
+    // The same groups, in the same order, as top-N gives for the window.
+    const t = topN(scanOf(dir, from, to), parseDimensions('dst_port'), 'bytes', 3);
+    expect(s.lines.map((l) => [l.key, l.total])).toEqual(t.rows.map((r) => [r.key, r.bytes]));
+  });
+
+  it('without dimensions gives totals per step; a 1-minute step puts each flow in its minute', async () => {
+    const { dir, batch } = await hourOfFlows(3000);
+    const s = series(scanOf(dir, H9, H9 + 3_600_000), { dims: [], metric: 'flows', n: 10, step: '1m' });
+    expect(s.points).toHaveLength(60);
+    const perMinute = new Array<number>(60).fill(0);
+    for (let i = 0; i < batch.length; i++) perMinute[Math.floor((batch.cols.received[i]! - H9) / 60_000)]!++;
+    expect(s.total).toEqual(perMinute);
+    expect(s.lines).toEqual([]);
+  });
+});
+
+describe('flow pages', () => {
+  const identity = (b: FlowBatch, i: number): string =>
+    [
+      b.cols.received[i],
+      b.cols.start[i],
+      formatAddress(b.srcAddr, i),
+      formatAddress(b.dstAddr, i),
+      b.cols.srcPort[i],
+      b.cols.bytes[i],
+    ].join('|');
+
+  async function allPages(dir: string, order: 'time' | 'bytes', limit: number, between?: (page: number) => Promise<void>) {
+    const first = scanOf(dir, H9, H9 + 3_600_000);
+    const asOf = snapshotEnd(first, newestOnDisk);
+    const total = countMatches({ ...first, to: asOf });
+    const seen: string[] = [];
+    let cursor: FlowCursor | undefined;
+    for (let page = 0; page < 10_000; page++) {
+      const p = flowPage(scanOf(dir, H9, asOf), { order, limit, cursor, total });
+      for (const f of p.flows) seen.push([f.received, f.start, f.srcIp, f.dstIp, f.srcPort, f.bytes].join('|'));
+      if (order === 'time')
+        for (let k = 1; k < p.flows.length; k++) expect(p.flows[k - 1]!.start).toBeGreaterThanOrEqual(p.flows[k]!.start);
+      if (!p.next) break;
+      cursor = p.next;
+      await between?.(page);
+    }
+    return { seen, total, asOf };
+  }
+
+  for (const order of ['time', 'bytes'] as const) {
+    it(`by ${order}: every flow exactly once across pages, and the count of matches`, async () => {
+      const { dir, batch } = await hourOfFlows(1500);
+      const { seen, total, asOf } = await allPages(dir, order, 97);
+      // The open hour's snapshot ends at the newest received time on disk (exclusive).
+      const expected = rowsIn(batch, H9, asOf).map((i) => identity(batch, i));
+      expect(expected.length).toBe(batch.length - 1);
+      expect(total).toBe(expected.length);
+      expect(seen.sort()).toEqual(expected.sort());
+    });
+  }
+
+  it('rows equal in every field are each handed out once, even across a page boundary', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netsvc-fq-'));
+    dirs.push(dir);
+    const writer = new CaptureWriter({ dataDir: dir, timezone: 'UTC', blockRows: 64, now: () => H9 + 30 * 60_000, timer: false });
+    await writer.start();
+    const one = randomFlows(1, { received: H9 + 1000, seed: 3 });
+    for (let k = 0; k < 25; k++) writer.write('netflow', one);
+    // A later flow, so that the 25 are inside the open hour's snapshot.
+    writer.write('netflow', randomFlows(1, { received: H9 + 5000, seed: 4 }));
+    writer.flush();
+    const { seen } = await allPages(dir, 'time', 4);
+    expect(seen).toHaveLength(25);
+    await writer.close();
+  });
+
+  it('flows arriving while a client pages are outside its snapshot, and the pages stay exact', async () => {
+    // The first 30 minutes are on disk; later flows arrive (received after them) while the client pages.
+    const { dir, batch, writer } = await hourOfFlows(1200, 7, 30 * 60_000);
+    let extra = 0;
+    const { seen, total, asOf } = await allPages(dir, 'time', 50, async (page) => {
+      // Later flows of the same hour arrive between pages (some with old start times).
+      const more = randomFlows(40, { received: H9 + 31 * 60_000 + page * 1000, stepMs: 5, seed: 100 + page });
+      writer.write('netflow', more);
+      writer.flush();
+      extra += more.length;
+    });
+    expect(extra).toBeGreaterThan(0);
+    const expected = rowsIn(batch, H9, asOf).map((i) => identity(batch, i));
+    expect(expected.length).toBe(batch.length - 1);
+    expect(total).toBe(expected.length);
+    expect(seen.sort()).toEqual(expected.sort());
+    await writer.close();
+  });
+});
