@@ -11,21 +11,36 @@
 export const BYTES = 0;
 export const PACKETS = 1;
 export const FLOWS = 2;
+/** Earliest flow start and latest flow end of a group (ms). */
+export const FIRST = 3;
+export const LAST = 4;
+/** Values per group. */
+const V = 5;
 
 /** What a group is ranked by. */
 export type MetricIndex = typeof BYTES | typeof PACKETS | typeof FLOWS;
+/** Any value of a group. */
+export type ValueIndex = MetricIndex | typeof FIRST | typeof LAST;
+
+/** The columns a block's rows are counted from. */
+export interface RowValues {
+  bytes: Float64Array;
+  packets: Float64Array;
+  start: Float64Array;
+  end: Float64Array;
+}
 
 /** Counters per key; `slots` are visited by `forEach` and read with `key`/`value`. */
 export interface Groups {
   readonly width: number;
   /** Distinct keys held. */
   readonly size: number;
-  /** Adds one flow per row r < n, its key at keys[r * width …], its counts at bytes/packets[idx[r]]. */
-  addRows(keys: Uint32Array, n: number, idx: Uint32Array, bytes: Float64Array, packets: Float64Array): void;
+  /** Adds one flow per row r < n, its key at keys[r * width …], its values at row idx[r] of `v`. */
+  addRows(keys: Uint32Array, n: number, idx: Uint32Array, v: RowValues): void;
   /** Calls fn for every occupied slot. */
   forEach(fn: (slot: number) => void): void;
   /** Value `m` of a slot. */
-  value(slot: number, m: MetricIndex): number;
+  value(slot: number, m: ValueIndex): number;
   /** The key words of a slot, copied into `out` at `at`. */
   key(slot: number, out: Uint32Array, at: number): void;
   /** The slot of a key (words at keys[at …]), or -1. */
@@ -57,7 +72,7 @@ export class HashGroups implements Groups {
     this.slots = slots;
     this.mask = slots - 1;
     this.keys = new Uint32Array(slots * width);
-    this.vals = new Float64Array(slots * 3);
+    this.vals = new Float64Array(slots * V);
   }
 
   private hash(keys: Uint32Array, at: number): number {
@@ -73,7 +88,7 @@ export class HashGroups implements Groups {
     const vals = this.vals;
     let s = this.hash(keys, at) & this.mask;
     for (;;) {
-      if (vals[s * 3 + 2] === 0) return s;
+      if (vals[s * V + FLOWS] === 0) return s;
       let same = true;
       const o = s * w;
       for (let k = 0; k < w; k++) {
@@ -94,41 +109,40 @@ export class HashGroups implements Groups {
     this.slots *= 2;
     this.mask = this.slots - 1;
     this.keys = new Uint32Array(this.slots * this.width);
-    this.vals = new Float64Array(this.slots * 3);
+    this.vals = new Float64Array(this.slots * V);
     for (let s = 0; s < oldSlots; s++) {
-      if (oldVals[s * 3 + 2] === 0) continue;
+      if (oldVals[s * V + FLOWS] === 0) continue;
       const t = this.probe(oldKeys, s * this.width);
       for (let k = 0; k < this.width; k++) this.keys[t * this.width + k] = oldKeys[s * this.width + k]!;
-      this.vals[t * 3] = oldVals[s * 3]!;
-      this.vals[t * 3 + 1] = oldVals[s * 3 + 1]!;
-      this.vals[t * 3 + 2] = oldVals[s * 3 + 2]!;
+      for (let k = 0; k < V; k++) this.vals[t * V + k] = oldVals[s * V + k]!;
     }
   }
 
-  addRows(keys: Uint32Array, n: number, idx: Uint32Array, bytes: Float64Array, packets: Float64Array): void {
+  addRows(keys: Uint32Array, n: number, idx: Uint32Array, rv: RowValues): void {
     const w = this.width;
     for (let r = 0; r < n; r++) {
       if (this.size * 2 >= this.slots) this.grow();
       const at = r * w;
       const s = this.probe(keys, at);
-      const v = s * 3;
-      if (this.vals[v + 2] === 0) {
+      const vals = this.vals;
+      const v = s * V;
+      const i = idx[r]!;
+      if (vals[v + FLOWS] === 0) {
         for (let k = 0; k < w; k++) this.keys[s * w + k] = keys[at + k]!;
         this.size++;
+        vals[v + FIRST] = rv.start[i]!;
+        vals[v + LAST] = rv.end[i]!;
       }
-      const i = idx[r]!;
-      this.vals[v] = this.vals[v]! + bytes[i]!;
-      this.vals[v + 1] = this.vals[v + 1]! + packets[i]!;
-      this.vals[v + 2] = this.vals[v + 2]! + 1;
+      add(vals, v, rv, i);
     }
   }
 
   forEach(fn: (slot: number) => void): void {
-    for (let s = 0; s < this.slots; s++) if (this.vals[s * 3 + 2] !== 0) fn(s);
+    for (let s = 0; s < this.slots; s++) if (this.vals[s * V + FLOWS] !== 0) fn(s);
   }
 
-  value(slot: number, m: MetricIndex): number {
-    return this.vals[slot * 3 + m]!;
+  value(slot: number, m: ValueIndex): number {
+    return this.vals[slot * V + m]!;
   }
 
   key(slot: number, out: Uint32Array, at: number): void {
@@ -137,7 +151,7 @@ export class HashGroups implements Groups {
 
   find(keys: Uint32Array, at: number): number {
     const s = this.probe(keys, at);
-    return this.vals[s * 3 + 2] === 0 ? -1 : s;
+    return this.vals[s * V + FLOWS] === 0 ? -1 : s;
   }
 }
 
@@ -148,27 +162,29 @@ export class DenseGroups implements Groups {
   size = 0;
 
   constructor(readonly max: number) {
-    this.vals = new Float64Array((max + 1) * 3);
+    this.vals = new Float64Array((max + 1) * V);
   }
 
-  addRows(keys: Uint32Array, n: number, idx: Uint32Array, bytes: Float64Array, packets: Float64Array): void {
+  addRows(keys: Uint32Array, n: number, idx: Uint32Array, rv: RowValues): void {
     const vals = this.vals;
     for (let r = 0; r < n; r++) {
-      const v = keys[r]! * 3;
-      if (vals[v + 2] === 0) this.size++;
+      const v = keys[r]! * V;
       const i = idx[r]!;
-      vals[v] = vals[v]! + bytes[i]!;
-      vals[v + 1] = vals[v + 1]! + packets[i]!;
-      vals[v + 2] = vals[v + 2]! + 1;
+      if (vals[v + FLOWS] === 0) {
+        this.size++;
+        vals[v + FIRST] = rv.start[i]!;
+        vals[v + LAST] = rv.end[i]!;
+      }
+      add(vals, v, rv, i);
     }
   }
 
   forEach(fn: (slot: number) => void): void {
-    for (let s = 0; s <= this.max; s++) if (this.vals[s * 3 + 2] !== 0) fn(s);
+    for (let s = 0; s <= this.max; s++) if (this.vals[s * V + FLOWS] !== 0) fn(s);
   }
 
-  value(slot: number, m: MetricIndex): number {
-    return this.vals[slot * 3 + m]!;
+  value(slot: number, m: ValueIndex): number {
+    return this.vals[slot * V + m]!;
   }
 
   key(slot: number, out: Uint32Array, at: number): void {
@@ -177,8 +193,17 @@ export class DenseGroups implements Groups {
 
   find(keys: Uint32Array, at: number): number {
     const k = keys[at]!;
-    return k <= this.max && this.vals[k * 3 + 2] !== 0 ? k : -1;
+    return k <= this.max && this.vals[k * V + FLOWS] !== 0 ? k : -1;
   }
+}
+
+/** Adds row i's values to the group at vals[v …]. */
+function add(vals: Float64Array, v: number, rv: RowValues, i: number): void {
+  vals[v + BYTES] = vals[v + BYTES]! + rv.bytes[i]!;
+  vals[v + PACKETS] = vals[v + PACKETS]! + rv.packets[i]!;
+  vals[v + FLOWS] = vals[v + FLOWS]! + 1;
+  if (rv.start[i]! < vals[v + FIRST]!) vals[v + FIRST] = rv.start[i]!;
+  if (rv.end[i]! > vals[v + LAST]!) vals[v + LAST] = rv.end[i]!;
 }
 
 /** Compares two keys word by word (the order ties are settled in). */

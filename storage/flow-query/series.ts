@@ -77,9 +77,10 @@ export function series(
   const chosen = new HashGroups(layout.width, slots.length);
   const words = new Uint32Array(layout.width);
   const lineOf = new Map<number, number>();
+  const zero = Float64Array.of(0);
   const lines: SeriesAnswer['lines'] = slots.map((s, line) => {
     ranked.groups.key(s, words, 0);
-    chosen.addRows(words, 1, Uint32Array.of(0), Float64Array.of(0), Float64Array.of(0));
+    chosen.addRows(words, 1, Uint32Array.of(0), { bytes: zero, packets: zero, start: zero, end: zero });
     lineOf.set(chosen.find(words, 0), line);
     return { key: keyValues(layout, words, 0), total: 0, values: [] };
   });

@@ -6,7 +6,18 @@
  */
 import type { GeoLookup } from '../geo/geo-lookup.js';
 import { dimensionReader, type Dimension, type DimensionReader, type DimensionValue } from './dimensions.js';
-import { BYTES, DenseGroups, FLOWS, HashGroups, PACKETS, topSlots, type Groups, type MetricIndex } from './group-table.js';
+import {
+  BYTES,
+  DenseGroups,
+  FIRST,
+  FLOWS,
+  HashGroups,
+  LAST,
+  PACKETS,
+  topSlots,
+  type Groups,
+  type MetricIndex,
+} from './group-table.js';
 import { scanMatches, type MatchScanOptions } from './match-scan.js';
 
 /** What groups are ranked by. */
@@ -25,6 +36,9 @@ export interface Counts {
 /** One group of a top-N answer: its value in each dimension, in the order asked. */
 export interface TopRow extends Counts {
   key: DimensionValue[];
+  /** Earliest flow start and latest flow end of the group (ms), as nfdump's `-s` shows them. */
+  first: number;
+  last: number;
 }
 
 export interface TopAnswer {
@@ -78,7 +92,7 @@ export function writeKeys(
 
 /** Columns a layout reads, with the counters. */
 export function layoutColumns(layout: KeyLayout): MatchScanOptions['columns'] {
-  return [...new Set([...layout.readers.flatMap((r) => r.columns), 'bytes', 'packets'] as const)];
+  return [...new Set([...layout.readers.flatMap((r) => r.columns), 'bytes', 'packets', 'start', 'end'] as const)];
 }
 
 /** Groups every matching row of the scan by `dims`. */
@@ -89,9 +103,8 @@ export function groupMatches(scan: Omit<MatchScanOptions, 'columns'>, layout: Ke
   scanMatches({ ...scan, columns: layoutColumns(layout) }, (m) => {
     if (keys.length < m.n * layout.width) keys = new Uint32Array(m.n * layout.width);
     writeKeys(layout, m, keys);
-    const bytes = m.batch.cols.bytes;
-    const packets = m.batch.cols.packets;
-    groups.addRows(keys, m.n, m.idx, bytes, packets);
+    const { bytes, packets } = m.batch.cols;
+    groups.addRows(keys, m.n, m.idx, m.batch.cols);
     let b = 0;
     let p = 0;
     for (let r = 0; r < m.n; r++) {
@@ -125,6 +138,8 @@ export function topN(
       flows: groups.value(s, FLOWS),
       packets: groups.value(s, PACKETS),
       bytes: groups.value(s, BYTES),
+      first: groups.value(s, FIRST),
+      last: groups.value(s, LAST),
     };
   });
   const other: Counts = { ...total };

@@ -51,13 +51,15 @@ function rowsIn(batch: FlowBatch, from: number, to: number): number[] {
 
 /** The reference: a Map from the key text to counts, computed row by row from the batch. */
 function reference(batch: FlowBatch, rows: number[], keyOf: (i: number) => string) {
-  const m = new Map<string, { flows: number; packets: number; bytes: number }>();
+  const m = new Map<string, { flows: number; packets: number; bytes: number; first: number; last: number }>();
   for (const i of rows) {
     const k = keyOf(i);
-    const e = m.get(k) ?? { flows: 0, packets: 0, bytes: 0 };
+    const e = m.get(k) ?? { flows: 0, packets: 0, bytes: 0, first: Infinity, last: -Infinity };
     e.flows++;
     e.packets += batch.cols.packets[i]!;
     e.bytes += batch.cols.bytes[i]!;
+    e.first = Math.min(e.first, batch.cols.start[i]!);
+    e.last = Math.max(e.last, batch.cols.end[i]!);
     m.set(k, e);
   }
   return m;
@@ -99,7 +101,7 @@ describe('top-N over capture files', () => {
         // Each row's counts are its group's exactly; the metrics descend as the reference's do.
         for (const r of t.rows) {
           const key = r.key.map(String).join('|');
-          expect(ref.get(key), key).toEqual({ flows: r.flows, packets: r.packets, bytes: r.bytes });
+          expect(ref.get(key), key).toEqual({ flows: r.flows, packets: r.packets, bytes: r.bytes, first: r.first, last: r.last });
         }
         expect(t.rows.map((r) => r[metric])).toEqual(ranked.slice(0, t.rows.length).map(([, v]) => v[metric]));
         const sum = (f: 'flows' | 'packets' | 'bytes') => t.rows.reduce((a, r) => a + r[f], 0) + t.other[f];
