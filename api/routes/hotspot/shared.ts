@@ -129,6 +129,8 @@ export function apiError(err: unknown): unknown {
       return new ConflictError(err.message);
     case 'profile_attached':
       return new ConflictError(err.message, { result: [] });
+    case 'profile_in_use':
+      return new ConflictError(err.message);
     case 'invalid':
       return new BadRequestError(err.param, err.message);
     // Fixed texts: the store's message names tables and the driver's reason, which are for the operator's log, not the client.
