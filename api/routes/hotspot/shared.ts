@@ -9,7 +9,7 @@ import type { Context } from 'hono';
 import ipaddr from 'ipaddr.js';
 import type { AttributeCatalogue } from '../../../storage/radius/attribute-catalogue.js';
 import { normaliseMac } from '../../../storage/radius/mac.js';
-import { isUserId, RadiusStoreError, type RadiusStore } from '../../../storage/radius/radius-store.js';
+import { isUserId, NAME_MAX, RadiusStoreError, type RadiusStore } from '../../../storage/radius/radius-store.js';
 import type { AppEnv } from '../../context.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnavailableError } from '../../errors.js';
 import { pageOf, pageParams, parseTimeParam, textParam, timeParam, type PageParams } from '../../params.js';
@@ -74,6 +74,13 @@ export const userIdParam = z.object({
     .regex(/^\d{1,10}$/, 'must be an integer')
     .openapi({ param: { name: 'userId', in: 'path' }, example: '12' }),
 });
+
+/** A profile name in the path: the name rule of api.md 2.4 (and of `netsvc profile`), at most NAME_MAX characters. */
+export const profileNameParam = z
+  .string()
+  .regex(PROFILE, 'must be letters, digits, - and _')
+  .max(NAME_MAX, `must be at most ${NAME_MAX} characters`)
+  .openapi({ param: { name: 'profileName', in: 'path' }, example: 'gold' });
 
 export const messageResult = <T extends z.ZodType>(result: T, name: string) =>
   z.object({ status: z.literal(true), message: z.string(), result }).openapi(name);
