@@ -16,7 +16,7 @@ export function profileWarnings(d: ProfileDescription): string[] {
   );
   if (!fallThrough) {
     out.push(
-      "no 'Fall-Through = Yes' in radgroupreply: FreeRADIUS applies no profile after this one (netsvc profile set adds it)",
+      "no 'Fall-Through = Yes' in radgroupreply: FreeRADIUS applies no profile after this one (netsvc adds it when it saves the profile or sets an attribute on it)",
     );
   }
   for (const a of d.attributes) {
