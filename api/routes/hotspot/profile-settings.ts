@@ -12,11 +12,8 @@ import type { AttributeRow } from '../../../storage/radius/radius-store.js';
 import type { AppEnv } from '../../context.js';
 import { BadRequestError, NotFoundError } from '../../errors.js';
 import { createRouter } from '../../router.js';
-import { authFailures } from '../../schemas.js';
+import { authFailures, netsvcExtension } from '../../schemas.js';
 import { failure, json, messageResult, notFound, profileNameParam, tags, unavailable, type HotspotKit } from './shared.js';
-
-/** Marks an operation as netsvc's own, beyond the 3.1.0 contract (decisions.md, "Beyond 3.1.0"). */
-const extension = { 'x-netsvc-extension': true } as const;
 
 /** Longest description: the width of `netsvc_profile.description`. */
 const DESCRIPTION_MAX = 500;
@@ -74,7 +71,7 @@ const saveRoute = createRoute({
   path: '/profiles/{profileName}',
   tags,
   summary: 'Create a profile (with Fall-Through = Yes), or change its description',
-  ...extension,
+  ...netsvcExtension,
   // Optional, as `netsvc profile add NAME` needs no description: no body is `{}`.
   request: { params: profileParams, body: { ...jsonBody(saveBody), required: false } },
   responses: {
@@ -91,7 +88,7 @@ const readRoute = createRoute({
   path: '/profiles/{profileName}',
   tags,
   summary: 'One profile: description, attributes, member count, and rows that keep users’ own values from winning',
-  ...extension,
+  ...netsvcExtension,
   request: { params: profileParams },
   responses: {
     200: json(
@@ -117,7 +114,7 @@ const setRoute = createRoute({
   path: '/profiles/{profileName}/attributes/{attribute}',
   tags,
   summary: 'Set a catalogue attribute on a profile (a repeatable one gains a value)',
-  ...extension,
+  ...netsvcExtension,
   request: { params: attributeParams, body: jsonBody(setBody) },
   responses: {
     200: json(
@@ -141,7 +138,7 @@ const unsetRoute = createRoute({
   path: '/profiles/{profileName}/attributes/{attribute}',
   tags,
   summary: 'Remove a catalogue attribute (every value of it) from a profile; not set: status true, nothing to do',
-  ...extension,
+  ...netsvcExtension,
   request: { params: attributeParams },
   responses: {
     200: json(
@@ -162,7 +159,7 @@ const deleteRoute = createRoute({
   path: '/profiles/{profileName}',
   tags,
   summary: 'Delete a profile: its radgroupcheck, radgroupreply and description rows (refused while users are attached)',
-  ...extension,
+  ...netsvcExtension,
   request: { params: profileParams },
   responses: {
     200: json(messageResult(z.object({ groupname: z.string(), rows: z.number().int() }), 'ProfileDeleted'), 'Deleted'),
