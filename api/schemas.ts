@@ -18,3 +18,6 @@ export const authFailures = {
   401: { description: 'Token validation failed', content: { 'application/json': { schema: failureSchema } } },
   403: { description: 'Token of another area or entity', content: { 'application/json': { schema: failureSchema } } },
 } as const;
+
+/** Spread into `createRoute` of an operation beyond the 3.1.0 contract: marks it `x-netsvc-extension: true` (decisions.md, "Beyond 3.1.0"). */
+export const netsvcExtension = { 'x-netsvc-extension': true } as const;

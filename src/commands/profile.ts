@@ -5,17 +5,10 @@
  * every profile so all attached profiles apply (docs/hotspot.md). `describe`
  * points out rows of profiles made elsewhere that break that rule.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import type { AttributeCatalogue } from '../../storage/radius/attribute-catalogue.js';
-import {
-  NAME_MAX,
-  RadiusStoreError,
-  type AttributeRow,
-  type ProfileDescription,
-  type RadiusStore,
-} from '../../storage/radius/radius-store.js';
+import { netsvcDictionaryNote, profileWarnings } from '../../storage/radius/profile-checks.js';
+import { NAME_MAX, RadiusStoreError, type AttributeRow, type RadiusStore } from '../../storage/radius/radius-store.js';
 import type { Config } from '../config.js';
 import { radiusEntities } from '../areas/hotspot-entities.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
@@ -41,38 +34,6 @@ function checkName(name: string): string {
     throw new UsageError(`profile name '${name}' must be 1-${NAME_MAX} characters of A-Z a-z 0-9 _ -`);
   }
   return name;
-}
-
-/** Warnings about rows that stop a user's own value from winning, or stop later profiles from applying. */
-export function profileWarnings(d: ProfileDescription): string[] {
-  const out: string[] = [];
-  const fallThrough = d.attributes.some(
-    (a) => a.table === 'reply' && a.attribute.toLowerCase() === 'fall-through' && /^yes$/i.test(a.value),
-  );
-  if (!fallThrough) {
-    out.push(
-      "no 'Fall-Through = Yes' in radgroupreply: FreeRADIUS applies no profile after this one (netsvc profile set adds it)",
-    );
-  }
-  for (const a of d.attributes) {
-    if (a.attribute.toLowerCase() === 'fall-through') continue;
-    if (a.table === 'reply' && a.op === ':=') out.push(`reply ${a.attribute} uses ':=': it replaces a user's own value; use '='`);
-    if (a.table === 'check' && a.op === ':=')
-      out.push(`check ${a.attribute} uses ':=': it replaces a user's own value; use '+='`);
-    if (a.table === 'check' && (a.op === '=' || a.op === '=='))
-      out.push(`check ${a.attribute} uses '${a.op}': that is a comparison, not a setting`);
-  }
-  return out;
-}
-
-/** Attributes radius/dictionary.netsvc defines (FreeRADIUS knows them only once it is installed). */
-function netsvcDictionaryAttributes(): Set<string> {
-  // From src/commands/ (sources) or dist/src/commands/ (compiled): the package root holds radius/.
-  for (const up of ['../../radius/dictionary.netsvc', '../../../radius/dictionary.netsvc']) {
-    const path = fileURLToPath(new URL(up, import.meta.url));
-    if (existsSync(path)) return new Set([...readFileSync(path, 'utf8').matchAll(/^ATTRIBUTE\s+(\S+)/gm)].map((m) => m[1]!));
-  }
-  return new Set();
 }
 
 /** The attribute catalogue, loaded when a command needs it (its schema library is most of the CLI's start). */
@@ -181,12 +142,8 @@ export function registerProfileCommands(program: Command, ctx: CliContext): void
         // The stored value is in FreeRADIUS's unit (bits/s, bytes): show the catalogue's beside it.
         const unit = def.type === 'integer' ? ` = ${cat.fromStored(def, stored.value)} ${def.format}` : '';
         ctx.out(`profile ${name}: ${def.name} ${def.profileOperator} ${stored.value}${unit} (${action})`);
-        if (netsvcDictionaryAttributes().has(def.name)) {
-          ctx.err(
-            `note: ${def.name} is defined by netsvc's dictionary (radius/dictionary.netsvc), not by FreeRADIUS's own: until it and the ` +
-              'netsvc_sqlcounter module are installed (docs/hotspot.md, "3. FreeRADIUS configuration to install"), FreeRADIUS cannot read this row',
-          );
-        }
+        const note = netsvcDictionaryNote(def.name);
+        if (note) ctx.err(`note: ${note}`);
       }),
     );
 

@@ -334,6 +334,8 @@ export type RadiusStoreErrorCode =
   | 'username_taken'
   | 'profile_not_found'
   | 'profile_attached'
+  /** The profile cannot be deleted: users are attached to it. */
+  | 'profile_in_use'
   | 'invalid'
   /** The database lacks FreeRADIUS's or netsvc's tables (never migrated). */
   | 'schema_missing'
@@ -375,13 +377,18 @@ export interface RadiusProfiles {
   /** By name; the disabled group is never listed. */
   listProfiles(page: PageRequest): Promise<ProfileRecord[]>;
   profileUsers(profile: string, page: PageRequest): Promise<ProfileUserRecord[]>;
-  /** Creates the profile (description row + `Fall-Through = Yes`), or updates its description. */
-  saveProfile(name: string, description: string | undefined): Promise<ProfileRecord>;
+  /** Creates the profile (description row + `Fall-Through = Yes`), or updates its description; `created` tells which. */
+  saveProfile(name: string, description: string | undefined): Promise<ProfileRecord & { created: boolean }>;
   describeProfile(name: string): Promise<ProfileDescription | undefined>;
   /** Sets one attribute of a profile (replacing its rows unless `multiple`). */
   setProfileAttribute(name: string, write: AttributeWrite): Promise<AttributeAction>;
   /** Removes every row of the attribute from the profile; answers how many. */
   unsetProfileAttribute(name: string, attribute: string, table: 'check' | 'reply'): Promise<number>;
+  /**
+   * Removes the profile's radgroupcheck, radgroupreply and netsvc_profile rows in one transaction and answers
+   * how many rows went. Refuses an unknown profile (`profile_not_found`) and one users are attached to (`profile_in_use`).
+   */
+  deleteProfile(name: string): Promise<{ groupname: string; rows: number }>;
 }
 
 /** Per-user attributes (radcheck/radreply rows other than the authentication ones). */

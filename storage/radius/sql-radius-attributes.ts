@@ -58,7 +58,7 @@ export abstract class SqlRadiusAttributes extends SqlRadiusUsers {
     });
   }
 
-  async saveProfile(name: string, description: string | undefined): Promise<ProfileRecord> {
+  async saveProfile(name: string, description: string | undefined): Promise<ProfileRecord & { created: boolean }> {
     return this.guarded(async () => {
       if (this.isDisabledGroup(name))
         throw new RadiusStoreError('invalid', `Profile name '${name}' is reserved for disabled users.`, { param: 'name' });
@@ -68,6 +68,8 @@ export abstract class SqlRadiusAttributes extends SqlRadiusUsers {
           `SELECT description FROM netsvc_profile WHERE groupname = ?${this.lockClause}`,
           [name],
         );
+        // A group made elsewhere (rows in radgroup* or radusergroup only) already exists: it gains a description row.
+        const created = !rows.length && !(await this.profileExists(db, name));
         if (!rows.length) {
           await db.execute(`INSERT INTO netsvc_profile (groupname, description, createddate) VALUES (?, ?, ?)`, [
             name,
@@ -82,7 +84,7 @@ export abstract class SqlRadiusAttributes extends SqlRadiusUsers {
           ]);
         }
         await this.ensureFallThrough(db, name);
-        return { groupname: name, description: description ?? str(rows[0]?.description) };
+        return { groupname: name, description: description ?? str(rows[0]?.description), created };
       });
     });
   }
@@ -130,6 +132,31 @@ export abstract class SqlRadiusAttributes extends SqlRadiusUsers {
       const t = table === 'check' ? 'radgroupcheck' : 'radgroupreply';
       const res = await this.db.execute(`DELETE FROM ${t} WHERE groupname = ? AND attribute = ?`, [name, attribute]);
       return res.affectedRows;
+    });
+  }
+
+  async deleteProfile(name: string): Promise<{ groupname: string; rows: number }> {
+    return this.guarded(async () => {
+      return this.tx(async (db) => {
+        if (!(await this.profileExists(db, name)))
+          throw new RadiusStoreError('profile_not_found', `Profile '${name}' not found.`);
+        // Counted as describeProfile counts members. An attach running at the same moment is not blocked (it
+        // locks the user, not the profile): it may leave a membership of a group without rows, which
+        // FreeRADIUS reads as a group that adds nothing.
+        const [members] = await db.query<{ n: number }>(`SELECT COUNT(*) AS n FROM radusergroup WHERE groupname = ?`, [name]);
+        const n = num(members?.n);
+        if (n > 0) {
+          throw new RadiusStoreError(
+            'profile_in_use',
+            `Profile '${name}' is attached to ${n} user${n === 1 ? '' : 's'}: detach it from ${n === 1 ? 'that user' : 'them'} first.`,
+          );
+        }
+        let rows = 0;
+        for (const table of ['radgroupcheck', 'radgroupreply', 'netsvc_profile']) {
+          rows += (await db.execute(`DELETE FROM ${table} WHERE groupname = ?`, [name])).affectedRows;
+        }
+        return { groupname: name, rows };
+      });
     });
   }
 

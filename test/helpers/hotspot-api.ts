@@ -18,6 +18,8 @@ import { postJson, serveOnLoopback, type TestServer } from './http.js';
 /** A served hotspot API and a caller holding a token. */
 export interface HotspotApi {
   url: string;
+  /** The bearer token of `api-alice`, for requests `call` cannot make (another content type, no body). */
+  token: string;
   /** Calls `/svc/api/hotspot<path>` with the token; answers status and parsed body. */
   call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>;
   /** The same as API user `api-olga` of entity `other`, which has no RADIUS database. */
@@ -68,6 +70,7 @@ export async function startHotspotApi(
   const otherToken = otherLogin.body.result.access_token as string;
   return {
     url: server.url,
+    token,
     async call(method, path, body) {
       const res = await fetch(`${server.url}/svc/api/hotspot${path}`, {
         method,

@@ -14,6 +14,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../../context.js';
 import { createRouter } from '../../router.js';
 import { loginAttemptRoutes } from './login-attempts.js';
+import { profileSettingsRoutes } from './profile-settings.js';
 import { profileRoutes } from './profiles.js';
 import { quotaPurchaseRoutes } from './quota-purchases.js';
 import { sessionRoutes } from './sessions.js';
@@ -32,6 +33,8 @@ export function createHotspotRoutes(deps: HotspotRouteDeps): OpenAPIHono<AppEnv>
   router.route('/', quotaPurchaseRoutes(kit));
   router.route('/', userRoutes(kit));
   router.route('/', profileRoutes(kit));
+  // netsvc's extension of 3.1.0: the profiles themselves (x-netsvc-extension in the OpenAPI document).
+  router.route('/', profileSettingsRoutes(kit));
   router.route('/', userAccessRoutes(kit));
   return router;
 }

@@ -14,6 +14,7 @@ import {
   pagedSchema,
   pageQuery,
   PROFILE,
+  profileNameParam,
   tags,
   unavailable,
   userIdOf,
@@ -92,13 +93,7 @@ const profileUsersRoute = createRoute({
   tags,
   summary: 'Users attached to a profile',
   request: {
-    params: z.object({
-      profileName: z
-        .string()
-        .regex(PROFILE, 'must be letters, digits, - and _')
-        .max(NAME_MAX, `must be at most ${NAME_MAX} characters`)
-        .openapi({ param: { name: 'profileName', in: 'path' }, example: 'gold' }),
-    }),
+    params: z.object({ profileName: profileNameParam }),
     query: z.object({ ...pageQuery }),
   },
   responses: {

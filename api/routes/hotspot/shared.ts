@@ -9,7 +9,7 @@ import type { Context } from 'hono';
 import ipaddr from 'ipaddr.js';
 import type { AttributeCatalogue } from '../../../storage/radius/attribute-catalogue.js';
 import { normaliseMac } from '../../../storage/radius/mac.js';
-import { isUserId, RadiusStoreError, type RadiusStore } from '../../../storage/radius/radius-store.js';
+import { isUserId, NAME_MAX, RadiusStoreError, type RadiusStore } from '../../../storage/radius/radius-store.js';
 import type { AppEnv } from '../../context.js';
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, UnavailableError } from '../../errors.js';
 import { pageOf, pageParams, parseTimeParam, textParam, timeParam, type PageParams } from '../../params.js';
@@ -75,6 +75,13 @@ export const userIdParam = z.object({
     .openapi({ param: { name: 'userId', in: 'path' }, example: '12' }),
 });
 
+/** A profile name in the path: the name rule of api.md 2.4 (and of `netsvc profile`), at most NAME_MAX characters. */
+export const profileNameParam = z
+  .string()
+  .regex(PROFILE, 'must be letters, digits, - and _')
+  .max(NAME_MAX, `must be at most ${NAME_MAX} characters`)
+  .openapi({ param: { name: 'profileName', in: 'path' }, example: 'gold' });
+
 export const messageResult = <T extends z.ZodType>(result: T, name: string) =>
   z.object({ status: z.literal(true), message: z.string(), result }).openapi(name);
 
@@ -129,6 +136,8 @@ export function apiError(err: unknown): unknown {
       return new ConflictError(err.message);
     case 'profile_attached':
       return new ConflictError(err.message, { result: [] });
+    case 'profile_in_use':
+      return new ConflictError(err.message);
     case 'invalid':
       return new BadRequestError(err.param, err.message);
     // Fixed texts: the store's message names tables and the driver's reason, which are for the operator's log, not the client.

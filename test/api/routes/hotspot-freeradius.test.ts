@@ -103,6 +103,28 @@ describe.skipIf(!dialects.length)('hotspot API with a real FreeRADIUS', () => {
       expect((await radius.radtest('carol', 'carol-pw')).attributes['Session-Timeout']).toEqual(['7200']);
     });
 
+    it('a profile made through the API (netsvc extension) reaches an attached user, and stops when deleted', async () => {
+      expect((await call('PUT', '/profiles/made-by-api', { description: 'made over HTTP' })).status).toBe(201);
+      const set = async (attribute: string, value: number) => {
+        const res = await call('PUT', `/profiles/made-by-api/attributes/${attribute}`, { value });
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+      };
+      await set('Session-Timeout', 3000);
+      await set('WISPr-Bandwidth-Max-Up', 512);
+      const id = await createUser({ username: 'hal', usertype: 'user', password: 'hal-pw' });
+      expect((await call('POST', `/users/${id}/actions/attach-profile`, { profileName: 'made-by-api' })).status).toBe(200);
+      const reply = await radius.radtest('hal', 'hal-pw');
+      expect(reply.code).toBe('Access-Accept');
+      expect(reply.attributes).toMatchObject({ 'Session-Timeout': ['3000'], 'WISPr-Bandwidth-Max-Up': ['512000'] });
+      expect((await call('DELETE', '/profiles/made-by-api')).status).toBe(409);
+      await call('POST', `/users/${id}/actions/detach-profile`, { profileName: 'made-by-api' });
+      expect((await call('DELETE', '/profiles/made-by-api')).status).toBe(200);
+      const after = await radius.radtest('hal', 'hal-pw');
+      expect(after.code).toBe('Access-Accept');
+      expect(after.attributes['Session-Timeout']).toBeUndefined();
+      expect(after.attributes['WISPr-Bandwidth-Max-Up']).toBeUndefined();
+    });
+
     it('Simultaneous-Use 1 rejects a second login while accounting shows a session open', async () => {
       const id = await createUser({ username: 'dave', usertype: 'user', password: 'dave-pw' });
       await attach(id, [{ attribute: 'Simultaneous-Use', value: 1 }]);

@@ -619,6 +619,26 @@ describe('hotspot routes in the OpenAPI document', () => {
       ['post', '/user-access/{userId}/actions/detach-access'],
     ];
     for (const [method, path] of want) expect(doc.paths[`/svc/api/hotspot${path}`]?.[method], `${method} ${path}`).toBeDefined();
+    // The extensions are netsvc's own (decisions.md, "Beyond 3.1.0"); everything else is the 3.1.0 contract.
+    const extensions: Array<[string, string]> = [
+      ['put', '/profiles/{profileName}'],
+      ['get', '/profiles/{profileName}'],
+      ['delete', '/profiles/{profileName}'],
+      ['put', '/profiles/{profileName}/attributes/{attribute}'],
+      ['delete', '/profiles/{profileName}/attributes/{attribute}'],
+    ];
+    const marked: Array<[string, string]> = [];
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(ops)) {
+        if ((op as Record<string, unknown>)['x-netsvc-extension'] === true)
+          marked.push([method, path.replace('/svc/api/hotspot', '')]);
+      }
+    }
+    expect(marked.sort()).toEqual(extensions.sort());
+    const save = doc.paths['/svc/api/hotspot/profiles/{profileName}']?.put as any;
+    expect(Object.keys(save.responses)).toEqual(expect.arrayContaining(['200', '201', '400', '401', '403', '415', '503']));
+    const del = doc.paths['/svc/api/hotspot/profiles/{profileName}']?.delete as any;
+    expect(Object.keys(del.responses)).toEqual(expect.arrayContaining(['200', '404', '409']));
   });
 });
 
@@ -649,6 +669,12 @@ describe.each(dialects)('hotspot API over a RADIUS database it cannot use, on %s
     ['GET', '/login-attempts'],
     ['GET', '/quota-purchase-report'],
     ['GET', '/user-access/1'],
+    // netsvc's extension routes
+    ['PUT', '/profiles/gold', { description: 'Gold' }],
+    ['GET', '/profiles/gold'],
+    ['DELETE', '/profiles/gold'],
+    ['PUT', '/profiles/gold/attributes/Session-Timeout', { value: 60 }],
+    ['DELETE', '/profiles/gold/attributes/Session-Timeout'],
   ];
 
   /** Every request answers `expected` (503), and the operator hook hears why. */

@@ -433,6 +433,61 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
       );
       expect(await store.unsetProfileAttribute('gold', 'Simultaneous-Use', 'check')).toBe(1);
     });
+
+    it('save tells a new profile from an existing one, a group made elsewhere counting as existing', async () => {
+      expect(await store.saveProfile('temp', 'for a week')).toEqual({
+        groupname: 'temp',
+        description: 'for a week',
+        created: true,
+      });
+      expect(await store.saveProfile('temp', undefined)).toEqual({
+        groupname: 'temp',
+        description: 'for a week',
+        created: false,
+      });
+      await raw.execute(
+        "INSERT INTO radgroupcheck (groupname, attribute, op, value) VALUES ('sql-made', 'Simultaneous-Use', ':=', '2')",
+      );
+      expect(await store.saveProfile('sql-made', 'adopted')).toEqual({
+        groupname: 'sql-made',
+        description: 'adopted',
+        created: false,
+      });
+    });
+
+    it('delete is refused while users are attached, then removes the group rows and the description', async () => {
+      await store.saveProfile('doomed', 'to be deleted');
+      await store.setProfileAttribute('doomed', {
+        attribute: 'Idle-Timeout',
+        table: 'reply',
+        op: '=',
+        value: '60',
+        multiple: false,
+      });
+      await store.setProfileAttribute('doomed', {
+        attribute: 'Simultaneous-Use',
+        table: 'check',
+        op: '+=',
+        value: '1',
+        multiple: false,
+      });
+      const a = Number((await store.createUser({ username: 'dora', usertype: 'pin', profiles: ['doomed'] }, actor)).id);
+      const b = Number((await store.createUser({ username: 'dirk', usertype: 'pin', profiles: ['doomed'] }, actor)).id);
+      await expect(store.deleteProfile('doomed')).rejects.toMatchObject({
+        code: 'profile_in_use',
+        message: "Profile 'doomed' is attached to 2 users: detach it from them first.",
+      });
+      await store.detachProfile(a, 'doomed', actor);
+      await store.detachProfile(b, 'doomed', actor);
+      // Fall-Through, Idle-Timeout, Simultaneous-Use, the description.
+      expect(await store.deleteProfile('doomed')).toEqual({ groupname: 'doomed', rows: 4 });
+      for (const table of ['radgroupcheck', 'radgroupreply', 'netsvc_profile', 'radusergroup']) {
+        expect(await rows(`SELECT * FROM ${table} WHERE groupname = 'doomed'`), table).toEqual([]);
+      }
+      expect(await store.describeProfile('doomed')).toBeUndefined();
+      expect(await codeOf(store.deleteProfile('doomed'))).toBe('profile_not_found');
+      expect(await codeOf(store.deleteProfile('daloRADIUS-Disabled-Users'))).toBe('profile_not_found');
+    });
   });
 
   describe('user attributes', () => {
