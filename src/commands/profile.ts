@@ -184,7 +184,7 @@ export function registerProfileCommands(program: Command, ctx: CliContext): void
         if (netsvcDictionaryAttributes().has(def.name)) {
           ctx.err(
             `note: ${def.name} is defined by netsvc's dictionary (radius/dictionary.netsvc), not by FreeRADIUS's own: until it and the ` +
-              'netsvc_sqlcounter module are installed (docs/hotspot.md, "3. FreeRADIUS configuration to install"), FreeRADIUS cannot read this row',
+              'netsvc_sqlcounter module are installed (netsvc radius install; docs/hotspot.md, section 3), FreeRADIUS cannot read this row',
           );
         }
       }),

@@ -181,9 +181,12 @@ export function checkRaddb(binary: string, raddb: string): { ok: boolean; lines:
   const run = spawnSync(binary, ['-XC', '-d', raddb], { encoding: 'utf8', timeout: 60_000 });
   if (run.error && (run.error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
   if (run.status === 0) return { ok: true, lines: [] };
-  // The server stops at the first error and says why in its last lines.
-  const lines = `${run.stdout ?? ''}${run.stderr ?? ''}`.trimEnd().split('\n');
-  return { ok: false, lines: lines.slice(-15) };
+  // The server stops at the first error and says why in its last lines (the file names it read before are noise).
+  const lines = `${run.stdout ?? ''}${run.stderr ?? ''}`
+    .trimEnd()
+    .split('\n')
+    .filter((l) => !/^including (configuration file|files in directory|dictionary file) /.test(l));
+  return { ok: false, lines: lines.slice(-12) };
 }
 
 /** The install's file operations on one raddb, recording each change. */
