@@ -69,6 +69,9 @@ export interface RadiusInstallResult {
 /** File name suffix of the original of each stock file the install edits. */
 export const BACKUP_SUFFIX = '.netsvc-orig';
 
+/** File name suffix of the last different version of one of netsvc's own files, when the install replaces it. */
+export const PREVIOUS_SUFFIX = '.netsvc-prev';
+
 const OWN_MODE = 0o640;
 
 /** raddb directories FreeRADIUS loads every file of. */
@@ -207,14 +210,20 @@ class Raddb {
     this.changes.push(change);
   }
 
-  /** Writes one of netsvc's own files: 0640, group freerad (it may hold a password). */
+  /** Writes one of netsvc's own files: 0640, group freerad (it may hold a password); a different one is kept as `.netsvc-prev`. */
   writeOwn(rel: string, content: string): void {
     const path = this.path(rel);
     mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
     const before = existsSync(path) ? readFileSync(path, 'utf8') : undefined;
-    if (before !== content) {
+    if (before === undefined) {
       writeFileSync(path, content, { mode: OWN_MODE });
-      this.note(`${before === undefined ? 'wrote' : 'updated'} ${rel}`);
+      this.note(`wrote ${rel}`);
+    } else if (before !== content) {
+      // Someone's edits (a tls {} block, a longer busy_timeout) or an older version: kept, not lost.
+      const previous = this.backupOf(path, PREVIOUS_SUFFIX);
+      copyFileSync(path, previous);
+      writeFileSync(path, content);
+      this.note(`updated ${rel} (the file it replaced is ${relative(this.dir, previous)})`);
     }
     const st = statSync(path);
     if ((st.mode & 0o777) !== OWN_MODE) {
@@ -236,11 +245,11 @@ class Raddb {
   /**
    * Where the original of `path` is kept: beside it, except in the directories
    * FreeRADIUS loads whole (a copy there would be loaded too), from where it
-   * goes up to raddb as `<dir>-<name>.netsvc-orig`.
+   * goes up to raddb as `<dir>-<name>.netsvc-orig` (or `-prev`).
    */
-  private backupOf(path: string): string {
+  private backupOf(path: string, suffix = BACKUP_SUFFIX): string {
     const dir = relative(this.dir, dirname(path));
-    return LOADED_DIRS.has(dir) ? join(this.dir, `${dir}-${basename(path)}${BACKUP_SUFFIX}`) : `${path}${BACKUP_SUFFIX}`;
+    return LOADED_DIRS.has(dir) ? join(this.dir, `${dir}-${basename(path)}${suffix}`) : `${path}${suffix}`;
   }
 
   /** Edits a stock file in place (through its symlink), keeping the original once (backupOf). */

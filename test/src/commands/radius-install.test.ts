@@ -121,6 +121,22 @@ describe.skipIf(!installed)('netsvc radius install on a copy of /etc/freeradius/
     expect(snapshot(raddb)).toEqual(once);
   });
 
+  it('replaces a changed file of its own and keeps the one it replaced, outside the directories FreeRADIUS loads', async () => {
+    expect((await install('--database', MYSQL)).code).toBe(0);
+    const sql = join(raddb, 'mods-available', 'netsvc_sql');
+    const edited = readFileSync(sql, 'utf8').replace('busy_timeout = 200', 'busy_timeout = 2000');
+    writeFileSync(sql, edited);
+    writeFileSync(join(raddb, 'policy.d', 'netsvc'), '# an older netsvc_counters\nnetsvc_counters {\n}\n');
+    const run = await install('--database', MYSQL);
+    expect(run.code).toBe(0);
+    expect(run.out).toContain(
+      'updated mods-available/netsvc_sql (the file it replaced is mods-available/netsvc_sql.netsvc-prev)',
+    );
+    expect(run.out).toContain('updated policy.d/netsvc (the file it replaced is policy.d-netsvc.netsvc-prev)');
+    expect(readFileSync(`${sql}.netsvc-prev`, 'utf8')).toBe(edited);
+    expect(readdirSync(join(raddb, 'policy.d'))).not.toContain('netsvc.netsvc-prev');
+  });
+
   it("points an enabled Debian sql module at netsvc's, and says what it was", async () => {
     // An operator who enabled Debian's module, and met its TLS block.
     symlinkSync('../mods-available/sql', join(raddb, 'mods-enabled', 'sql'));
