@@ -8,7 +8,7 @@ export function registerRadiusCommands(program: Command, ctx: CliContext): void 
   withGlobalOptions(radius.command('install'))
     .description(
       "install netsvc's sql module (on the entity's RADIUS database), counters, policy and dictionary into FreeRADIUS, " +
-        'edit the default site to use them, and check the result with freeradius -C; running it again changes nothing',
+        'edit the default site to use them, and check the result with freeradius -XC; running it again changes nothing',
     )
     .option('--raddb <dir>', 'FreeRADIUS configuration directory', '/etc/freeradius/3.0')
     .option('-e, --entity <name>', 'entity whose RADIUS database FreeRADIUS is to use (default: the only one, or default)')
