@@ -18,6 +18,8 @@ import { DumpError, registerDumpCommand } from './commands/dump.js';
 import { registerDbIndexRadiusCommand } from './commands/db-radius.js';
 import { registerProfileCommands } from './commands/profile.js';
 import { registerQuotaCommands } from './commands/quota.js';
+import { registerRadiusCommands } from './commands/radius.js';
+import { RadiusInstallError } from './commands/radius-install-error.js';
 import { registerImportCommand } from './commands/import.js';
 import { registerKpiCommands } from './commands/kpi.js';
 import { registerReplayCommand } from './commands/replay.js';
@@ -43,6 +45,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerDbIndexRadiusCommand(db, ctx);
   registerProfileCommands(program, ctx);
   registerQuotaCommands(program, ctx);
+  registerRadiusCommands(program, ctx);
   registerImportCommand(program, ctx);
   registerReplayCommand(program, ctx);
   registerStatusCommand(program, ctx);
@@ -69,6 +72,7 @@ const USER_ERRORS: ReadonlyArray<readonly [abstract new (...args: never[]) => Er
   [DataDirLockedError, 1],
   [SyslogStoreError, 1],
   [RadiusStoreError, 1],
+  [RadiusInstallError, 1],
 ];
 
 function userMessage(err: unknown): { message: string; code: number } | undefined {

@@ -56,6 +56,6 @@ export function netsvcDictionaryNote(attribute: string): string | undefined {
   if (!netsvcDictionaryAttributes().has(attribute.toLowerCase())) return undefined;
   return (
     `${attribute} is defined by netsvc's dictionary (radius/dictionary.netsvc), not by FreeRADIUS's own: until it and the ` +
-    'netsvc_sqlcounter module are installed (docs/hotspot.md, "3. FreeRADIUS configuration to install"), FreeRADIUS cannot read this row'
+    'netsvc_sqlcounter module are installed (netsvc radius install; docs/hotspot.md, section 3), FreeRADIUS cannot read this row'
   );
 }

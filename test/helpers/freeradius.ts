@@ -1,38 +1,26 @@
 /**
- * A private FreeRADIUS 3.2 for end-to-end tests, set up the way the
- * reference stack did on this machine kind (radius-syslog-stack/radius_up.sh):
- * a copy of /etc/freeradius/3.0 in a temp dir, one client 127.0.0.1, auth and
- * acct listeners on 127.0.0.1 at free ports (IPv6, proxy and inner-tunnel
- * listeners removed), the sql module on the test database, `sql` in
- * session {} for Simultaneous-Use, and `reject_delay = 0` so rejects are
- * answered at once. netsvc's own FreeRADIUS files from `radius/` are
- * installed as docs/hotspot.md tells operators to. The server is started in
- * the foreground (`-X`), and stopped by its PID.
+ * A private FreeRADIUS 3.2 for end-to-end tests: a copy of
+ * /etc/freeradius/3.0 in a temp dir with netsvc's configuration installed by
+ * `netsvc radius install`'s own code on the test database, and then only
+ * what is test-specific (as the reference stack did on this machine kind,
+ * radius-syslog-stack/radius_up.sh): one client 127.0.0.1, auth and acct
+ * listeners on 127.0.0.1 at free ports (IPv6, proxy and inner-tunnel
+ * listeners removed), and `reject_delay = 0` so rejects are answered at
+ * once. The server is started in the foreground (`-X`), and stopped by its
+ * PID.
  */
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import {
-  accessSync,
-  constants,
-  cpSync,
-  existsSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-  appendFileSync,
-} from 'node:fs';
+import { accessSync, appendFileSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { installRadiusConfig, radiusSqlTarget } from '../../src/commands/radius-install.js';
 import type { Dialect } from '../../storage/sql/sql-client.js';
 import { availableDialects, requireAll } from './databases.js';
 import { freePort } from './net.js';
 
 const run = promisify(execFile);
 const ETC = process.env.FREERADIUS_ETC ?? '/etc/freeradius/3.0';
-const REPO = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const SECRET = 'testing123';
 
 /** True when freeradius, radclient and radtest are installed. */
@@ -48,25 +36,6 @@ export async function freeradiusDialects(): Promise<Dialect[]> {
   const installed = freeradiusInstalled();
   if (!installed && requireAll) throw new Error('freeradius, radclient and radtest are required (NETSVC_REQUIRE_ALL=1)');
   return installed ? await availableDialects() : [];
-}
-
-/** Where the sql module finds the database. */
-export type SqlTarget =
-  | { dialect: 'mysql' | 'postgres'; host: string; port: number; user: string; password: string; database: string }
-  | { dialect: 'sqlite'; path: string };
-
-/** The SqlTarget of a test database URL (as test/helpers/databases.ts builds them). */
-export function sqlTargetOf(dialect: Dialect, url: string): SqlTarget {
-  if (dialect === 'sqlite') return { dialect, path: url.slice('sqlite:'.length) };
-  const u = new URL(url);
-  return {
-    dialect,
-    host: u.hostname,
-    port: Number(u.port || (dialect === 'mysql' ? 3306 : 5432)),
-    user: decodeURIComponent(u.username),
-    password: decodeURIComponent(u.password),
-    database: u.pathname.slice(1),
-  };
 }
 
 /** A RADIUS answer as radclient printed it. */
@@ -115,14 +84,11 @@ function edit(path: string, fn: (text: string) => string): void {
   writeFileSync(path, fn(readFileSync(path, 'utf8')));
 }
 
-/** Rewrites the stock default site: loopback listeners on our ports, sql in session {}, netsvc counters after -sql. */
-function defaultSite(text: string, authPort: number, acctPort: number): string {
+/** The stock default site with its IPv4 listeners on 127.0.0.1 at our ports, and its IPv6 ones removed. */
+function loopbackListeners(text: string, authPort: number, acctPort: number): string {
   const out: string[] = [];
-  const lines = text.split('\n');
   let block: string[] | undefined;
-  let section = '';
-  let counters = false;
-  for (const line of lines) {
+  for (const line of text.split('\n')) {
     if (block) {
       block.push(line);
       if (/^}/.test(line)) {
@@ -143,92 +109,44 @@ function defaultSite(text: string, authPort: number, acctPort: number): string {
       }
       continue;
     }
-    if (/^listen\s*{/.test(line)) {
-      block = [line];
-      continue;
-    }
-    const s = /^(\w[\w-]*)\s*{/.exec(line);
-    if (s) section = s[1]!;
-    if (section === 'session' && /^#\s*sql\s*$/.test(line)) {
-      out.push('\tsql');
-      continue;
-    }
-    out.push(line);
-    if (section === 'authorize' && !counters && /^\t-sql\s*$/.test(line)) {
-      out.push('\tnetsvc_counters');
-      counters = true;
-    }
+    if (/^listen\s*{/.test(line)) block = [line];
+    else out.push(line);
   }
   return out.join('\n');
 }
 
-function sqlModule(target: SqlTarget): string {
-  const fr = target.dialect === 'postgres' ? 'postgresql' : target.dialect;
-  const conn =
-    target.dialect === 'sqlite'
-      ? { server: '', port: 0, login: '', password: '', db: 'radius' }
-      : { server: target.host, port: target.port, login: target.user, password: target.password, db: target.database };
-  return `sql {
-	dialect = "${fr}"
-	driver = "rlm_sql_\${dialect}"
-	sqlite {
-		filename = "${target.dialect === 'sqlite' ? target.path : ''}"
-		busy_timeout = 200
-	}
-	mysql {
-		warnings = auto
-	}
-	postgresql {
-		send_application_name = yes
-	}
-	server = "${conn.server}"
-	port = ${conn.port}
-	login = "${conn.login}"
-	password = "${conn.password}"
-	radius_db = "${conn.db}"
-	acct_table1 = "radacct"
-	acct_table2 = "radacct"
-	postauth_table = "radpostauth"
-	authcheck_table = "radcheck"
-	groupcheck_table = "radgroupcheck"
-	authreply_table = "radreply"
-	groupreply_table = "radgroupreply"
-	usergroup_table = "radusergroup"
-	read_groups = yes
-	read_profiles = yes
-	delete_stale_sessions = yes
-	pool {
-		start = 1
-		min = 1
-		max = 4
-		spare = 2
-		uses = 0
-		retry_delay = 1
-		lifetime = 0
-		idle_timeout = 60
-	}
-	read_clients = no
-	client_table = "nas"
-	group_attribute = "SQL-Group"
-	$INCLUDE \${modconfdir}/\${.:name}/main/\${dialect}/queries.conf
-}
-`;
-}
-
-/** Copies /etc/freeradius/3.0, configures it for `target` and starts it; resolves once it is ready. */
-export async function startFreeradius(target: SqlTarget): Promise<FreeradiusInstance> {
-  const dir = mkdtempSync(join(tmpdir(), 'netsvc-freeradius-'));
-  const raddb = join(dir, 'raddb');
+/** Copies /etc/freeradius/3.0 to `raddb` with owners and modes (`cp -a`), with sudo where Debian keeps it from a non-root user. */
+export async function copyRaddb(raddb: string): Promise<void> {
   try {
     accessSync(join(ETC, 'radiusd.conf'), constants.R_OK);
-    cpSync(ETC, raddb, { recursive: true, verbatimSymlinks: true });
+    // As root, freerad stays the owner: a server that switches to freerad can read the copy.
+    await run('cp', ['-a', ETC, raddb]);
   } catch {
     // Debian makes /etc/freeradius 0750 freerad; a non-root CI user copies it with sudo.
     await run('sudo', ['-n', 'cp', '-a', ETC, raddb]);
     await run('sudo', ['-n', 'chown', '-R', `${process.getuid?.()}:${process.getgid?.()}`, raddb]);
   }
-  const [authPort, acctPort] = [await freePort(), await freePort()];
+}
 
+/** Copies /etc/freeradius/3.0, installs netsvc's configuration on `databaseUrl`, makes it private and starts it; resolves once it is ready. */
+export async function startFreeradius(databaseUrl: string): Promise<FreeradiusInstance> {
+  const dir = mkdtempSync(join(tmpdir(), 'netsvc-freeradius-'));
+  const raddb = join(dir, 'raddb');
+  await copyRaddb(raddb);
+  // As an operator would: netsvc's configuration installed by the command's own code.
+  const installLog: string[] = [];
+  installRadiusConfig({
+    raddb,
+    target: radiusSqlTarget(databaseUrl, process.cwd()),
+    group: null,
+    // Checked once below, when the test-specific changes are made too.
+    freeradius: null,
+    out: (line) => installLog.push(line),
+    err: (line) => installLog.push(line),
+  });
+
+  // What is test-specific: the server runs as the test's user, from the temp dir, on loopback ports.
+  const [authPort, acctPort] = [await freePort(), await freePort()];
   edit(join(raddb, 'radiusd.conf'), (t) =>
     t
       .replace(/^raddbdir = .*$/m, `raddbdir = ${raddb}`)
@@ -244,19 +162,11 @@ export async function startFreeradius(target: SqlTarget): Promise<FreeradiusInst
     join(raddb, 'clients.conf'),
     `client test_localhost {\n\tipaddr = 127.0.0.1\n\tproto = *\n\tsecret = ${SECRET}\n\trequire_message_authenticator = no\n\tnas_type = other\n}\n`,
   );
-  rmSync(join(raddb, 'sites-enabled', 'default'), { force: true });
-  rmSync(join(raddb, 'sites-enabled', 'inner-tunnel'), { force: true });
-  writeFileSync(
-    join(raddb, 'sites-enabled', 'default'),
-    defaultSite(readFileSync(join(ETC, 'sites-available', 'default'), 'utf8'), authPort, acctPort),
-  );
+  // Edited where the sites-enabled/ symlinks point, as the install edits them.
+  edit(join(raddb, 'sites-available', 'default'), (t) => loopbackListeners(t, authPort, acctPort));
   // The inner-tunnel's own test listener is 127.0.0.1:18120; eap needs the virtual server, not the listener.
-  writeFileSync(
-    join(raddb, 'sites-enabled', 'inner-tunnel'),
-    readFileSync(join(ETC, 'sites-available', 'inner-tunnel'), 'utf8').replace(
-      /^listen\s*{[\s\S]*?^}/m,
-      '# listener removed for tests',
-    ),
+  edit(join(raddb, 'sites-available', 'inner-tunnel'), (t) =>
+    t.replace(/^listen\s*{[\s\S]*?^}/m, '# listener removed for tests'),
   );
 
   const eap = join(raddb, 'mods-available', 'eap');
@@ -290,29 +200,11 @@ export async function startFreeradius(target: SqlTarget): Promise<FreeradiusInst
     );
   }
 
-  // netsvc's files, installed as docs/hotspot.md says.
-  cpSync(join(REPO, 'radius', 'dictionary.netsvc'), join(raddb, 'dictionary.netsvc'));
-  appendFileSync(join(raddb, 'dictionary'), '\n$INCLUDE dictionary.netsvc\n');
-  cpSync(join(REPO, 'radius', 'mods-available', 'netsvc_sqlcounter'), join(raddb, 'mods-available', 'netsvc_sqlcounter'));
-  symlinkSync('../mods-available/netsvc_sqlcounter', join(raddb, 'mods-enabled', 'netsvc_sqlcounter'));
-  for (const d of ['mysql', 'postgresql', 'sqlite']) {
-    cpSync(join(REPO, 'radius', 'mods-config', 'sql', 'counter', d), join(raddb, 'mods-config', 'sql', 'counter', d), {
-      recursive: true,
-    });
-  }
-  cpSync(join(REPO, 'radius', 'policy.d', 'netsvc'), join(raddb, 'policy.d', 'netsvc'));
-  if (target.dialect === 'sqlite') {
-    await run('sh', [
-      join(REPO, 'radius', 'fix-sqlite-simul-verify.sh'),
-      join(raddb, 'mods-config', 'sql', 'main', 'sqlite', 'queries.conf'),
-    ]);
-  }
-  rmSync(join(raddb, 'mods-enabled', 'sql'), { force: true });
-  writeFileSync(join(raddb, 'mods-enabled', 'sql'), sqlModule(target));
-
   const check = spawnSync('freeradius', ['-XC', '-d', raddb], { encoding: 'utf8' });
   if (check.status !== 0)
-    throw new Error(`freeradius config check failed:\n${(check.stdout + check.stderr).split('\n').slice(-30).join('\n')}`);
+    throw new Error(
+      `freeradius config check failed:\n${installLog.join('\n')}\n${(check.stdout + check.stderr).split('\n').slice(-30).join('\n')}`,
+    );
 
   const logPath = join(dir, 'radiusd.log');
   writeFileSync(logPath, '');

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RadiusStore } from '../../../storage/radius/radius-store.js';
-import { freeradiusDialects, sqlTargetOf, startFreeradius, type FreeradiusInstance } from '../../helpers/freeradius.js';
+import { freeradiusDialects, startFreeradius, type FreeradiusInstance } from '../../helpers/freeradius.js';
 import { createRadiusDatabase, profileAttribute, userAttribute, type RadiusTestDatabase } from '../../helpers/radius.js';
 
 const dialects = await freeradiusDialects();
@@ -26,7 +26,7 @@ describe.skipIf(!dialects.length)('FreeRADIUS 3.2 acts on what the store writes'
     beforeAll(async () => {
       t = await createRadiusDatabase(dialect, { timeZone: zone });
       store = t.store;
-      radius = await startFreeradius(sqlTargetOf(dialect, t.db.url));
+      radius = await startFreeradius(t.db.url);
       await t.raw.execute(
         "INSERT INTO nas (nasname, shortname, type, secret) VALUES ('127.0.0.1', 'nas-1', 'other', 'testing123')",
       );
@@ -159,9 +159,26 @@ describe.skipIf(!dialects.length)('FreeRADIUS 3.2 acts on what the store writes'
       });
       const gus = await radius.radtest('gus', 'gus-pw');
       expect(gus.code).toBe('Access-Reject');
-      expect(gus.attributes['Reply-Message']?.[0]).toMatch(/maximum daily usage/);
+      // A data quota says so, not sqlcounter's "maximum daily usage time" (radius/policy.d/netsvc).
+      expect(gus.attributes['Reply-Message']).toEqual(['Your daily data quota has been used up']);
       expect((await radius.radtest('hal', 'hal-pw')).code).toBe('Access-Accept');
-      expect((await radius.radtest('ivy', 'ivy-pw')).code).toBe('Access-Reject');
+      const ivyReply = await radius.radtest('ivy', 'ivy-pw');
+      expect(ivyReply.code).toBe('Access-Reject');
+      expect(ivyReply.attributes['Reply-Message']).toEqual(['Your data quota has been used up']);
+    });
+
+    it('a time limit stops a user who has been online that long, and says it is about time', async () => {
+      const id = await create('ike');
+      await store.setUserAttributes(id, [userAttribute('Max-Daily-Session', 100)], actor);
+      const first = await radius.radtest('ike', 'ike-pw');
+      expect(first.code).toBe('Access-Accept');
+      expect(first.attributes['Session-Timeout']).toEqual(['100']);
+      const s = { 'User-Name': 'ike', 'Acct-Session-Id': 'ike-t', 'NAS-IP-Address': '127.0.0.1', 'NAS-Port': 6 };
+      await radius.radclient('acct', { 'Acct-Status-Type': 'Start', ...s });
+      await radius.radclient('acct', { 'Acct-Status-Type': 'Stop', ...s, 'Acct-Session-Time': 100 });
+      const stopped = await radius.radtest('ike', 'ike-pw');
+      expect(stopped.code).toBe('Access-Reject');
+      expect(stopped.attributes['Reply-Message']).toEqual(['Your maximum daily usage time has been reached']);
     });
 
     it('rejects a deleted user', async () => {
