@@ -1,7 +1,7 @@
 /**
  * Address ranges with a value each (an AS number, a country number), as sorted typed arrays
- * searched by bisection: no object per range, so a table of 400 000 ranges is a few MB and a
- * lookup touches ~19 cache lines at most.
+ * searched by bisection: no object per range, so a table of 400 000 ranges is a few MB, and a
+ * lookup bisects only the ranges of its address's top 16 bits (`buckets`).
  *
  *   V4RangeTable  starts[i], ends[i]   u32 (host order), inclusive, ascending, disjoint
  *                 values[i]            u32 (never 0: gaps are "unknown")
@@ -14,13 +14,34 @@
  * row wins, which for nested rows is the more specific one.
  */
 
+/**
+ * For each value of an address's top 16 bits, the first range that ends at or after the first
+ * address with those bits (`bucket[h]`), and `bucket[65536]` = the number of ranges; `ends`
+ * holds every range's end in its top 16 bits. A lookup then bisects only the ranges of its
+ * /16 (a few, where the whole table takes 19 steps): 3–4 times fewer steps, on nearby memory.
+ */
+function buckets(n: number, endTop16: (i: number) => number): Uint32Array {
+  const bucket = new Uint32Array(65537);
+  let i = 0;
+  for (let h = 0; h < 65536; h++) {
+    while (i < n && endTop16(i) < h) i++;
+    bucket[h] = i;
+  }
+  bucket[65536] = n;
+  return bucket;
+}
+
 /** Ranges of IPv4 addresses. */
 export class V4RangeTable {
+  private readonly bucket: Uint32Array;
+
   constructor(
     readonly starts: Uint32Array,
     readonly ends: Uint32Array,
     readonly values: Uint32Array,
-  ) {}
+  ) {
+    this.bucket = buckets(values.length, (i) => ends[i]! >>> 16);
+  }
 
   /** Number of ranges. */
   get size(): number {
@@ -29,14 +50,17 @@ export class V4RangeTable {
 
   /** Bytes the arrays hold. */
   get byteLength(): number {
-    return this.starts.byteLength + this.ends.byteLength + this.values.byteLength;
+    return this.starts.byteLength + this.ends.byteLength + this.values.byteLength + this.bucket.byteLength;
   }
 
   /** The value of the range holding `addr` (host-order u32), 0 when none does. */
   find(addr: number): number {
     const starts = this.starts;
-    let lo = 0;
-    let hi = starts.length;
+    const h = addr >>> 16;
+    // Only ranges bucket[h] … bucket[h+1] can hold addr: those before end below its /16, those after start above it.
+    let lo = this.bucket[h]!;
+    let hi = Math.min(this.bucket[h + 1]! + 1, starts.length);
+    const first = lo;
     // lo ends at the first range starting after addr, so lo - 1 is the last one starting at or before it.
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
@@ -44,17 +68,21 @@ export class V4RangeTable {
       else hi = mid;
     }
     const i = lo - 1;
-    return i >= 0 && addr <= this.ends[i]! ? this.values[i]! : 0;
+    return i >= first && addr <= this.ends[i]! ? this.values[i]! : 0;
   }
 }
 
 /** Ranges of IPv6 addresses, each address four u32 words. */
 export class V6RangeTable {
+  private readonly bucket: Uint32Array;
+
   constructor(
     readonly starts: Uint32Array,
     readonly ends: Uint32Array,
     readonly values: Uint32Array,
-  ) {}
+  ) {
+    this.bucket = buckets(values.length, (i) => ends[i * 4]! >>> 16);
+  }
 
   /** Number of ranges. */
   get size(): number {
@@ -63,21 +91,23 @@ export class V6RangeTable {
 
   /** Bytes the arrays hold. */
   get byteLength(): number {
-    return this.starts.byteLength + this.ends.byteLength + this.values.byteLength;
+    return this.starts.byteLength + this.ends.byteLength + this.values.byteLength + this.bucket.byteLength;
   }
 
   /** The value of the range holding the address w0:w1:w2:w3 (unsigned words, most significant first), 0 when none does. */
   find(w0: number, w1: number, w2: number, w3: number): number {
     const s = this.starts;
-    let lo = 0;
-    let hi = this.values.length;
+    const h = w0 >>> 16;
+    let lo = this.bucket[h]!;
+    let hi = Math.min(this.bucket[h + 1]! + 1, this.values.length);
+    const first = lo;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if (compare(s, mid << 2, w0, w1, w2, w3) <= 0) lo = mid + 1;
       else hi = mid;
     }
     const i = lo - 1;
-    return i >= 0 && compare(this.ends, i << 2, w0, w1, w2, w3) >= 0 ? this.values[i]! : 0;
+    return i >= first && compare(this.ends, i << 2, w0, w1, w2, w3) >= 0 ? this.values[i]! : 0;
   }
 }
 

