@@ -98,7 +98,8 @@ function listV4(reader: Reader<MmdbRecord>, valueOf: (rec: MmdbRecord | null) =>
   for (let a = 0; a <= 0xffffffff;) {
     const [rec, prefix] = reader.getWithPrefixLength(`${a >>> 24}.${(a >>> 16) & 0xff}.${(a >>> 8) & 0xff}.${a & 0xff}`);
     // The network's last address: every bit after the prefix set (2^32 − 1 for /0).
-    const end = prefix === 0 ? 0xffffffff : (a | (0xffffffff >>> prefix)) >>> 0;
+    // (JS shifts count mod 32, so /0 and /32 are spelled out.)
+    const end = prefix <= 0 ? 0xffffffff : prefix >= 32 ? a : (a | (0xffffffff >>> prefix)) >>> 0;
     const v = valueOf(rec);
     if (v !== 0) b.add(a, end, v);
     a = end + 1;

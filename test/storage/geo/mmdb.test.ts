@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -30,6 +30,7 @@ beforeAll(() => {
     writeMmdb(
       [
         v4('8.0.0.0/8', asn(64499)),
+        v4('8.8.4.4/32', asn(64503)), // one address: the listing must go on after it
         v4('8.8.8.0/24', asn(64500)), // inside the /8: wins there
         v4('192.168.0.0/16', asn(64502)), // private: never answered
         v6('2001:4860::/32', asn(64501)),
@@ -74,6 +75,8 @@ describe('a user MaxMind DB', () => {
     const col = at(addrs);
     expect(addrs.map((_, i) => geo.asOf(col, i))).toEqual([64500, 64500, 64500, 64499, 64499, 64499, 64499, 0, 0]);
     // 1.1.1.1 is AS13335 in the shipped table; the user's database has no network there.
+    const single = at(['8.8.4.3', '8.8.4.4', '8.8.4.5']);
+    expect([0, 1, 2].map((i) => geo.asOf(single, i))).toEqual([64499, 64503, 64499]);
     const other = at([
       '1.1.1.1',
       '192.168.1.1',
@@ -86,7 +89,7 @@ describe('a user MaxMind DB', () => {
   });
 
   it('replaces the shipped country table, reading GeoLite2 records and ip-location-db ones', () => {
-    const geo = openGeoLookup(geoSchema.parse({ countryDatabase: join(dir, 'country.mmdb') }), '/elsewhere');
+    const geo = openGeoLookup(geoSchema.parse({ countryDatabase: join(dir, 'country.mmdb') }), '/elsewhere', { cacheDir: false });
     const addrs = ['8.8.8.8', '1.1.1.1', '2606:4700:4700::1111', '9.9.9.9'];
     const col = at(addrs);
     expect(addrs.map((_, i) => countryCode(geo.countryOf(col, i)))).toEqual(['DE', 'JP', 'FR', '']);
@@ -135,6 +138,35 @@ describe('a user MaxMind DB', () => {
     const path = join(dir, 'country.mmdb');
     const geo = openGeoLookup(geoSchema.parse({ asnDatabase: path }), dir);
     expect(() => geo.asOf(at(['8.8.8.8']), 0)).toThrow(/country\.mmdb: GeoLite2-Country has no autonomous_system_number/);
+  });
+});
+
+describe('the table cache', () => {
+  it('keeps built tables under <dataDir>/geo, answers from them, and builds anew when the source changes', () => {
+    const data = mkdtempSync(join(tmpdir(), 'netsvc-geo-cache-'));
+    const db = join(data, 'asn.mmdb');
+    const original = writeMmdb([v4('8.8.8.0/24', asn(64500)), v6('2001:4860::/32', asn(64501))]);
+    writeFileSync(db, original);
+    utimesSync(db, 1e9, 1e9);
+    const config = geoSchema.parse({ asnDatabase: 'asn.mmdb' });
+    const col = at(['8.8.8.8', '2001:4860::1', '9.9.9.9']);
+    const answers = (): number[] => {
+      const geo = openGeoLookup(config, data);
+      return [0, 1, 2].map((i) => geo.asOf(col, i));
+    };
+    expect(answers()).toEqual([64500, 64501, 0]);
+    const files = readdirSync(join(data, 'geo'));
+    expect(files).toEqual([expect.stringMatching(/^asn-[0-9a-f]{16}\.bin$/)]);
+    // Same path, size and time, other bytes: only the cache can still answer.
+    writeFileSync(db, Buffer.alloc(original.length, 0x20));
+    utimesSync(db, 1e9, 1e9);
+    expect(answers()).toEqual([64500, 64501, 0]);
+    // A new database: built and kept anew, the old file of that kind removed.
+    writeFileSync(db, writeMmdb([v4('8.8.8.0/24', asn(64999))]));
+    expect(answers()).toEqual([64999, 0, 0]);
+    const after = readdirSync(join(data, 'geo'));
+    expect(after).toHaveLength(1);
+    expect(after[0]).not.toBe(files[0]);
   });
 });
 

@@ -50,7 +50,7 @@ function country(addr: string): string {
 }
 
 beforeAll(() => {
-  const lookup = openGeoLookup({ enabled: true }, '/nonexistent');
+  const lookup = openGeoLookup({ enabled: true }, '/nonexistent', { cacheDir: false });
   lookup.loadAll();
   geo = lookup;
 }, 120_000);
