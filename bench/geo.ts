@@ -1,10 +1,11 @@
 /**
- * `npm run bench -- geo [--rounds 3] [--lookups 10000000] [--flows 1000000] [--only load,lookup,size]`
+ * `npm run bench -- geo [--rounds 3] [--lookups 10000000] [--flows 1000000] [--only load,lookup,size] [--mmdb PATH]`
  *
  * Enrichment (issue 20.4): what a lookup at query time costs, against what columns written at
  * ingest would cost on disk.
- *   load    the shipped tables in a fresh process per round (bench/geo-load.ts): ms per kind,
- *           table bytes, RSS growth;
+ *   load    the tables in a fresh process per round (bench/geo-load.ts): ms per kind, table
+ *           bytes, RSS growth; from the shipped CSVs, from the table cache, and (`--mmdb`) the
+ *           country kind from a MaxMind DB;
  *   lookup  ns per asOf / countryOf over an address column: uniformly random IPv4 addresses,
  *           and IPv6 addresses drawn from the table's own ranges (uniform IPv6 would almost
  *           never hit one), `--lookups` per round;
@@ -16,6 +17,9 @@
  * Every round is printed on stderr as it ends; the table on stdout.
  */
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FlowBatch } from '../common/flow-batch.js';
 import { createCodec } from '../storage/capture/codec.js';
@@ -26,6 +30,7 @@ import { expandHour, loadSeedFlows, prng, SEED_FIXTURE } from './capture-flows.j
 import { fmt, log } from './lib.js';
 
 interface Options {
+  mmdb: string | undefined;
   rounds: number;
   lookups: number;
   flows: number;
@@ -33,13 +38,20 @@ interface Options {
 }
 
 function parseArgs(args: string[]): Options {
-  const o: Options = { rounds: 3, lookups: 10_000_000, flows: 1_000_000, only: new Set(['load', 'lookup', 'size']) };
+  const o: Options = {
+    mmdb: undefined,
+    rounds: 3,
+    lookups: 10_000_000,
+    flows: 1_000_000,
+    only: new Set(['load', 'lookup', 'size']),
+  };
   for (let i = 0; i < args.length; i++) {
     const v = args[i + 1];
     if (args[i] === '--rounds' && v) o.rounds = Number(args[++i]);
     else if (args[i] === '--lookups' && v) o.lookups = Number(args[++i]);
     else if (args[i] === '--flows' && v) o.flows = Number(args[++i]);
     else if (args[i] === '--only' && v) o.only = new Set(args[++i]!.split(','));
+    else if (args[i] === '--mmdb' && v) o.mmdb = args[++i];
     else throw new Error(`unknown option ${args[i]}`);
   }
   return o;
@@ -47,33 +59,49 @@ function parseArgs(args: string[]): Options {
 
 const rows: [string, string][] = [];
 
-function loadRounds(o: Options): void {
+interface LoadResult {
+  asnMs?: number;
+  asnCpuMs?: number;
+  countryMs: number;
+  countryCpuMs: number;
+  tableMiB: number;
+  rssMiB: number;
+  rssKeptMiB: number;
+  arrayBuffersKeptMiB: number;
+  ranges: number[];
+}
+
+function loadChild(args: string[]): LoadResult {
   const child = fileURLToPath(new URL('./geo-load.js', import.meta.url));
-  const asn: string[] = [];
-  const country: string[] = [];
-  let last = '';
-  for (let r = 1; r <= o.rounds; r++) {
-    const res = spawnSync(process.execPath, ['--expose-gc', child], { encoding: 'utf8' });
-    if (res.status !== 0) throw new Error(`geo-load failed: ${res.stderr}`);
-    const m = JSON.parse(res.stdout) as {
-      asnMs: number;
-      asnCpuMs: number;
-      countryMs: number;
-      countryCpuMs: number;
-      tableMiB: number;
-      rssMiB: number;
-      rssKeptMiB: number;
-      arrayBuffersKeptMiB: number;
-      ranges: number[];
-    };
-    asn.push(`${m.asnCpuMs} (${m.asnMs})`);
-    country.push(`${m.countryCpuMs} (${m.countryMs})`);
-    last = `${m.tableMiB} MiB in typed arrays (ranges: AS v4 ${m.ranges[0]}, v6 ${m.ranges[1]}; country v4 ${m.ranges[2]}, v6 ${m.ranges[3]}); RSS +${m.rssMiB} MiB after loading, +${m.rssKeptMiB} MiB after a GC (ArrayBuffers +${m.arrayBuffersKeptMiB} MiB)`;
-    log(`load round ${r}: ${res.stdout.trim()}`);
+  const res = spawnSync(process.execPath, ['--expose-gc', child, ...args], { encoding: 'utf8' });
+  if (res.status !== 0) throw new Error(`geo-load failed: ${res.stderr}`);
+  return JSON.parse(res.stdout) as LoadResult;
+}
+
+function loadRounds(o: Options): void {
+  const cacheDir = mkdtempSync(join(tmpdir(), 'netsvc-geo-bench-'));
+  const modes: [string, string[]][] = [
+    ['shipped CSVs', []],
+    ['table cache', ['--cache', cacheDir]],
+  ];
+  if (o.mmdb) modes.push([`MaxMind DB ${o.mmdb}`, ['--mmdb', o.mmdb]]);
+  loadChild(['--cache', cacheDir]); // builds and writes the cache, untimed
+  for (const [name, args] of modes) {
+    const asn: string[] = [];
+    const country: string[] = [];
+    let last = '';
+    for (let r = 1; r <= o.rounds; r++) {
+      const m = loadChild(args);
+      if (m.asnMs !== undefined) asn.push(`${m.asnCpuMs} (${m.asnMs})`);
+      country.push(`${m.countryCpuMs} (${m.countryMs})`);
+      last = `${m.tableMiB} MiB in typed arrays (ranges v4/v6: ${m.ranges.join(', ')}); RSS +${m.rssMiB} MiB after loading, +${m.rssKeptMiB} MiB after a GC (ArrayBuffers +${m.arrayBuffersKeptMiB} MiB)`;
+      log(`load ${name} round ${r}: ${JSON.stringify(m)}`);
+    }
+    if (asn.length) rows.push([`load, fresh process, ${name}: AS, ms CPU (wall) by round`, asn.join(' / ')]);
+    rows.push([`load, fresh process, ${name}: country, ms CPU (wall) by round`, country.join(' / ')]);
+    rows.push([`  memory (last round)`, last]);
   }
-  rows.push(['load, cold process: AS tables, ms CPU (wall) by round', asn.join(' / ')]);
-  rows.push(['load, cold process: country tables, ms CPU (wall) by round', country.join(' / ')]);
-  rows.push(['tables in memory (last round)', last]);
+  rmSync(cacheDir, { recursive: true, force: true });
 }
 
 /** `n` rows of uniformly random IPv4-mapped addresses. */
