@@ -22,7 +22,7 @@ export function countryNumber(code: string): number {
   return (up.charCodeAt(0) << 8) | up.charCodeAt(1);
 }
 
-/** The country number of two ASCII bytes (either case), or 0 when they are not two letters (e.g. a table's `ZZ`-less blank). */
+/** The country number of two ASCII bytes (either case), or 0 when they are not two letters A–Z. */
 export function countryFromBytes(a: number, b: number): number {
   const ua = a & 0xdf;
   const ub = b & 0xdf;
