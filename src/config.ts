@@ -23,6 +23,7 @@ import { ConfigError } from './config-error.js';
 import { DEFAULT_FLOW_SOURCES, flowSourcesSchema } from '../collector/listen/flow-source-config.js';
 
 import { captureSchema } from '../storage/capture/capture-config.js';
+import { geoSchema } from '../storage/geo/geo-config.js';
 export { ConfigError } from './config-error.js';
 export { resolveSqlitePath } from './config-paths.js';
 
@@ -214,6 +215,8 @@ export const configSchema = z
       .strict()
       .prefault({}),
     capture: captureSchema.prefault({}),
+    /** Origin AS and country of flow addresses (storage/geo/geo-config.ts owns the schema). */
+    geo: geoSchema.prefault({}),
     flowIngest: flowIngestSchema.prefault({}),
     dns: dnsSchema.prefault({}),
     syslogReceiver: syslogReceiverSchema.prefault({}),
@@ -245,6 +248,7 @@ export type Config = Readonly<z.infer<typeof configSchema>>;
 export type { FlowSourceConfig } from '../collector/listen/flow-source-config.js';
 export type EntityConfig = z.infer<typeof entitySchema>;
 export type CaptureConfig = z.infer<typeof captureSchema>;
+export type { GeoConfig } from '../storage/geo/geo-config.js';
 export type DnsConfig = z.infer<typeof dnsSchema>;
 export type DatabaseConfig = z.infer<typeof databaseSchema>;
 
