@@ -26,8 +26,8 @@ export type ValueIndex = MetricIndex | typeof FIRST | typeof LAST;
 export interface RowValues {
   bytes: Float64Array;
   packets: Float64Array;
-  start: Float64Array;
-  end: Float64Array;
+  start?: Float64Array;
+  end?: Float64Array;
 }
 
 /** Counters per key; `slots` are visited by `forEach` and read with `key`/`value`. */
@@ -35,8 +35,8 @@ export interface Groups {
   readonly width: number;
   /** Distinct keys held. */
   readonly size: number;
-  /** Adds one flow per row r < n, its key at keys[r * width …], its values at row idx[r] of `v`. */
-  addRows(keys: Uint32Array, n: number, idx: Uint32Array, v: RowValues): void;
+  /** Adds one flow per row r < n, its key at keys[r * width …], its values at row idx[r] of `v` (start and end only with `times`). */
+  addRows(keys: Uint32Array, n: number, idx: Uint32Array, v: RowValues, times?: boolean): void;
   /** Calls fn for every occupied slot. */
   forEach(fn: (slot: number) => void): void;
   /** Value `m` of a slot. */
@@ -63,16 +63,21 @@ export class HashGroups implements Groups {
   private vals: Float64Array;
   size = 0;
 
+  /** Values per slot: 3, or 5 when groups keep their first start and last end (`times`). */
+  private readonly stride: number;
+
   constructor(
     readonly width: number,
     expected = 0,
+    times = false,
   ) {
+    this.stride = times ? V : FLOWS + 1;
     let slots = 1024;
     while (slots < expected * 2) slots *= 2;
     this.slots = slots;
     this.mask = slots - 1;
     this.keys = new Uint32Array(slots * width);
-    this.vals = new Float64Array(slots * V);
+    this.vals = new Float64Array(slots * this.stride);
   }
 
   private hash(keys: Uint32Array, at: number): number {
@@ -88,7 +93,7 @@ export class HashGroups implements Groups {
     const vals = this.vals;
     let s = this.hash(keys, at) & this.mask;
     for (;;) {
-      if (vals[s * V + FLOWS] === 0) return s;
+      if (vals[s * this.stride + FLOWS] === 0) return s;
       let same = true;
       const o = s * w;
       for (let k = 0; k < w; k++) {
@@ -109,40 +114,44 @@ export class HashGroups implements Groups {
     this.slots *= 2;
     this.mask = this.slots - 1;
     this.keys = new Uint32Array(this.slots * this.width);
-    this.vals = new Float64Array(this.slots * V);
+    this.vals = new Float64Array(this.slots * this.stride);
     for (let s = 0; s < oldSlots; s++) {
-      if (oldVals[s * V + FLOWS] === 0) continue;
+      if (oldVals[s * this.stride + FLOWS] === 0) continue;
       const t = this.probe(oldKeys, s * this.width);
       for (let k = 0; k < this.width; k++) this.keys[t * this.width + k] = oldKeys[s * this.width + k]!;
-      for (let k = 0; k < V; k++) this.vals[t * V + k] = oldVals[s * V + k]!;
+      for (let k = 0; k < this.stride; k++) this.vals[t * this.stride + k] = oldVals[s * this.stride + k]!;
     }
   }
 
-  addRows(keys: Uint32Array, n: number, idx: Uint32Array, rv: RowValues): void {
+  addRows(keys: Uint32Array, n: number, idx: Uint32Array, rv: RowValues, times = false): void {
+    times &&= this.stride === V;
     const w = this.width;
     for (let r = 0; r < n; r++) {
       if (this.size * 2 >= this.slots) this.grow();
       const at = r * w;
       const s = this.probe(keys, at);
       const vals = this.vals;
-      const v = s * V;
+      const v = s * this.stride;
       const i = idx[r]!;
       if (vals[v + FLOWS] === 0) {
         for (let k = 0; k < w; k++) this.keys[s * w + k] = keys[at + k]!;
         this.size++;
-        vals[v + FIRST] = rv.start[i]!;
-        vals[v + LAST] = rv.end[i]!;
+        if (times) {
+          vals[v + FIRST] = rv.start![i]!;
+          vals[v + LAST] = rv.end![i]!;
+        }
       }
       add(vals, v, rv, i);
+      if (times) span(vals, v, rv, i);
     }
   }
 
   forEach(fn: (slot: number) => void): void {
-    for (let s = 0; s < this.slots; s++) if (this.vals[s * V + FLOWS] !== 0) fn(s);
+    for (let s = 0; s < this.slots; s++) if (this.vals[s * this.stride + FLOWS] !== 0) fn(s);
   }
 
   value(slot: number, m: ValueIndex): number {
-    return this.vals[slot * V + m]!;
+    return this.vals[slot * this.stride + m]!;
   }
 
   key(slot: number, out: Uint32Array, at: number): void {
@@ -151,7 +160,7 @@ export class HashGroups implements Groups {
 
   find(keys: Uint32Array, at: number): number {
     const s = this.probe(keys, at);
-    return this.vals[s * V + FLOWS] === 0 ? -1 : s;
+    return this.vals[s * this.stride + FLOWS] === 0 ? -1 : s;
   }
 }
 
@@ -165,17 +174,20 @@ export class DenseGroups implements Groups {
     this.vals = new Float64Array((max + 1) * V);
   }
 
-  addRows(keys: Uint32Array, n: number, idx: Uint32Array, rv: RowValues): void {
+  addRows(keys: Uint32Array, n: number, idx: Uint32Array, rv: RowValues, times = false): void {
     const vals = this.vals;
     for (let r = 0; r < n; r++) {
       const v = keys[r]! * V;
       const i = idx[r]!;
       if (vals[v + FLOWS] === 0) {
         this.size++;
-        vals[v + FIRST] = rv.start[i]!;
-        vals[v + LAST] = rv.end[i]!;
+        if (times) {
+          vals[v + FIRST] = rv.start![i]!;
+          vals[v + LAST] = rv.end![i]!;
+        }
       }
       add(vals, v, rv, i);
+      if (times) span(vals, v, rv, i);
     }
   }
 
@@ -202,8 +214,12 @@ function add(vals: Float64Array, v: number, rv: RowValues, i: number): void {
   vals[v + BYTES] = vals[v + BYTES]! + rv.bytes[i]!;
   vals[v + PACKETS] = vals[v + PACKETS]! + rv.packets[i]!;
   vals[v + FLOWS] = vals[v + FLOWS]! + 1;
-  if (rv.start[i]! < vals[v + FIRST]!) vals[v + FIRST] = rv.start[i]!;
-  if (rv.end[i]! > vals[v + LAST]!) vals[v + LAST] = rv.end[i]!;
+}
+
+/** Widens the group's first start and last end by row i's. */
+function span(vals: Float64Array, v: number, rv: RowValues, i: number): void {
+  if (rv.start![i]! < vals[v + FIRST]!) vals[v + FIRST] = rv.start![i]!;
+  if (rv.end![i]! > vals[v + LAST]!) vals[v + LAST] = rv.end![i]!;
 }
 
 /** Compares two keys word by word (the order ties are settled in). */

@@ -63,7 +63,9 @@ export interface Matches {
 export function scanMatches(opts: MatchScanOptions, visit: (m: Matches) => boolean | void): void {
   const { stats } = opts;
   const codecs = new CodecSet();
-  const wanted = [...withDependencies([...opts.columns, ...(opts.filter?.columns ?? []), 'received'])];
+  // `received` is decoded only for blocks the window cuts, unless something else needs it.
+  const inner = [...withDependencies([...opts.columns, ...(opts.filter?.columns ?? [])])];
+  const cut = [...withDependencies([...inner, 'received'])];
   const opened: CaptureFile[] = [];
   const batch = new FlowBatch(4096);
   let idx = new Uint32Array(4096);
@@ -113,8 +115,9 @@ export function scanMatches(opts: MatchScanOptions, visit: (m: Matches) => boole
         continue;
       }
       batch.length = 0;
+      const whole = ref.receivedMin >= opts.from && ref.receivedMax < opts.to;
       try {
-        ref.file.readBlock(ref.block, wanted, batch, 0, loaded);
+        ref.file.readBlock(ref.block, whole ? inner : cut, batch, 0, loaded);
       } catch (err) {
         if (!(err instanceof CaptureFileError)) throw err;
         stats.corruptBlocks++;
@@ -124,7 +127,6 @@ export function scanMatches(opts: MatchScanOptions, visit: (m: Matches) => boole
       stats.blocksRead++;
       const rows = batch.length;
       if (idx.length < rows) idx = new Uint32Array(rows);
-      const whole = ref.receivedMin >= opts.from && ref.receivedMax < opts.to;
       let n: number;
       if (verdict === 'all') {
         n = 0;

@@ -60,7 +60,7 @@ export function series(
     m === BYTES ? bytes[i]! : m === PACKETS ? packets[i]! : 1;
 
   if (opts.dims.length === 0) {
-    scanMatches({ ...scan, columns: ['bytes', 'packets'] }, ({ batch, idx, n }) => {
+    scanMatches({ ...scan, columns: ['received', 'bytes', 'packets'] }, ({ batch, idx, n }) => {
       const rec = batch.cols.received;
       for (let r = 0; r < n; r++) {
         const i = idx[r]!;
@@ -80,13 +80,13 @@ export function series(
   const zero = Float64Array.of(0);
   const lines: SeriesAnswer['lines'] = slots.map((s, line) => {
     ranked.groups.key(s, words, 0);
-    chosen.addRows(words, 1, Uint32Array.of(0), { bytes: zero, packets: zero, start: zero, end: zero });
+    chosen.addRows(words, 1, Uint32Array.of(0), { bytes: zero, packets: zero });
     lineOf.set(chosen.find(words, 0), line);
     return { key: keyValues(layout, words, 0), total: 0, values: [] };
   });
   const values = lines.map(() => new Float64Array(steps));
   let keys = new Uint32Array(4096 * layout.width);
-  scanMatches({ ...scan, columns: layoutColumns(layout) }, (match) => {
+  scanMatches({ ...scan, columns: [...layoutColumns(layout), 'received'] }, (match) => {
     const { batch, idx, n } = match;
     if (keys.length < n * layout.width) keys = new Uint32Array(n * layout.width);
     writeKeys(layout, match, keys);

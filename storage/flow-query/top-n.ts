@@ -36,7 +36,7 @@ export interface Counts {
 /** One group of a top-N answer: its value in each dimension, in the order asked. */
 export interface TopRow extends Counts {
   key: DimensionValue[];
-  /** Earliest flow start and latest flow end of the group (ms), as nfdump's `-s` shows them. */
+  /** Earliest flow start and latest flow end of the group (ms), as nfdump's `-s` shows them; NaN unless asked for (`times`). */
   first: number;
   last: number;
 }
@@ -71,9 +71,9 @@ export function keyLayout(dims: readonly Dimension[], geo: GeoLookup | undefined
 }
 
 /** Empty groups for a layout: plain arrays for one small dimension, a hash table otherwise. */
-export function newGroups(layout: KeyLayout): Groups {
+export function newGroups(layout: KeyLayout, times = false): Groups {
   const only = layout.readers.length === 1 ? layout.readers[0]! : undefined;
-  return only?.dense !== undefined ? new DenseGroups(only.dense) : new HashGroups(layout.width);
+  return only?.dense !== undefined ? new DenseGroups(only.dense) : new HashGroups(layout.width, 0, times);
 }
 
 /** The values of a key, one per dimension. */
@@ -91,20 +91,25 @@ export function writeKeys(
 }
 
 /** Columns a layout reads, with the counters. */
-export function layoutColumns(layout: KeyLayout): MatchScanOptions['columns'] {
-  return [...new Set([...layout.readers.flatMap((r) => r.columns), 'bytes', 'packets', 'start', 'end'] as const)];
+export function layoutColumns(layout: KeyLayout, times = false): MatchScanOptions['columns'] {
+  const counters = times ? (['bytes', 'packets', 'start', 'end'] as const) : (['bytes', 'packets'] as const);
+  return [...new Set([...layout.readers.flatMap((r) => r.columns), ...counters])];
 }
 
-/** Groups every matching row of the scan by `dims`. */
-export function groupMatches(scan: Omit<MatchScanOptions, 'columns'>, layout: KeyLayout): { groups: Groups; total: Counts } {
-  const groups = newGroups(layout);
+/** Groups every matching row of the scan by the layout; `times` also keeps each group's first start and last end. */
+export function groupMatches(
+  scan: Omit<MatchScanOptions, 'columns'>,
+  layout: KeyLayout,
+  times = false,
+): { groups: Groups; total: Counts } {
+  const groups = newGroups(layout, times);
   const total: Counts = { flows: 0, packets: 0, bytes: 0 };
   let keys = new Uint32Array(4096 * layout.width);
-  scanMatches({ ...scan, columns: layoutColumns(layout) }, (m) => {
+  scanMatches({ ...scan, columns: layoutColumns(layout, times) }, (m) => {
     if (keys.length < m.n * layout.width) keys = new Uint32Array(m.n * layout.width);
     writeKeys(layout, m, keys);
     const { bytes, packets } = m.batch.cols;
-    groups.addRows(keys, m.n, m.idx, m.batch.cols);
+    groups.addRows(keys, m.n, m.idx, m.batch.cols, times);
     let b = 0;
     let p = 0;
     for (let r = 0; r < m.n; r++) {
@@ -125,10 +130,10 @@ export function topN(
   dims: readonly Dimension[],
   metric: Metric,
   n: number,
-  geo?: GeoLookup,
+  opts: { geo?: GeoLookup; times?: boolean } = {},
 ): TopAnswer {
-  const layout = keyLayout(dims, geo);
-  const { groups, total } = groupMatches(scan, layout);
+  const layout = keyLayout(dims, opts.geo);
+  const { groups, total } = groupMatches(scan, layout, opts.times);
   const slots = topSlots(groups, METRIC_INDEX[metric], n);
   const words = new Uint32Array(layout.width);
   const rows: TopRow[] = slots.map((s) => {
@@ -138,8 +143,8 @@ export function topN(
       flows: groups.value(s, FLOWS),
       packets: groups.value(s, PACKETS),
       bytes: groups.value(s, BYTES),
-      first: groups.value(s, FIRST),
-      last: groups.value(s, LAST),
+      first: opts.times ? groups.value(s, FIRST) : NaN,
+      last: opts.times ? groups.value(s, LAST) : NaN,
     };
   });
   const other: Counts = { ...total };

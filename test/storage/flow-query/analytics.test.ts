@@ -93,7 +93,7 @@ describe('top-N over capture files', () => {
         // A window that cuts blocks: 09:10 to 09:50.
         const from = H9 + 10 * 60_000;
         const to = H9 + 50 * 60_000;
-        const t = topN(scanOf(dir, from, to), parseDimensions(by), metric, 15);
+        const t = topN(scanOf(dir, from, to), parseDimensions(by), metric, 15, { times: true });
         const ref = reference(batch, rowsIn(batch, from, to), (i) => keyOf(batch, i));
         const ranked = [...ref.entries()].sort((a, b) => b[1][metric] - a[1][metric]);
         expect(t.rows).toHaveLength(Math.min(15, ref.size));
