@@ -56,6 +56,25 @@ const ADDRESS_OF: Readonly<Record<Side, 'srcAddr' | 'dstAddr'>> = { src: 'srcAdd
 /** Lists longer than this are tested through a table (bitmap or Set) instead of a chain of compares. */
 const CHAIN_LIMIT = 6;
 
+/** And/or over operands reading at most this many column values are evaluated whole (bitwise), above it they stop early. */
+const BITWISE_READS = 8;
+
+/** Column reads in a piece of generated code. */
+function reads(code: string): number {
+  return code.split('[i').length - 1;
+}
+
+/**
+ * Joins conditions with and (`&`) or or (`|`). Cheap ones (array reads and compares, no calls)
+ * are joined bitwise: every part is evaluated, but the row costs no mispredicted branch per
+ * part, which on random data is what a short-circuit costs; a costly set stops early instead.
+ */
+function join(parts: readonly string[], op: '&' | '|', limit = Infinity): string {
+  if (parts.length === 1) return parts[0]!;
+  const cheap = parts.every((p) => !/\.\w+\(/.test(p)) && parts.reduce((n, p) => n + reads(p), 0) <= limit;
+  return `(${parts.join(cheap ? ` ${op} ` : ` ${op}${op} `)})`;
+}
+
 class CodeGen {
   readonly K: unknown[] = [];
   readonly columns = new Set<ColumnName>();
@@ -120,7 +139,10 @@ class CodeGen {
       return `${value} ${op} ${k}`;
     }
     if (simple && test.values.length <= CHAIN_LIMIT) {
-      return `(${test.values.map((v) => `${value} === ${this.konst(v)}`).join(' || ')})`;
+      return join(
+        test.values.map((v) => `(${value} === ${this.konst(v)})`),
+        '|',
+      );
     }
     if (domain === 'u16') {
       const bitmap = new Uint8Array(65536);
@@ -139,14 +161,18 @@ class CodeGen {
       const m = mask[j]!;
       if (m === 0) continue;
       const at = j === 0 ? 'i4' : `i4 + ${j}`;
-      if (m === -1) parts.push(`${w}[${at}] === ${this.konst(value[j])}`);
-      else parts.push(`(${w}[${at}] & ${this.konst(m)}) === ${this.konst(value[j]! & m)}`);
+      if (m === -1) parts.push(`(${w}[${at}] === ${this.konst(value[j])})`);
+      else parts.push(`((${w}[${at}] & ${this.konst(m)}) === ${this.konst(value[j]! & m)})`);
     }
-    return parts.length === 0 ? 'true' : `(${parts.join(' && ')})`;
+    return parts.length === 0 ? 'true' : join(parts, '&');
   }
 
   nets(column: 'srcAddr' | 'dstAddr' | 'exporter' | 'nextHop', nets: readonly IpNet[]): string {
-    return nets.length === 1 ? this.net(column, nets[0]!) : `(${nets.map((n) => this.net(column, n)).join(' || ')})`;
+    return join(
+      nets.map((n) => this.net(column, n)),
+      '|',
+      BITWISE_READS,
+    );
   }
 
   /** A flow's AS on one side: the column, or the geo lookup when the column is 0 and geo data is given. */
@@ -165,18 +191,26 @@ class CodeGen {
       case 'dst':
         return one('dst');
       case 'either':
-        return `(${one('src')} || ${one('dst')})`;
+        return join([one('src'), one('dst')], '|', BITWISE_READS);
       case 'both':
-        return `(${one('src')} && ${one('dst')})`;
+        return join([one('src'), one('dst')], '&', BITWISE_READS);
     }
   }
 
   expr(e: FilterExpr): string {
     switch (e.kind) {
       case 'and':
-        return `(${e.operands.map((o) => this.expr(o)).join(' && ')})`;
+        return join(
+          e.operands.map((o) => this.expr(o)),
+          '&',
+          BITWISE_READS,
+        );
       case 'or':
-        return `(${e.operands.map((o) => this.expr(o)).join(' || ')})`;
+        return join(
+          e.operands.map((o) => this.expr(o)),
+          '|',
+          BITWISE_READS,
+        );
       case 'not':
         return `!${this.expr(e.operand)}`;
       case 'any':
@@ -208,10 +242,13 @@ class CodeGen {
         return `(${this.col('proto')}[i] === ${this.konst(e.value)})`;
       case 'flags': {
         const m = this.konst(e.mask);
-        return `(${this.col('proto')}[i] === 6 && (${this.col('tcpFlags')}[i] & ${m}) === ${m})`;
+        return `((${this.col('proto')}[i] === 6) & ((${this.col('tcpFlags')}[i] & ${m}) === ${m}))`;
       }
       case 'flagsValue':
-        return `(${this.col('proto')}[i] === 6 && ${this.test(`${this.col('tcpFlags')}[i]`, e.test, 'other', true)})`;
+        return join(
+          [`(${this.col('proto')}[i] === 6)`, `(${this.test(`${this.col('tcpFlags')}[i]`, e.test, 'other', true)})`],
+          '&',
+        );
       case 'bytes':
         return `(${this.test(`${this.col('bytes')}[i]`, e.test, 'other', true)})`;
       case 'packets':
@@ -224,7 +261,7 @@ class CodeGen {
         const outIf = (): string => `${this.col('outputIf')}[i] === ${k}`;
         if (e.side === 'in') return `(${inIf()})`;
         if (e.side === 'out') return `(${outIf()})`;
-        return `(${inIf()} || ${outIf()})`;
+        return `((${inIf()}) | (${outIf()}))`;
       }
     }
   }
@@ -261,7 +298,8 @@ ${reads.join('\n')}
   if (to - from > out.length) throw new RangeError('out holds ' + out.length + ' indices, fewer than the ' + (to - from) + ' rows asked for');
   let n = 0;
   for (let i = from; i < to; i++) {
-${g.usesWords ? '    const i4 = i << 2;\n' : ''}    if (${cond}) out[n++] = i;
+${g.usesWords ? '    const i4 = i << 2;\n' : ''}    out[n] = i;
+    n += ${cond} ? 1 : 0;
   }
   return n;
 };`;
