@@ -12,7 +12,7 @@
  * 32-bit words per row against the net's masked words.
  */
 import type { FlowBatch } from '../../common/flow-batch.js';
-import type { ColumnName } from '../capture/format.js';
+import { ALL_COLUMNS, isAddressColumn, type ColumnEntry, type ColumnName } from '../capture/format.js';
 import type { GeoLookup } from '../geo/geo-lookup.js';
 import type { Direction, FilterExpr, IpNet, NumberTest } from './filter-ast.js';
 
@@ -442,6 +442,20 @@ function verdict(e: FilterExpr, stats: BlockStats, env: FilterEnv): BlockVerdict
       return or3(rangeVerdict(stats, 'inputIf', t), rangeVerdict(stats, 'outputIf', t));
     }
   }
+}
+
+/**
+ * The BlockStats of a data block from its column directory (CaptureFile.loadBlock's `columns`).
+ * Address columns answer undefined: their min/max count IPv4-mapped and other rows
+ * (address-codec.ts), not addresses. Ids this build does not know are ignored.
+ */
+export function directoryStats(entries: readonly ColumnEntry[]): BlockStats {
+  const byName = new Map<ColumnName, { min: number; max: number }>();
+  for (const e of entries) {
+    const name = ALL_COLUMNS[e.id];
+    if (name !== undefined && !isAddressColumn(name)) byName.set(name, { min: e.min, max: e.max });
+  }
+  return (column) => byName.get(column);
 }
 
 /** Compiles a parsed filter; throws FilterCompileError when it needs what `env` lacks (geo data for `country`). */

@@ -4,6 +4,7 @@ import type { ColumnName } from '../../../storage/capture/format.js';
 import type { Direction, FilterExpr, IpNet, NumberTest } from '../../../storage/flow-query/filter-ast.js';
 import {
   compileFilter,
+  directoryStats,
   FilterCompileError,
   type BlockStats,
   type CompiledFilter,
@@ -372,5 +373,16 @@ describe('compileFilter: block', () => {
     expect(v('src as 5', stats({ srcAs: [0, 3] }), { geo: fakeGeo })).toBe('some');
     expect(v('src as 5', stats({ srcAs: [1, 3] }), { geo: fakeGeo })).toBe('none');
     expect(v('src as 5', stats({ srcAs: [0, 3] }))).toBe('none');
+  });
+
+  it('directoryStats: numeric entries by column id; address entries (IPv4/other row counts) and unknown ids ignored', () => {
+    const entry = (id: number, min: number, max: number) =>
+      ({ id, transform: 1, width: 1, codec: 0, rawLen: 0, storedLen: 0, crc: 0, base: 0, min, max, offset: 0 }) as const;
+    const stats = directoryStats([entry(6, 80, 80), entry(16, 3, 5), entry(200, 1, 1)]);
+    expect(stats('dstPort')).toEqual({ min: 80, max: 80 });
+    expect(stats('srcAddr')).toBeUndefined();
+    expect(stats('srcPort')).toBeUndefined();
+    expect(compileFilter(parseFilter('dst port 443 or src ip 10.0.0.1')).block(stats)).toBe('some');
+    expect(compileFilter(parseFilter('dst port 443 and src ip 10.0.0.1')).block(stats)).toBe('none');
   });
 });

@@ -13,8 +13,9 @@ import { replayDatagrams } from '../../../collector/pcap/replay.js';
 import { runCli } from '../../../src/cli.js';
 import { processContext, type CliContext } from '../../../src/commands/context.js';
 import type { ImportReport } from '../../../src/commands/import.js';
+import { CaptureFile } from '../../../storage/capture/capture-file.js';
 import { scanFlows } from '../../../storage/capture/reader.js';
-import { compileFilter } from '../../../storage/flow-query/filter-compile.js';
+import { compileFilter, directoryStats } from '../../../storage/flow-query/filter-compile.js';
 import { parseFilter } from '../../../storage/flow-query/filter-parse.js';
 import { flowFixture, freeUdpPort, requireAll, type FlowFixture } from '../../helpers/flow-fixtures.js';
 import { haveNfdump, startNfcapd } from '../../helpers/nfdump.js';
@@ -159,6 +160,32 @@ describe.skipIf(!haveNfdump && !requireAll)('filters: netsvc selects the flows n
         const all = nfdumpTotals(nfDir, 'any');
         expect(all.flows).toBeGreaterThan(100);
         expect(netsvcTotals(files, 'any')).toEqual(all);
+      });
+
+      it("block verdicts from the files' column directories agree with select on every block", () => {
+        let blocks = 0;
+        for (const path of files) {
+          const file = CaptureFile.open(path);
+          try {
+            for (let b = 0; b < file.blocks.length; b++) {
+              const loaded = file.loadBlock(b);
+              const batch = file.readBlock(b, undefined, undefined, 0, loaded);
+              const out = new Uint32Array(batch.length);
+              blocks++;
+              for (const entry of FILTERS) {
+                const text = typeof entry === 'string' ? entry : entry[0];
+                const f = compileFilter(parseFilter(text));
+                const n = f.select(batch, 0, batch.length, out);
+                const v = f.block(directoryStats(loaded.columns));
+                if (v === 'none') expect(n, text).toBe(0);
+                if (v === 'all') expect(n, text).toBe(batch.length);
+              }
+            }
+          } finally {
+            file.close();
+          }
+        }
+        expect(blocks).toBeGreaterThan(0);
       });
 
       for (const entry of FILTERS) {
