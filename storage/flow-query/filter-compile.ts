@@ -197,22 +197,23 @@ class CodeGen {
     }
   }
 
-  expr(e: FilterExpr): string {
+  /** `negated`: under an odd number of `not`s (nfdump reads `flags` differently there, see flagsTest). */
+  expr(e: FilterExpr, negated = false): string {
     switch (e.kind) {
       case 'and':
         return join(
-          e.operands.map((o) => this.expr(o)),
+          e.operands.map((o) => this.expr(o, negated)),
           '&',
           BITWISE_READS,
         );
       case 'or':
         return join(
-          e.operands.map((o) => this.expr(o)),
+          e.operands.map((o) => this.expr(o, negated)),
           '|',
           BITWISE_READS,
         );
       case 'not':
-        return `!${this.expr(e.operand)}`;
+        return `!${this.expr(e.operand, !negated)}`;
       case 'any':
         return 'true';
       case 'family':
@@ -242,7 +243,8 @@ class CodeGen {
         return `(${this.col('proto')}[i] === ${this.konst(e.value)})`;
       case 'flags': {
         const m = this.konst(e.mask);
-        return `((${this.col('proto')}[i] === 6) & ((${this.col('tcpFlags')}[i] & ${m}) === ${m}))`;
+        const flags = negated ? `((${this.col('tcpFlags')}[i] & ${m}) !== 0)` : `((${this.col('tcpFlags')}[i] & ${m}) === ${m})`;
+        return `((${this.col('proto')}[i] === 6) & ${flags})`;
       }
       case 'flagsValue':
         return join(
@@ -370,12 +372,12 @@ function directedVerdict(direction: Direction, one: (side: Side) => BlockVerdict
   }
 }
 
-function verdict(e: FilterExpr, stats: BlockStats, env: FilterEnv): BlockVerdict {
+function verdict(e: FilterExpr, stats: BlockStats, env: FilterEnv, negated = false): BlockVerdict {
   switch (e.kind) {
     case 'and': {
       let v: BlockVerdict = 'all';
       for (const o of e.operands) {
-        v = and3(v, verdict(o, stats, env));
+        v = and3(v, verdict(o, stats, env, negated));
         if (v === 'none') break;
       }
       return v;
@@ -383,13 +385,13 @@ function verdict(e: FilterExpr, stats: BlockStats, env: FilterEnv): BlockVerdict
     case 'or': {
       let v: BlockVerdict = 'none';
       for (const o of e.operands) {
-        v = or3(v, verdict(o, stats, env));
+        v = or3(v, verdict(o, stats, env, negated));
         if (v === 'all') break;
       }
       return v;
     }
     case 'not':
-      return not3(verdict(e.operand, stats, env));
+      return not3(verdict(e.operand, stats, env, !negated));
     case 'any':
       return 'all';
     case 'family': {
@@ -422,8 +424,8 @@ function verdict(e: FilterExpr, stats: BlockStats, env: FilterEnv): BlockVerdict
       const r = stats('tcpFlags');
       let f: BlockVerdict = 'some';
       if (r && Number.isFinite(r.min) && Number.isFinite(r.max)) {
-        if (r.max < e.mask) f = 'none';
-        else if (r.min === r.max) f = (r.min & e.mask) === e.mask ? 'all' : 'none';
+        if (r.min === r.max) f = flagsTest(r.min, e.mask, negated) ? 'all' : 'none';
+        else if (r.max < (negated ? e.mask & -e.mask : e.mask)) f = 'none'; // below the lowest bit (any) or the mask (all)
       }
       return and3(tcp, f);
     }
@@ -456,6 +458,15 @@ export function directoryStats(entries: readonly ColumnEntry[]): BlockStats {
     if (name !== undefined && !isAddressColumn(name)) byName.set(name, { min: e.min, max: e.max });
   }
   return (column) => byName.get(column);
+}
+
+/**
+ * nfdump's `flags` test: every flag of the mask set; but under an odd number of `not`s, any of
+ * them (its filter engine inverts the element, so `not flags AP` means neither A nor P, which
+ * is what its manual's `flags S and not flags AFRPU`, "only SYN", relies on).
+ */
+export function flagsTest(flags: number, mask: number, negated: boolean): boolean {
+  return negated ? (flags & mask) !== 0 : (flags & mask) === mask;
 }
 
 /** Compiles a parsed filter; throws FilterCompileError when it needs what `env` lacks (geo data for `country`). */

@@ -47,16 +47,16 @@ function directed(d: Direction, f: (side: 'src' | 'dst') => boolean): boolean {
 }
 
 /** A plain row-at-a-time interpreter of the tree, written apart from the compiler, to check it. */
-function matches(e: FilterExpr, b: FlowBatch, i: number, env: FilterEnv): boolean {
+function matches(e: FilterExpr, b: FlowBatch, i: number, env: FilterEnv, negated = false): boolean {
   const c = b.cols;
   const addr = (s: 'src' | 'dst'): Uint8Array => (s === 'src' ? b.srcAddr : b.dstAddr);
   switch (e.kind) {
     case 'and':
-      return e.operands.every((o) => matches(o, b, i, env));
+      return e.operands.every((o) => matches(o, b, i, env, negated));
     case 'or':
-      return e.operands.some((o) => matches(o, b, i, env));
+      return e.operands.some((o) => matches(o, b, i, env, negated));
     case 'not':
-      return !matches(e.operand, b, i, env);
+      return !matches(e.operand, b, i, env, !negated);
     case 'any':
       return true;
     case 'family':
@@ -82,7 +82,8 @@ function matches(e: FilterExpr, b: FlowBatch, i: number, env: FilterEnv): boolea
     case 'proto':
       return c.proto[i] === e.value;
     case 'flags':
-      return c.proto[i] === 6 && (c.tcpFlags[i]! & e.mask) === e.mask;
+      // nfdump: all of the flags, but any of them under an odd number of nots (see flagsTest).
+      return c.proto[i] === 6 && (negated ? (c.tcpFlags[i]! & e.mask) !== 0 : (c.tcpFlags[i]! & e.mask) === e.mask);
     case 'flagsValue':
       return c.proto[i] === 6 && testNumber(c.tcpFlags[i]!, e.test);
     case 'bytes':
@@ -292,6 +293,28 @@ describe('compileFilter: select', () => {
     } catch (err) {
       expect(err).toMatchObject({ name: 'FilterCompileError', at: 14 });
     }
+  });
+
+  it("nfdump's flags: all listed flags set; under not, none of them (`flags S and not flags AFRPU` is only SYN)", () => {
+    const b = new FlowBatch(8);
+    for (const [proto, flags] of [
+      [6, 0x02],
+      [6, 0x12],
+      [6, 0x18],
+      [6, 0x10],
+      [17, 0],
+    ] as const) {
+      const i = b.addRow();
+      b.cols.proto[i] = proto;
+      b.cols.tcpFlags[i] = flags;
+    }
+    const sel = (text: string): number[] => selectAll(compileFilter(parseFilter(text)), b);
+    expect(sel('flags S and not flags AFRPU')).toEqual([0]);
+    expect(sel('flags AP')).toEqual([2]);
+    expect(sel('not flags AP')).toEqual([0, 4]);
+    expect(sel('not not flags AP')).toEqual([2]);
+    expect(sel('not (flags AP or proto udp)')).toEqual([0]);
+    expect(sel('not flags 16')).toEqual([0, 1, 2, 4]); // a number is a plain comparison
   });
 
   it('names the columns it reads', () => {

@@ -5,10 +5,11 @@
  * compiled filter selects equal what `nfdump -R <dir> '<filter>'` prints.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeCapture } from '../../../collector/pcap/pcap-write.js';
 import { replayDatagrams } from '../../../collector/pcap/replay.js';
 import { runCli } from '../../../src/cli.js';
 import { processContext, type CliContext } from '../../../src/commands/context.js';
@@ -18,6 +19,7 @@ import { scanFlows } from '../../../storage/capture/reader.js';
 import { compileFilter, directoryStats } from '../../../storage/flow-query/filter-compile.js';
 import { parseFilter } from '../../../storage/flow-query/filter-parse.js';
 import { flowFixture, freeUdpPort, requireAll, type FlowFixture } from '../../helpers/flow-fixtures.js';
+import { xorshift } from '../../helpers/xorshift.js';
 import { haveNfdump, startNfcapd } from '../../helpers/nfdump.js';
 
 if (!haveNfdump && requireAll) throw new Error('nfdump and nfcapd are required (NETSVC_REQUIRE_ALL=1)');
@@ -60,6 +62,13 @@ const FILTERS: readonly (string | readonly [string, string])[] = [
   'flags X',
   'flags R',
   'flags 0',
+  // Under not, nfdump's flags means "none of them" (see flagsTest in filter-compile.ts).
+  'not flags AP',
+  'proto tcp and not flags AP',
+  'not (flags AP or proto udp)',
+  'not (flags SA and port 443)',
+  'not not flags AP',
+  'flags S and not flags AFRPU',
   'bytes > 1k',
   'packets >= 10',
   'bytes < 100 or packets eq 1',
@@ -91,14 +100,14 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** nfcapd's file of the fixture's datagrams, in a fresh directory. */
-async function nfcapdDir(fixture: FlowFixture): Promise<string> {
+/** nfcapd's file of the datagrams, in a fresh directory. */
+async function nfcapdDir(datagrams: readonly Buffer[]): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'netsvc-filter-nfcapd-'));
   dirs.push(dir);
   const port = await freeUdpPort();
   const child = await startNfcapd(dir, port);
   await replayDatagrams(
-    fixture.datagrams().map((d) => ({ payload: d.payload, timeMs: 0 })),
+    datagrams.map((payload) => ({ payload, timeMs: 0 })),
     { host: '127.0.0.1', port, timing: 'fixed', rate: 1000 },
   );
   await new Promise((r) => setTimeout(r, 300));
@@ -119,14 +128,29 @@ function nfdumpTotals(dir: string, filter: string): Totals {
   return { flows: lines.length, bytes: lines.reduce((s, l) => s + Number(l.trim()), 0) };
 }
 
-/** The fixture's pcap through `netsvc import`: the capture files it sealed. */
-async function importFixture(fixture: FlowFixture): Promise<string[]> {
+/** A pcap through `netsvc import` (a fixture's, or one written of `datagrams`): the capture files it sealed. */
+async function importPcap(from: FlowFixture | readonly Buffer[]): Promise<string[]> {
   const dir = mkdtempSync(join(tmpdir(), 'netsvc-filter-import-'));
   dirs.push(dir);
+  let pcap: string;
+  if ('pcap' in from) pcap = from.pcap;
+  else {
+    pcap = join(dir, 'export.pcap');
+    const t0 = Date.now();
+    const records = from.map((payload, i) => ({
+      timeMs: t0 + i,
+      src: '127.0.0.1',
+      dst: '127.0.0.1',
+      srcPort: 40000,
+      dstPort: 2055,
+      payload,
+    }));
+    writeFileSync(pcap, writeCapture(records));
+  }
   const stdout: string[] = [];
   const stderr: string[] = [];
   const ctx: CliContext = { ...processContext(), out: (t) => stdout.push(t), err: (t) => stderr.push(t) };
-  const code = await runCli(['import', '--json', '-d', join(dir, 'data'), fixture.pcap], ctx);
+  const code = await runCli(['import', '--json', '-d', join(dir, 'data'), pcap], ctx);
   if (code !== 0) throw new Error(`netsvc import failed: ${stderr.join('')}`);
   const report = JSON.parse(stdout.join('')) as ImportReport;
   return report.stored!.files;
@@ -153,7 +177,7 @@ describe.skipIf(!haveNfdump && !requireAll)('filters: netsvc selects the flows n
       let files: string[] = [];
       beforeAll(async () => {
         const fixture = flowFixture(name);
-        [nfDir, files] = await Promise.all([nfcapdDir(fixture), importFixture(fixture)]);
+        [nfDir, files] = await Promise.all([nfcapdDir(fixture.datagrams().map((d) => d.payload)), importPcap(fixture)]);
       });
 
       it('holds the same flows to begin with', () => {
@@ -198,4 +222,104 @@ describe.skipIf(!haveNfdump && !requireAll)('filters: netsvc selects the flows n
       }
     });
   }
+});
+
+/**
+ * The fixtures' exporters send ToS, interfaces and AS numbers as 0: NetFlow v5 datagrams made
+ * here vary them (and flags, ports, protocols), so those primitives are checked on values too.
+ */
+function v5Datagrams(): Buffer[] {
+  const rnd = xorshift(5);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const out: Buffer[] = [];
+  const unixSecs = Math.floor(Date.now() / 1000);
+  for (let d = 0; d < 8; d++) {
+    const n = 25;
+    const b = Buffer.alloc(24 + n * 48);
+    b.writeUInt16BE(5, 0);
+    b.writeUInt16BE(n, 2);
+    b.writeUInt32BE(100_000, 4); // sysUptime, ms
+    b.writeUInt32BE(unixSecs, 8);
+    b.writeUInt32BE(d * n, 16); // flow sequence
+    for (let r = 0; r < n; r++) {
+      const o = 24 + r * 48;
+      b.writeUInt32BE((0x0a000000 | Math.floor(rnd() * 8)) >>> 0, o);
+      b.writeUInt32BE((0xc6336400 | Math.floor(rnd() * 8)) >>> 0, o + 4);
+      b.writeUInt16BE(pick([1, 2, 3, 65535]), o + 12);
+      b.writeUInt16BE(pick([1, 2, 3, 4]), o + 14);
+      b.writeUInt32BE(1 + Math.floor(rnd() * 20), o + 16);
+      b.writeUInt32BE(40 + Math.floor(rnd() * 5000), o + 20);
+      b.writeUInt32BE(90_000, o + 24);
+      b.writeUInt32BE(99_000, o + 28);
+      const proto = pick([6, 6, 17, 1]);
+      b.writeUInt16BE(proto === 1 ? 0 : pick([22, 53, 80, 443, 40000]), o + 32);
+      b.writeUInt16BE(proto === 1 ? 0x0800 : pick([22, 53, 80, 443, 50000]), o + 34);
+      b.writeUInt8(proto === 6 ? Math.floor(rnd() * 64) : 0, o + 37);
+      b.writeUInt8(proto, o + 38);
+      b.writeUInt8(pick([0, 0, 32, 184]), o + 39);
+      b.writeUInt16BE(pick([0, 64500, 65001]), o + 40);
+      b.writeUInt16BE(pick([0, 13335]), o + 42);
+    }
+    out.push(b);
+  }
+  return out;
+}
+
+const V5_FILTERS: readonly string[] = [
+  'any',
+  'tos 32',
+  'tos > 0',
+  'tos >= 184',
+  'tos lt 100',
+  'in if 2',
+  'out if 3',
+  'if 1',
+  'in if 65535 or out if 4',
+  'flags UAP',
+  'flags F and not flags S',
+  'flags 18',
+  'flags > 31',
+  'flags S and not flags AFRPU',
+  'proto tcp and src port 443',
+  'dst port in [ 53 80 ] and inet',
+  'src net 10.0.0.0/30 and dst ip 198.51.100.5',
+  'bytes > 2k and packets < 10',
+];
+
+describe.skipIf(!haveNfdump && !requireAll)('filters on made-up NetFlow v5: ToS, interfaces, flags', () => {
+  let nfDir = '';
+  let files: string[] = [];
+  beforeAll(async () => {
+    const datagrams = v5Datagrams();
+    [nfDir, files] = await Promise.all([nfcapdDir(datagrams), importPcap(datagrams)]);
+  });
+
+  for (const text of V5_FILTERS) {
+    it(text, () => {
+      const expected = nfdumpTotals(nfDir, text);
+      expect(netsvcTotals(files, text)).toEqual(expected);
+      if (process.env.FILTER_NFDUMP_PRINT) console.log(`v5\t${text}\t${expected.flows}\t${expected.bytes}`);
+    });
+  }
+
+  it('AS filters: nfdump 1.7.1 refuses them without a geo database, so they are checked against the AS columns', () => {
+    const r = spawnSync('nfdump', ['-R', nfDir, '-q', 'src as 64500'], { encoding: 'utf8' });
+    expect(`${r.stdout}${r.stderr}`).toMatch(/geo location DB/);
+    const fields = spawnSync('nfdump', ['-R', nfDir, '-q', '-N', '-o', 'fmt:%sas %das %byt'], { encoding: 'utf8' });
+    const rows = fields.stdout
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/).map(Number))
+      .filter((x) => x.length === 3 && x.every((v) => Number.isFinite(v)));
+    expect(rows.length).toBe(200);
+    const count = (p: (src: number, dst: number) => boolean): { flows: number; bytes: number } => {
+      const hit = rows.filter(([s, d]) => p(s!, d!));
+      return { flows: hit.length, bytes: hit.reduce((n, x) => n + x[2]!, 0) };
+    };
+    expect(netsvcTotals(files, 'src as 64500')).toEqual(count((s) => s === 64500));
+    expect(netsvcTotals(files, 'dst as 13335')).toEqual(count((_, d) => d === 13335));
+    expect(netsvcTotals(files, 'as 65001')).toEqual(count((s, d) => s === 65001 || d === 65001));
+    expect(netsvcTotals(files, 'as > 0')).toEqual(count((s, d) => s > 0 || d > 0));
+    expect(netsvcTotals(files, 'src as in [ 64500 65001 ]')).toEqual(count((s) => s === 64500 || s === 65001));
+    expect(netsvcTotals(files, 'src and dst as 0')).toEqual(count((s, d) => s === 0 && d === 0));
+  });
 });
