@@ -24,9 +24,10 @@
  * overlapping it), and a minute counts when it lies in the window, which is
  * exactly the rows such a scan counts.
  */
-import { KeyTable } from '../kpi/key-table.js';
+import { KeyTable, type RankedRows } from '../kpi/key-table.js';
 import type { CachedHour, KpiCache } from '../kpi/kpi-cache.js';
 import type { MinuteDim, MinuteRows } from '../kpi/minute-counters.js';
+import { mergeTop } from '../kpi/top-merge.js';
 import { dimensionReader, type Dimension, type DimensionName, type DimensionValue } from './dimensions.js';
 import { BYTES, compareKeyWords, FLOWS, PACKETS, type MetricIndex } from './group-table.js';
 import type { MatchScanOptions } from './match-scan.js';
@@ -258,8 +259,13 @@ function* levelsOf(cache: KpiCache, source: string, hourStart: number, dim: 'src
   }
 }
 
-/** Top-N by a whole source or destination address: every key of every hour summed (the answer needs the distinct count). */
-function topAddress(
+/**
+ * Top-N by a whole source or destination address. Of one hour: the rows
+ * merged from the ranking's first levels (top-merge.ts), the distinct count
+ * from the level sizes. Of several: every key of every hour summed, since
+ * the distinct count over hours needs every key anyway.
+ */
+async function topAddress(
   cache: KpiCache,
   source: string,
   hours: readonly CachedHour[],
@@ -267,20 +273,31 @@ function topAddress(
   m: MetricIndex,
   n: number,
   total: Counts,
-): TopAnswer {
-  const table = new KeyTable();
-  for (const h of hours) {
-    for (const rows of levelsOf(cache, source, h.hourStart, dim.name === 'src_ip' ? 'src' : 'dst')) {
-      // A Uint32Array view needs 4-byte alignment; SQLite's rows come aligned, others are copied once.
-      const keys = rows.keys.byteOffset % 4 === 0 ? rows.keys : rows.keys.slice();
-      const w = new Uint32Array(keys.buffer, keys.byteOffset, rows.length * 4);
-      const v = rows.vals;
-      for (let i = 0; i < rows.length; i++) {
-        table.addWords(w[i * 4]!, w[i * 4 + 1]!, w[i * 4 + 2]!, w[i * 4 + 3]!, v[i * 3]!, v[i * 3 + 1]!, v[i * 3 + 2]!);
+): Promise<TopAnswer> {
+  const kpiDim = dim.name === 'src_ip' ? 'src' : 'dst';
+  let top: RankedRows;
+  let groups: number;
+  if (hours.length === 1 && m === BYTES) {
+    // The levels rank addresses by bytes, so only a top by bytes can stop early.
+    const hour = hours[0]!.hourStart;
+    top = await mergeTop([{ level: (k) => cache.level(source, hour, kpiDim, k) }], m, n, 16);
+    groups = cache.keyCount(source, hour, kpiDim);
+  } else {
+    const table = new KeyTable();
+    for (const h of hours) {
+      for (const rows of levelsOf(cache, source, h.hourStart, kpiDim)) {
+        // A Uint32Array view needs 4-byte alignment; SQLite's rows come aligned, others are copied once.
+        const keys = rows.keys.byteOffset % 4 === 0 ? rows.keys : rows.keys.slice();
+        const w = new Uint32Array(keys.buffer, keys.byteOffset, rows.length * 4);
+        const v = rows.vals;
+        for (let i = 0; i < rows.length; i++) {
+          table.addWords(w[i * 4]!, w[i * 4 + 1]!, w[i * 4 + 2]!, w[i * 4 + 3]!, v[i * 3]!, v[i * 3 + 1]!, v[i * 3 + 2]!);
+        }
       }
     }
+    top = table.top(m, n).rows;
+    groups = table.size;
   }
-  const top = table.top(m, n).rows;
   const words = new Uint32Array(4);
   const view = new DataView(top.keys.buffer, top.keys.byteOffset, top.keys.byteLength);
   const rows: TopRow[] = [];
@@ -288,7 +305,7 @@ function topAddress(
     for (let k = 0; k < 4; k++) words[k] = view.getUint32(i * 16 + k * 4);
     rows.push(rowOf(valueOf(dim, words), top.vals, i * 3));
   }
-  return answer(rows, total, table.size);
+  return answer(rows, total, groups);
 }
 
 /** Top-N by destination port: the TCP/UDP ranking of every hour plus the other protocols' minute counters. */
@@ -328,7 +345,12 @@ function topPort(
  * The answer `topN()` would give for the window's files, from the cache;
  * undefined when the cache cannot answer it (see the module comment).
  */
-export function cachedTopN(cache: KpiCache, source: string, window: CacheWindow, query: CachedTopQuery): TopAnswer | undefined {
+export async function cachedTopN(
+  cache: KpiCache,
+  source: string,
+  window: CacheWindow,
+  query: CachedTopQuery,
+): Promise<TopAnswer | undefined> {
   if (query.dims.length !== 1) return undefined;
   const dim = query.dims[0]!;
   const m = METRIC_INDEX[query.metric];

@@ -51,6 +51,8 @@ export interface KpiCache {
   protocols(source: string, hourStart: number): ProtocolRow[];
   /** One level of a ranking of a cached hour; undefined past the last level. */
   level(source: string, hourStart: number, dim: Dimension, level: number): Level | undefined;
+  /** How many keys a ranking of a cached hour holds (rows over all its levels). */
+  keyCount(source: string, hourStart: number, dim: Dimension): number;
   /** The minute counters of one dimension of a cached hour; undefined when the entry has none. */
   minutes(source: string, hourStart: number, dim: MinuteDim): MinuteRows | undefined;
   /** Stores (or replaces) an hour in one transaction. */

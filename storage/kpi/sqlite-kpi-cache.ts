@@ -196,6 +196,9 @@ export class SqliteKpiCache implements KpiCache {
       level: this.db.prepare<[string, number, string, number], LevelRow>(
         `SELECT rows, next, codec, data FROM kpi_level WHERE source = ? AND hour_start = ? AND dim = ? AND level = ?`,
       ),
+      keyCount: this.db.prepare<[string, number, string], { n: number | null }>(
+        `SELECT sum(rows) AS n FROM kpi_level WHERE source = ? AND hour_start = ? AND dim = ?`,
+      ),
       minutes: this.db.prepare<[string, number, string], { rows: number; data: Buffer }>(
         `SELECT rows, data FROM kpi_minute WHERE source = ? AND hour_start = ? AND dim = ?`,
       ),
@@ -232,6 +235,10 @@ export class SqliteKpiCache implements KpiCache {
     if (!row) return undefined;
     const data = row.codec === DEFLATE ? inflateRawSync(row.data) : row.data;
     return { rows: decodeRows(data, row.rows, KEY_WIDTH[dim]), next: row.next };
+  }
+
+  keyCount(source: string, hourStart: number, dim: Dimension): number {
+    return this.q.keyCount.get(source, hourStart, dim)?.n ?? 0;
   }
 
   minutes(source: string, hourStart: number, dim: MinuteDim): MinuteRows | undefined {

@@ -70,7 +70,7 @@ describe('series and top-N from the KPI cache', () => {
   ];
 
   for (const w of windows) {
-    it(`answers every series exactly as the files do (${w.name})`, () => {
+    it(`answers every series exactly as the files do (${w.name})`, async () => {
       let k = 0;
       for (const step of STEPS) {
         for (const dim of ['', ...MINUTE_DIMS]) {
@@ -88,21 +88,22 @@ describe('series and top-N from the KPI cache', () => {
       }
     });
 
-    it(`answers top-N by a minute dimension exactly as the files do (${w.name})`, () => {
+    it(`answers top-N by a minute dimension exactly as the files do (${w.name})`, async () => {
       let k = 0;
       for (const dim of MINUTE_DIMS) {
         for (const n of [1, 3, 100]) {
           const metric = METRICS[k++ % 3]!;
           const raw = topN(win(w.from, w.to), parseDimensions(dim), metric, n);
-          expect(cachedTopN(cache, SOURCE, win(w.from, w.to), { dims: parseDimensions(dim), metric, n }), `${dim} ${n}`).toEqual(
-            raw,
-          );
+          expect(
+            await cachedTopN(cache, SOURCE, win(w.from, w.to), { dims: parseDimensions(dim), metric, n }),
+            `${dim} ${n}`,
+          ).toEqual(raw);
         }
       }
     });
   }
 
-  it('answers top-N by src_ip, dst_ip and dst_port over whole cached hours exactly as the files do', () => {
+  it('answers top-N by src_ip, dst_ip and dst_port over whole cached hours exactly as the files do', async () => {
     for (const [from, to] of [
       [H9, H9 + 3 * HOUR],
       [H9 + HOUR, H9 + 2 * HOUR],
@@ -112,35 +113,41 @@ describe('series and top-N from the KPI cache', () => {
         for (const metric of METRICS) {
           for (const n of [1, 10, 20_000]) {
             const raw = topN(win(from, to), parseDimensions(dim), metric, n);
-            const cached = cachedTopN(cache, SOURCE, win(from, to), { dims: parseDimensions(dim), metric, n });
+            const cached = await cachedTopN(cache, SOURCE, win(from, to), { dims: parseDimensions(dim), metric, n });
             expect(cached, `${dim} ${metric} ${n}`).toEqual(raw);
           }
         }
       }
     }
     // Repeated sources rank above single flows: the top rows are not all ties.
-    const top = cachedTopN(cache, SOURCE, win(H9, H9 + 3 * HOUR), { dims: parseDimensions('src_ip'), metric: 'flows', n: 5 });
+    const top = await cachedTopN(cache, SOURCE, win(H9, H9 + 3 * HOUR), {
+      dims: parseDimensions('src_ip'),
+      metric: 'flows',
+      n: 5,
+    });
     expect(top!.rows[0]!.flows).toBeGreaterThan(1);
   });
 
-  it('leaves to the files what the cache cannot answer', () => {
+  it('leaves to the files what the cache cannot answer', async () => {
     const all = win(H9, H9 + 3 * HOUR);
     const q = { metric: 'bytes' as const, n: 5 };
     const filter: RowFilter = { columns: [], block: () => 'all', select: () => 0 };
-    expect(cachedTopN(cache, SOURCE, { ...all, filter }, { ...q, dims: parseDimensions('proto') })).toBeUndefined();
+    expect(await cachedTopN(cache, SOURCE, { ...all, filter }, { ...q, dims: parseDimensions('proto') })).toBeUndefined();
     expect(cachedSeries(cache, SOURCE, { ...all, filter }, { ...q, dims: [], step: '5m' })).toBeUndefined();
     // Not cut on whole minutes.
     expect(cachedSeries(cache, SOURCE, win(H9 + 1, H9 + HOUR), { ...q, dims: [], step: '5m' })).toBeUndefined();
     // Dimensions not counted per minute, several dimensions, an address prefix.
     for (const dims of ['src_port', 'proto,tos', 'src_ip/24', 'exporter/24', 'src_as']) {
-      expect(cachedTopN(cache, SOURCE, all, { ...q, dims: parseDimensions(dims) }), dims).toBeUndefined();
+      expect(await cachedTopN(cache, SOURCE, all, { ...q, dims: parseDimensions(dims) }), dims).toBeUndefined();
     }
     for (const dims of ['src_ip', 'dst_port', 'proto,tos']) {
       expect(cachedSeries(cache, SOURCE, all, { ...q, dims: parseDimensions(dims), step: '1h' }), dims).toBeUndefined();
     }
     // Rankings of whole hours answer no window that cuts an hour.
-    expect(cachedTopN(cache, SOURCE, win(H9, H9 + 90 * MIN), { ...q, dims: parseDimensions('src_ip') })).toBeUndefined();
-    expect(cachedTopN(cache, SOURCE, win(H9 + MIN, H9 + HOUR), { ...q, dims: parseDimensions('dst_port') })).toBeUndefined();
+    expect(await cachedTopN(cache, SOURCE, win(H9, H9 + 90 * MIN), { ...q, dims: parseDimensions('src_ip') })).toBeUndefined();
+    expect(
+      await cachedTopN(cache, SOURCE, win(H9 + MIN, H9 + HOUR), { ...q, dims: parseDimensions('dst_port') }),
+    ).toBeUndefined();
     // An hour not in the cache.
     cache.drop(SOURCE, H9 + HOUR);
     expect(cachedSeries(cache, SOURCE, all, { ...q, dims: [], step: '5m' })).toBeUndefined();
@@ -150,12 +157,12 @@ describe('series and top-N from the KPI cache', () => {
     );
   });
 
-  it('does not answer from an hour whose file changed after it was cached', () => {
+  it('does not answer from an hour whose file changed after it was cached', async () => {
     const q = { dims: parseDimensions('proto'), metric: 'flows' as const, n: 3, step: '5m' as const };
     expect(cachedSeries(cache, SOURCE, win(H9, H9 + 3 * HOUR), q)).toBeDefined();
     appendFileSync(files()[1]!.path, Buffer.alloc(1));
     expect(cachedSeries(cache, SOURCE, win(H9, H9 + 3 * HOUR), q)).toBeUndefined();
-    expect(cachedTopN(cache, SOURCE, win(H9, H9 + 3 * HOUR), q)).toBeUndefined();
+    expect(await cachedTopN(cache, SOURCE, win(H9, H9 + 3 * HOUR), q)).toBeUndefined();
     // The hours whose files did not change still answer.
     expect(cachedSeries(cache, SOURCE, win(H9, H9 + HOUR), q)).toEqual(series(win(H9, H9 + HOUR), q));
   });
