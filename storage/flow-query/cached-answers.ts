@@ -16,26 +16,32 @@
  *   - a top-N by src_ip or dst_ip (whole addresses) or dst_port when every
  *     cached hour of the window lies wholly inside it.
  *
- * Anything else answers `undefined`, and the caller scans the files: a
- * filter, another dimension or several, an address prefix, a window not cut
- * on whole minutes, or a file of the window that is not sealed, not cached,
- * or changed since it was cached (name and size, as the KPI query checks).
+ * Files of the window that the cache cannot stand for (open, not cached
+ * yet, or changed since they were cached: name and size, as the KPI query
+ * checks) are scanned into the same minute counters, so a window that ends
+ * in the open hour still reads only that hour's file; the rankings of whole
+ * hours are not mixed with scans, so a top-N by address or port needs every
+ * file of the window cached. Anything else answers `undefined` and the
+ * caller scans the files itself: a filter, another dimension or several, an
+ * address prefix, a window not cut on whole minutes, no cached hour at all.
  * The files looked at are those a scan of the window reads (the ones
  * overlapping it), and a minute counts when it lies in the window, which is
  * exactly the rows such a scan counts.
  */
+import { newReadStats, type CaptureFileInfo } from '../capture/reader.js';
 import { KeyTable, type RankedRows } from '../kpi/key-table.js';
 import type { CachedHour, KpiCache } from '../kpi/kpi-cache.js';
-import type { MinuteDim, MinuteRows } from '../kpi/minute-counters.js';
+import { MINUTE_COLUMNS, MinuteCounters, type MinuteDim, type MinuteRows } from '../kpi/minute-counters.js';
 import { mergeTop } from '../kpi/top-merge.js';
 import { dimensionReader, type Dimension, type DimensionName, type DimensionValue } from './dimensions.js';
 import { BYTES, compareKeyWords, FLOWS, PACKETS, type MetricIndex } from './group-table.js';
-import type { MatchScanOptions } from './match-scan.js';
+import { scanMatches, type MatchScanOptions } from './match-scan.js';
 import { STEPS, stepPoints, type SeriesAnswer, type StepName } from './series.js';
 import { METRIC_INDEX, type Counts, type Metric, type TopAnswer, type TopRow } from './top-n.js';
 
-/** The window as the engine scans it (the scan options of `series`/`topN` fit). */
-export type CacheWindow = Pick<MatchScanOptions, 'files' | 'from' | 'to' | 'filter'>;
+/** The window as the engine scans it (the scan options of `series`/`topN` fit); `stats` and `onError` serve the files scanned. */
+export type CacheWindow = Pick<MatchScanOptions, 'files' | 'from' | 'to' | 'filter'> &
+  Partial<Pick<MatchScanOptions, 'stats' | 'onError'>>;
 
 /** A series as `series()` takes it. */
 export interface CachedSeriesQuery {
@@ -72,15 +78,19 @@ function wholeAddress(dim: Dimension): boolean {
   return dim.v4Prefix === 32 && dim.v6Prefix === 128;
 }
 
-/**
- * The cache entries of the files a scan of the window reads, or undefined
- * when the cache cannot stand for all of them.
- */
-function cachedHours(cache: KpiCache, source: string, w: CacheWindow): CachedHour[] | undefined {
+/** The files a scan of the window reads: those the cache stands for, and the rest. */
+interface Coverage {
+  hours: CachedHour[];
+  rest: CaptureFileInfo[];
+}
+
+/** Splits the window's files into cached hours and the rest; undefined when the cache cannot be used at all. */
+function coverage(cache: KpiCache, source: string, w: CacheWindow): Coverage | undefined {
   if (w.filter) return undefined;
   if (!Number.isInteger(w.from / MINUTE_MS) || !Number.isInteger(w.to / MINUTE_MS) || w.to <= w.from) return undefined;
   const files = w.files.filter((f) => f.hourEnd > w.from && f.hourStart < w.to);
-  if (files.length === 0) return [];
+  const out: Coverage = { hours: [], rest: [] };
+  if (files.length === 0) return out;
   let lo = Infinity;
   let hi = -Infinity;
   for (const f of files) {
@@ -88,13 +98,33 @@ function cachedHours(cache: KpiCache, source: string, w: CacheWindow): CachedHou
     hi = Math.max(hi, f.hourStart);
   }
   const byHour = new Map(cache.hours(source, lo, hi + 1).map((h) => [h.hourStart, h]));
-  const out: CachedHour[] = [];
   for (const f of files) {
     const h = byHour.get(f.hourStart);
-    if (f.kind !== 'sealed' || !h || h.file !== f.name || h.fileSize !== f.size) return undefined;
-    out.push(h);
+    if (f.kind === 'sealed' && h && h.file === f.name && h.fileSize === f.size) out.hours.push(h);
+    else out.rest.push(f);
   }
   return out;
+}
+
+/** Minute counters of the rows a scan of `files` finds in the window, counted as a cache entry counts them. */
+function scanMinutes(files: readonly CaptureFileInfo[], w: CacheWindow): Record<MinuteDim, MinuteRows> {
+  const counters = new MinuteCounters();
+  const scan = { files, from: w.from, to: w.to, columns: MINUTE_COLUMNS, stats: w.stats ?? newReadStats(), onError: w.onError };
+  // Without a filter the matching rows of a block are exactly its rows in the window.
+  scanMatches(scan, ({ batch }) => counters.add(batch, 0, batch.length, w.from, w.to));
+  return counters.rows();
+}
+
+/**
+ * The minute counters of `dim` over the window: cached hours from the
+ * cache, the other files scanned. Undefined when no hour is cached (the
+ * engine's own scan is as good) or a cached hour has no minute counters.
+ */
+function windowMinutes(cache: KpiCache, source: string, w: CacheWindow, cov: Coverage, dim: MinuteDim): MinuteRows[] | undefined {
+  if (cov.hours.length === 0 && cov.rest.length > 0) return undefined;
+  const parts = minuteRows(cache, source, cov.hours, dim);
+  if (parts && cov.rest.length > 0) parts.push(scanMinutes(cov.rest, w)[dim]);
+  return parts;
 }
 
 /** The minute counters of `dim` of every hour, or undefined when one hour has none (an entry older than them). */
@@ -165,9 +195,9 @@ export function cachedSeries(
   const dim = query.dims[0];
   const md = dim ? minuteDimOf(dim) : 'total';
   if (!md) return undefined;
-  const hours = cachedHours(cache, source, window);
-  if (!hours) return undefined;
-  const parts = minuteRows(cache, source, hours, md);
+  const cov = coverage(cache, source, window);
+  if (!cov) return undefined;
+  const parts = windowMinutes(cache, source, window, cov, md);
   if (!parts) return undefined;
 
   const points = stepPoints(window.from, window.to, query.step);
@@ -357,17 +387,20 @@ export async function cachedTopN(
   const md = minuteDimOf(dim);
   const ranked = (dim.name === 'src_ip' || dim.name === 'dst_ip') && wholeAddress(dim);
   if (!md && !ranked && dim.name !== 'dst_port') return undefined;
-  const hours = cachedHours(cache, source, window);
-  if (!hours) return undefined;
+  const cov = coverage(cache, source, window);
+  if (!cov) return undefined;
 
   if (md) {
-    const parts = minuteRows(cache, source, hours, md);
+    const parts = windowMinutes(cache, source, window, cov, md);
     if (!parts) return undefined;
     const groups = groupMinutes(parts, window.from, window.to);
     const rows = best(groups.values(), m, query.n).map((g) => rowOf(valueOf(dim, g.words), g.vals));
     return answer(rows, sumRows(parts, window.from, window.to), groups.size);
   }
 
+  // The rankings are of whole hours, and can be merged exactly only with other cached hours.
+  if (cov.rest.length > 0) return undefined;
+  const hours = cov.hours;
   const totals = minuteRows(cache, source, hours, 'total');
   if (!totals || !wholeHoursInside(totals, window.from, window.to)) return undefined;
   const total = sumRows(totals, window.from, window.to);

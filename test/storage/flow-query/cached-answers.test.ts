@@ -148,23 +148,55 @@ describe('series and top-N from the KPI cache', () => {
     expect(
       await cachedTopN(cache, SOURCE, win(H9 + MIN, H9 + HOUR), { ...q, dims: parseDimensions('dst_port') }),
     ).toBeUndefined();
-    // An hour not in the cache.
+    // An hour not in the cache: its file is scanned for minute counters, not for rankings.
     cache.drop(SOURCE, H9 + HOUR);
-    expect(cachedSeries(cache, SOURCE, all, { ...q, dims: [], step: '5m' })).toBeUndefined();
-    // The other hours still answer.
-    expect(cachedSeries(cache, SOURCE, win(H9, H9 + HOUR), { ...q, dims: [], step: '5m' })).toEqual(
-      series(win(H9, H9 + HOUR), { ...q, dims: [], step: '5m' }),
+    expect(await cachedTopN(cache, SOURCE, all, { ...q, dims: parseDimensions('src_ip') })).toBeUndefined();
+    expect(await cachedTopN(cache, SOURCE, all, { ...q, dims: parseDimensions('dst_port') })).toBeUndefined();
+    const stats = newReadStats();
+    expect(cachedSeries(cache, SOURCE, { ...all, stats }, { ...q, dims: parseDimensions('tos'), step: '5m' })).toEqual(
+      series(win(H9, H9 + 3 * HOUR), { ...q, dims: parseDimensions('tos'), step: '5m' }),
     );
+    expect(stats.filesOpened).toBe(1);
+    // No hour cached: the engine's own scan answers.
+    for (const h of [H9, H9 + 2 * HOUR]) cache.drop(SOURCE, h);
+    expect(cachedSeries(cache, SOURCE, all, { ...q, dims: [], step: '5m' })).toBeUndefined();
   });
 
-  it('does not answer from an hour whose file changed after it was cached', async () => {
+  it('scans, instead of taking from the cache, an hour whose file changed after it was cached', async () => {
     const q = { dims: parseDimensions('proto'), metric: 'flows' as const, n: 3, step: '5m' as const };
-    expect(cachedSeries(cache, SOURCE, win(H9, H9 + 3 * HOUR), q)).toBeDefined();
+    const stats = newReadStats();
+    expect(cachedSeries(cache, SOURCE, { ...win(H9, H9 + 3 * HOUR), stats }, q)).toBeDefined();
+    expect(stats.filesOpened).toBe(0);
+    // The middle hour's file gets another size: a scan now finds it damaged and skips it, and so must the answer.
     appendFileSync(files()[1]!.path, Buffer.alloc(1));
-    expect(cachedSeries(cache, SOURCE, win(H9, H9 + 3 * HOUR), q)).toBeUndefined();
-    expect(await cachedTopN(cache, SOURCE, win(H9, H9 + 3 * HOUR), q)).toBeUndefined();
-    // The hours whose files did not change still answer.
-    expect(cachedSeries(cache, SOURCE, win(H9, H9 + HOUR), q)).toEqual(series(win(H9, H9 + HOUR), q));
+    const mixed = cachedSeries(cache, SOURCE, { ...win(H9, H9 + 3 * HOUR), stats }, q);
+    expect(stats.filesOpened + stats.corruptFiles).toBeGreaterThan(0);
+    expect(mixed).toEqual(series(win(H9, H9 + 3 * HOUR), q));
+    expect(await cachedTopN(cache, SOURCE, win(H9, H9 + 3 * HOUR), { ...q, dims: parseDimensions('src_ip') })).toBeUndefined();
+  });
+
+  it('answers a window ending in the open hour from the cached hours and a scan of the open file', async () => {
+    // A fourth hour, still open.
+    let clock = H9 + 3 * HOUR;
+    const writer = new CaptureWriter({ dataDir: dir, timezone: 'UTC', blockRows: 512, timer: false, now: () => clock });
+    await writer.start();
+    writer.write(SOURCE, randomFlows(2000, { received: H9 + 3 * HOUR + 5, stepMs: 997, seed: 3 }));
+    clock = H9 + 3 * HOUR + 40 * MIN;
+    writer.flush();
+    expect(files().map((f) => f.kind)).toEqual(['sealed', 'sealed', 'sealed', 'current']);
+    for (const dim of ['', ...MINUTE_DIMS]) {
+      const q = { dims: dim ? parseDimensions(dim) : [], metric: 'bytes' as const, n: 2, step: '5m' as const };
+      const stats = newReadStats();
+      const cached = cachedSeries(cache, SOURCE, { ...win(H9 + 30 * MIN, H9 + 4 * HOUR), stats }, q);
+      expect(cached, dim).toEqual(series(win(H9 + 30 * MIN, H9 + 4 * HOUR), q));
+      expect(stats.filesOpened).toBe(1);
+      if (dim) {
+        expect(await cachedTopN(cache, SOURCE, win(H9 + 30 * MIN, H9 + 4 * HOUR), q)).toEqual(
+          topN(win(H9 + 30 * MIN, H9 + 4 * HOUR), q.dims, 'bytes', 2),
+        );
+      }
+    }
+    await writer.close();
   });
 
   it('rebuilds a cache of the previous schema version, minute counters included', async () => {
