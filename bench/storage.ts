@@ -29,7 +29,8 @@ import { expandHour, loadSeedFlows, SEED_FIXTURE, type SeedFlow } from './captur
 import { fmt, median } from './lib.js';
 import { kpiRows } from './storage-kpi.js';
 
-const HOUR = Date.UTC(2026, 2, 25, 9);
+/** The hour the suite writes. */
+export const HOUR = Date.UTC(2026, 2, 25, 9);
 
 interface Row {
   label: string;
@@ -53,7 +54,13 @@ function dirSize(dir: string): number {
 }
 
 /** Writes the hour through the writer at live pacing; returns timings and sizes. */
-async function writeHour(seed: SeedFlow[], count: number, dataDir: string, aggregates = true): Promise<Record<string, number>> {
+/** Writes `count` flows of one hour through CaptureWriter at live pacing; its timings. */
+export async function writeHour(
+  seed: SeedFlow[],
+  count: number,
+  dataDir: string,
+  aggregates = true,
+): Promise<Record<string, number>> {
   let clock = HOUR;
   const w = new CaptureWriter({
     dataDir,

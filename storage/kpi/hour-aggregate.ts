@@ -8,6 +8,7 @@
 import type { FlowBatch } from '../../common/flow-batch.js';
 import { KeyTable, type Metric, type RankedRows, BYTES, FLOWS, PACKETS } from './key-table.js';
 import { cutLevels, type Level } from './levels.js';
+import { MinuteCounters } from './minute-counters.js';
 import { LEVEL_ENDS, type RankedSource } from './top-merge.js';
 
 /** Flows, bytes and packets of one group. */
@@ -24,12 +25,14 @@ const RST = 0x04;
 /** The columns a KPI aggregate reads from a batch (a file scan decodes only these). */
 export const AGGREGATE_COLUMNS = ['received', 'bytes', 'packets', 'proto', 'tcpFlags', 'dstPort', 'srcAddr', 'dstAddr'] as const;
 
-/** The subset of FlowBatch an aggregate reads. */
+/** The subset of FlowBatch an aggregate reads (the optional parts only with minute counters: MINUTE_COLUMNS). */
 export interface AggregateInput {
   length: number;
-  cols: Pick<FlowBatch['cols'], 'received' | 'bytes' | 'packets' | 'proto' | 'tcpFlags' | 'dstPort'>;
+  cols: Pick<FlowBatch['cols'], 'received' | 'bytes' | 'packets' | 'proto' | 'tcpFlags' | 'dstPort'> &
+    Partial<Pick<FlowBatch['cols'], 'tos' | 'inputIf' | 'outputIf'>>;
   srcAddr: Uint8Array;
   dstAddr: Uint8Array;
+  exporter?: Uint8Array;
 }
 
 function wordsOf(column: Uint8Array): Uint32Array {
@@ -54,10 +57,13 @@ export class HourAggregate {
   readonly dst: KeyTable;
   /** flows, bytes, packets per destination port, TCP and UDP flows only. */
   readonly ports = new Float64Array(65536 * 3);
+  /** Per-minute counters (minute-counters.ts), kept only for a cache entry: live and scanned hours do not need them. */
+  readonly minutes: MinuteCounters | undefined;
 
-  constructor(expectedKeys = 0) {
+  constructor(expectedKeys = 0, opts: { minutes?: boolean } = {}) {
     this.src = new KeyTable(expectedKeys);
     this.dst = new KeyTable(expectedKeys);
+    this.minutes = opts.minutes ? new MinuteCounters() : undefined;
   }
 
   /**
@@ -72,6 +78,17 @@ export class HourAggregate {
     const ports = this.ports;
     const lo = window ? window.from : -Infinity;
     const hi = window ? window.to : Infinity;
+    if (this.minutes) {
+      const { tos, inputIf, outputIf } = batch.cols;
+      if (!tos || !inputIf || !outputIf || !batch.exporter) throw new Error('minute counters need the MINUTE_COLUMNS of a batch');
+      this.minutes.add(
+        { length: batch.length, cols: { ...batch.cols, tos, inputIf, outputIf }, exporter: batch.exporter },
+        from,
+        to,
+        lo,
+        hi,
+      );
+    }
     for (let i = from; i < to; i++) {
       const t = received[i]!;
       if (t < lo || t >= hi) continue;
@@ -102,6 +119,7 @@ export class HourAggregate {
 
   /** Adds everything of another aggregate. */
   merge(other: HourAggregate): void {
+    if (this.minutes || other.minutes) throw new Error('aggregates with minute counters are not merged');
     this.flows += other.flows;
     this.bytes += other.bytes;
     this.packets += other.packets;

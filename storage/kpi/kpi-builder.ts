@@ -11,6 +11,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { CaptureFileError } from '../capture/format.js';
 import { listCaptureFiles, newReadStats, scanFlows, type CaptureFileInfo, type ReadStats } from '../capture/reader.js';
 import { AGGREGATE_COLUMNS, HourAggregate } from './hour-aggregate.js';
+import { MINUTE_COLUMNS } from './minute-counters.js';
 import { BYTES, FLOWS } from './key-table.js';
 import type { HourEntry, KpiCache } from './kpi-cache.js';
 import { cutLevels } from './levels.js';
@@ -41,18 +42,26 @@ export interface SyncResult {
   failed: number;
 }
 
-/** Aggregates the flows of files received in [from, to) (whole files when omitted). */
+/** Aggregates the flows of files received in [from, to) (whole files when omitted), with minute counters unless `minutes` is false. */
 export async function aggregateFiles(
   files: readonly CaptureFileInfo[],
-  opts: { from?: number; to?: number; stats?: ReadStats; onError?: (err: CaptureFileError) => void; yieldEvery?: number } = {},
+  opts: {
+    from?: number;
+    to?: number;
+    stats?: ReadStats;
+    onError?: (err: CaptureFileError) => void;
+    yieldEvery?: number;
+    minutes?: boolean;
+  } = {},
 ): Promise<HourAggregate> {
-  const agg = new HourAggregate();
+  const minutes = opts.minutes !== false;
+  const agg = new HourAggregate(0, { minutes });
   let blocks = 0;
   const every = opts.yieldEvery ?? 0;
   for (const batch of scanFlows(files, {
     from: opts.from,
     to: opts.to,
-    columns: AGGREGATE_COLUMNS,
+    columns: minutes ? [...new Set([...AGGREGATE_COLUMNS, ...MINUTE_COLUMNS])] : AGGREGATE_COLUMNS,
     stats: opts.stats,
     onError: opts.onError,
   })) {
@@ -79,6 +88,7 @@ export function hourEntry(file: CaptureFileInfo, agg: HourAggregate): HourEntry 
       dst: cutLevels(agg.dst.rows(), BYTES),
       port: cutLevels(agg.portRows(), FLOWS),
     },
+    minutes: agg.minutes?.rows(),
   };
 }
 

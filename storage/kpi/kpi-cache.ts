@@ -5,6 +5,7 @@
  * destination port by flows) that top-merge.ts merges exactly.
  */
 import type { Level } from './levels.js';
+import type { MinuteDim, MinuteRows } from './minute-counters.js';
 
 /** The three rankings kept per hour. */
 export type Dimension = 'src' | 'dst' | 'port';
@@ -38,6 +39,8 @@ export interface ProtocolRow {
 export interface HourEntry extends CachedHour {
   protocols: ProtocolRow[];
   levels: Record<Dimension, Level[]>;
+  /** Counters per received minute (minute-counters.ts); an entry without them answers no series. */
+  minutes?: Record<MinuteDim, MinuteRows>;
 }
 
 /** Hourly aggregates of sealed capture files. */
@@ -48,6 +51,10 @@ export interface KpiCache {
   protocols(source: string, hourStart: number): ProtocolRow[];
   /** One level of a ranking of a cached hour; undefined past the last level. */
   level(source: string, hourStart: number, dim: Dimension, level: number): Level | undefined;
+  /** How many keys a ranking of a cached hour holds (rows over all its levels). */
+  keyCount(source: string, hourStart: number, dim: Dimension): number;
+  /** The minute counters of one dimension of a cached hour; undefined when the entry has none. */
+  minutes(source: string, hourStart: number, dim: MinuteDim): MinuteRows | undefined;
   /** Stores (or replaces) an hour in one transaction. */
   put(entry: HourEntry): void;
   /** Forgets an hour (its file expired). */

@@ -7,6 +7,15 @@
  *            as one blob, keys (16 or 2 bytes each) then bytes/packets/flows
  *            (float64 little-endian, three per row); level 0 (≤ 256 rows, read
  *            by every query) is stored raw, deeper levels deflated.
+ * kpi_minute one row per (source, hour, minute dimension): the counters per
+ *            received minute (minute-counters.ts) as one deflated blob,
+ *            column by column: minutes (int32), key words (uint32, `width`
+ *            per row), then bytes/packets/flows (float64, three per row),
+ *            all little-endian, rows in (minute, key) order.
+ *
+ * A schema version other than SCHEMA_VERSION empties every table: the hours
+ * are then missing, and KpiBuilder.sync (at start, or `netsvc kpi rebuild`)
+ * builds them again from their files.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -15,8 +24,10 @@ import Database from 'better-sqlite3';
 import type { RankedRows } from './key-table.js';
 import type { Level } from './levels.js';
 import { KEY_WIDTH, type CachedHour, type Dimension, type HourEntry, type KpiCache, type ProtocolRow } from './kpi-cache.js';
+import { MINUTE_DIMS, MINUTE_KEY_WORDS, type MinuteDim, type MinuteRows } from './minute-counters.js';
 
-const SCHEMA_VERSION = '1';
+/** 2: kpi_minute added. */
+export const SCHEMA_VERSION = '2';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS kpi_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -51,6 +62,14 @@ CREATE TABLE IF NOT EXISTS kpi_level (
   codec INTEGER NOT NULL,
   data BLOB NOT NULL,
   PRIMARY KEY (source, hour_start, dim, level)
+);
+CREATE TABLE IF NOT EXISTS kpi_minute (
+  source TEXT NOT NULL,
+  hour_start INTEGER NOT NULL,
+  dim TEXT NOT NULL,
+  rows INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY (source, hour_start, dim)
 );
 `;
 
@@ -97,6 +116,44 @@ function decodeRows(data: Buffer, n: number, keyWidth: number): RankedRows {
   return { keyWidth, length: n, keys, vals };
 }
 
+/** Little-endian bytes of a typed array. */
+function leBytes(a: Int32Array | Uint32Array | Float64Array): Buffer {
+  if (LITTLE_ENDIAN) return Buffer.from(a.buffer, a.byteOffset, a.byteLength);
+  const out = Buffer.alloc(a.byteLength);
+  a.forEach((v, i) => {
+    if (a instanceof Float64Array) out.writeDoubleLE(v, i * 8);
+    else if (a instanceof Int32Array) out.writeInt32LE(v, i * 4);
+    else out.writeUInt32LE(v, i * 4);
+  });
+  return out;
+}
+
+function encodeMinutes(rows: MinuteRows): Buffer {
+  return deflateRawSync(Buffer.concat([leBytes(rows.minutes), leBytes(rows.keys), leBytes(rows.vals)]));
+}
+
+function decodeMinutes(blob: Buffer, n: number, width: number): MinuteRows {
+  const data = inflateRawSync(blob);
+  if (data.length !== n * (4 + 4 * width + 24))
+    throw new Error(`kpi minute blob has ${data.length} bytes, expected ${n * (4 + 4 * width + 24)}`);
+  const minutes = new Int32Array(n);
+  const keys = new Uint32Array(n * width);
+  const vals = new Float64Array(n * 3);
+  const k = n * 4;
+  const v = k + n * width * 4;
+  if (LITTLE_ENDIAN) {
+    // Copies into aligned memory.
+    new Uint8Array(minutes.buffer).set(data.subarray(0, k));
+    new Uint8Array(keys.buffer).set(data.subarray(k, v));
+    new Uint8Array(vals.buffer).set(data.subarray(v));
+  } else {
+    for (let i = 0; i < n; i++) minutes[i] = data.readInt32LE(i * 4);
+    for (let i = 0; i < n * width; i++) keys[i] = data.readUInt32LE(k + i * 4);
+    for (let i = 0; i < n * 3; i++) vals[i] = data.readDoubleLE(v + i * 8);
+  }
+  return { width, length: n, minutes, keys, vals };
+}
+
 const toHour = (r: HourRow): CachedHour => ({
   source: r.source,
   hourStart: r.hour_start,
@@ -125,7 +182,7 @@ export class SqliteKpiCache implements KpiCache {
     const version = this.db.prepare<[], { value: string }>(`SELECT value FROM kpi_meta WHERE key = 'schema'`).get();
     if (version && version.value !== SCHEMA_VERSION) {
       // A cache is derived data: an old layout is dropped and rebuilt from the files.
-      this.db.exec('DELETE FROM kpi_level; DELETE FROM kpi_proto; DELETE FROM kpi_hour;');
+      this.db.exec('DELETE FROM kpi_minute; DELETE FROM kpi_level; DELETE FROM kpi_proto; DELETE FROM kpi_hour;');
     }
     this.db.prepare(`INSERT OR REPLACE INTO kpi_meta (key, value) VALUES ('schema', ?)`).run(SCHEMA_VERSION);
     this.q = {
@@ -139,6 +196,14 @@ export class SqliteKpiCache implements KpiCache {
       level: this.db.prepare<[string, number, string, number], LevelRow>(
         `SELECT rows, next, codec, data FROM kpi_level WHERE source = ? AND hour_start = ? AND dim = ? AND level = ?`,
       ),
+      keyCount: this.db.prepare<[string, number, string], { n: number | null }>(
+        `SELECT sum(rows) AS n FROM kpi_level WHERE source = ? AND hour_start = ? AND dim = ?`,
+      ),
+      minutes: this.db.prepare<[string, number, string], { rows: number; data: Buffer }>(
+        `SELECT rows, data FROM kpi_minute WHERE source = ? AND hour_start = ? AND dim = ?`,
+      ),
+      putMinutes: this.db.prepare(`INSERT INTO kpi_minute (source, hour_start, dim, rows, data) VALUES (?, ?, ?, ?, ?)`),
+      dropMinutes: this.db.prepare(`DELETE FROM kpi_minute WHERE source = ? AND hour_start = ?`),
       putHour: this.db.prepare(
         `INSERT OR REPLACE INTO kpi_hour (source, hour_start, file, file_size, flows, bytes, packets, rst_flows, built_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -172,6 +237,15 @@ export class SqliteKpiCache implements KpiCache {
     return { rows: decodeRows(data, row.rows, KEY_WIDTH[dim]), next: row.next };
   }
 
+  keyCount(source: string, hourStart: number, dim: Dimension): number {
+    return this.q.keyCount.get(source, hourStart, dim)?.n ?? 0;
+  }
+
+  minutes(source: string, hourStart: number, dim: MinuteDim): MinuteRows | undefined {
+    const row = this.q.minutes.get(source, hourStart, dim);
+    return row ? decodeMinutes(row.data, row.rows, MINUTE_KEY_WORDS[dim]) : undefined;
+  }
+
   private readonly putTx = (entry: HourEntry): void => {
     const { source, hourStart } = entry;
     this.dropNow(source, hourStart);
@@ -203,6 +277,12 @@ export class SqliteKpiCache implements KpiCache {
         );
       });
     }
+    if (entry.minutes) {
+      for (const dim of MINUTE_DIMS) {
+        const rows = entry.minutes[dim];
+        this.q.putMinutes.run(source, hourStart, dim, rows.length, encodeMinutes(rows));
+      }
+    }
   };
 
   put(entry: HourEntry): void {
@@ -210,6 +290,7 @@ export class SqliteKpiCache implements KpiCache {
   }
 
   private dropNow(source: string, hourStart: number): void {
+    this.q.dropMinutes.run(source, hourStart);
     this.q.dropLevels.run(source, hourStart);
     this.q.dropProto.run(source, hourStart);
     this.q.dropHour.run(source, hourStart);

@@ -1,0 +1,237 @@
+/**
+ * Flows, packets and bytes per received minute, for the total and per value
+ * of a few low-cardinality dimensions, so that a series or a top-N over
+ * cached hours (storage/flow-query/cached-answers.ts) never scans raw flows.
+ *
+ * Keys are written as the flow query engine writes them
+ * (storage/flow-query/dimensions.ts): one word for a number, four big-endian
+ * words for an address, so both give the same groups in the same tie order.
+ * A minute is the received time in ms divided by 60 000, floored (minutes
+ * since the epoch): a row outside its file's hour is still counted where it
+ * belongs.
+ */
+import type { FlowBatch } from '../../common/flow-batch.js';
+
+/**
+ * The dimensions counted per minute. `dst_port_other` is the destination
+ * port of flows that are neither TCP nor UDP (ICMP type and code): with the
+ * complete TCP/UDP port ranking of the hour it gives every flow's dst_port.
+ */
+export const MINUTE_DIMS = ['total', 'proto', 'tos', 'exporter', 'input_if', 'output_if', 'dst_port_other'] as const;
+
+/** One dimension counted per minute. */
+export type MinuteDim = (typeof MINUTE_DIMS)[number];
+
+/** Key words of each dimension (an address takes four). */
+export const MINUTE_KEY_WORDS: Readonly<Record<MinuteDim, number>> = {
+  total: 0,
+  proto: 1,
+  tos: 1,
+  exporter: 4,
+  input_if: 1,
+  output_if: 1,
+  dst_port_other: 1,
+};
+
+/** Value positions of a row, as in group-table.ts and key-table.ts. */
+const BYTES = 0;
+const PACKETS = 1;
+const FLOWS = 2;
+
+/** The counters of one dimension: row r is minute `minutes[r]`, key `keys[r * width …]`, values `vals[r * 3 …]` (bytes, packets, flows). */
+export interface MinuteRows {
+  width: number;
+  length: number;
+  minutes: Int32Array;
+  keys: Uint32Array;
+  vals: Float64Array;
+}
+
+/** The columns minute counters read from a batch, besides those of the hour aggregate. */
+export const MINUTE_COLUMNS = [
+  'received',
+  'bytes',
+  'packets',
+  'proto',
+  'dstPort',
+  'tos',
+  'inputIf',
+  'outputIf',
+  'exporter',
+] as const;
+
+/** The subset of FlowBatch the counters read. */
+export interface MinuteInput {
+  length: number;
+  cols: Pick<FlowBatch['cols'], 'received' | 'bytes' | 'packets' | 'proto' | 'dstPort' | 'tos' | 'inputIf' | 'outputIf'>;
+  exporter: Uint8Array;
+}
+
+const MINUTE_MS = 60_000;
+const TCP = 6;
+const UDP = 17;
+
+function fmix(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** Counters per (minute, key words): an open-addressing table over typed arrays, a slot empty while its flows are 0. */
+class MinuteTable {
+  /** Words per slot: the minute, then the key. */
+  private readonly stride: number;
+  private slots = 256;
+  private mask = 255;
+  private keys: Uint32Array;
+  private vals: Float64Array;
+  size = 0;
+
+  constructor(readonly width: number) {
+    this.stride = width + 1;
+    this.keys = new Uint32Array(this.slots * this.stride);
+    this.vals = new Float64Array(this.slots * 3);
+  }
+
+  /** Adds one flow; the key is `k` (minute first, then `width` words) from `at`. */
+  add(k: Uint32Array, b: number, p: number): void {
+    if (this.size * 2 >= this.slots) this.grow();
+    const s = this.probe(k, 0);
+    const v = s * 3;
+    if (this.vals[v + FLOWS] === 0) {
+      this.keys.set(k.subarray(0, this.stride), s * this.stride);
+      this.size++;
+    }
+    this.vals[v + BYTES]! += b;
+    this.vals[v + PACKETS]! += p;
+    this.vals[v + FLOWS]! += 1;
+  }
+
+  private probe(k: Uint32Array, at: number): number {
+    const st = this.stride;
+    let h = 0x811c9dc5;
+    for (let i = 0; i < st; i++) h = Math.imul(h ^ k[at + i]!, 0x9e3779b1);
+    let s = fmix(h) & this.mask;
+    for (;;) {
+      if (this.vals[s * 3 + FLOWS] === 0) return s;
+      let same = true;
+      for (let i = 0; i < st; i++) {
+        if (this.keys[s * st + i] !== k[at + i]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return s;
+      s = (s + 1) & this.mask;
+    }
+  }
+
+  private grow(): void {
+    const oldKeys = this.keys;
+    const oldVals = this.vals;
+    const old = this.slots;
+    const st = this.stride;
+    this.slots *= 2;
+    this.mask = this.slots - 1;
+    this.keys = new Uint32Array(this.slots * st);
+    this.vals = new Float64Array(this.slots * 3);
+    for (let s = 0; s < old; s++) {
+      if (oldVals[s * 3 + FLOWS] === 0) continue;
+      const t = this.probe(oldKeys, s * st);
+      this.keys.set(oldKeys.subarray(s * st, s * st + st), t * st);
+      this.vals.set(oldVals.subarray(s * 3, s * 3 + 3), t * 3);
+    }
+  }
+
+  /** The rows in (minute, key) order, so that the stored blob is the same for the same flows. */
+  rows(): MinuteRows {
+    const st = this.stride;
+    const w = this.width;
+    const order: number[] = [];
+    for (let s = 0; s < this.slots; s++) if (this.vals[s * 3 + FLOWS] !== 0) order.push(s);
+    order.sort((a, b) => {
+      for (let i = 0; i < st; i++) {
+        const d = this.keys[a * st + i]! - this.keys[b * st + i]!;
+        if (d !== 0) return d;
+      }
+      return 0;
+    });
+    const out: MinuteRows = {
+      width: w,
+      length: order.length,
+      minutes: new Int32Array(order.length),
+      keys: new Uint32Array(order.length * w),
+      vals: new Float64Array(order.length * 3),
+    };
+    order.forEach((s, r) => {
+      out.minutes[r] = this.keys[s * st]!;
+      out.keys.set(this.keys.subarray(s * st + 1, s * st + st), r * w);
+      out.vals.set(this.vals.subarray(s * 3, s * 3 + 3), r * 3);
+    });
+    return out;
+  }
+}
+
+const LITTLE = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
+
+/** Big-endian word from a native-order view (dimensions.ts's key order). */
+function be(word: number): number {
+  return (((word & 0xff) << 24) | ((word & 0xff00) << 8) | ((word >>> 8) & 0xff00) | (word >>> 24)) >>> 0;
+}
+
+/** Minute counters of every MINUTE_DIMS dimension for a set of flows. */
+export class MinuteCounters {
+  private readonly tables = new Map<MinuteDim, MinuteTable>(MINUTE_DIMS.map((d) => [d, new MinuteTable(MINUTE_KEY_WORDS[d])]));
+  private readonly k = new Uint32Array(5);
+
+  /** Adds rows `from` ≤ i < `to` whose received time is in [lo, hi). */
+  add(batch: MinuteInput, from: number, to: number, lo: number, hi: number): void {
+    const { received, bytes, packets, dstPort, tos, inputIf, outputIf } = batch.cols;
+    const protoCol = batch.cols.proto;
+    // A Uint32Array view needs 4-byte alignment; a misaligned column is copied once.
+    const ex = batch.exporter.byteOffset % 4 === 0 ? batch.exporter : batch.exporter.slice();
+    const words = new Uint32Array(ex.buffer, ex.byteOffset, ex.byteLength >>> 2);
+    const t = this.tables;
+    const total = t.get('total')!;
+    const pr = t.get('proto')!;
+    const ts = t.get('tos')!;
+    const exp = t.get('exporter')!;
+    const inIf = t.get('input_if')!;
+    const outIf = t.get('output_if')!;
+    const other = t.get('dst_port_other')!;
+    const k = this.k;
+    for (let i = from; i < to; i++) {
+      const r = received[i]!;
+      if (r < lo || r >= hi) continue;
+      const b = bytes[i]!;
+      const p = packets[i]!;
+      k[0] = Math.floor(r / MINUTE_MS);
+      total.add(k, b, p);
+      const proto = protoCol[i]!;
+      k[1] = proto;
+      pr.add(k, b, p);
+      k[1] = tos[i]!;
+      ts.add(k, b, p);
+      k[1] = inputIf[i]!;
+      inIf.add(k, b, p);
+      k[1] = outputIf[i]!;
+      outIf.add(k, b, p);
+      if (proto !== TCP && proto !== UDP) {
+        k[1] = dstPort[i]!;
+        other.add(k, b, p);
+      }
+      const w = i * 4;
+      for (let j = 0; j < 4; j++) k[1 + j] = LITTLE ? be(words[w + j]!) : words[w + j]!;
+      exp.add(k, b, p);
+    }
+  }
+
+  /** The rows of each dimension. */
+  rows(): Record<MinuteDim, MinuteRows> {
+    const out = {} as Record<MinuteDim, MinuteRows>;
+    for (const [d, table] of this.tables) out[d] = table.rows();
+    return out;
+  }
+}
