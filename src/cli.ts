@@ -25,6 +25,7 @@ import { registerKpiCommands } from './commands/kpi.js';
 import { registerReplayCommand } from './commands/replay.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand, StatusError } from './commands/status.js';
+import { registerTopCommand } from './commands/top.js';
 import { ConfigError } from './config-error.js';
 import { DataDirLockedError } from './data-dir-lock.js';
 import { ListenError } from './http-listen.js';
@@ -50,6 +51,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerReplayCommand(program, ctx);
   registerStatusCommand(program, ctx);
   registerDumpCommand(program, ctx);
+  registerTopCommand(program, ctx);
   registerKpiCommands(program, ctx);
   program.commands.forEach(function exitOverrideAll(cmd: Command) {
     cmd.exitOverride();

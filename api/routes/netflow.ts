@@ -7,11 +7,13 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import ipaddr from 'ipaddr.js';
 import type { ReverseDns } from '../../storage/dns/reverse-dns.js';
 import { serviceName } from '../../storage/kpi/iana-names.js';
+import type { FlowAnalytics } from '../../storage/flow-query/flow-analytics.js';
 import type { NetflowQuery } from '../../storage/kpi/netflow-query.js';
 import type { AppEnv } from '../context.js';
 import { ok } from '../envelope.js';
 import { BadRequestError, ForbiddenError } from '../errors.js';
 import { createRouter } from '../router.js';
+import { addAnalyticsRoutes } from './netflow-analytics.js';
 import { authFailures } from '../schemas.js';
 import {
   countJson,
@@ -41,6 +43,8 @@ export interface NetflowRouteDeps {
   sourcesOf: (entity: string) => readonly string[];
   /** Longest a `resolve` request waits for answers, in ms. */
   resolveBudgetMs?: number;
+  /** Flow analytics (`top`, `series`, `search`, netsvc extensions); absent: those routes are not served. */
+  analytics?: FlowAnalytics;
 }
 
 /** Flow records per request (api.md 8). */
@@ -393,6 +397,8 @@ export function createNetflowRoutes(deps: NetflowRouteDeps): OpenAPIHono<AppEnv>
     for (const ip of ips) result[ip] = names.get(ip) ?? '';
     return c.json(ok(result) as z.infer<typeof resolveSchema>, 200);
   });
+
+  if (deps.analytics) addAnalyticsRoutes(router, { analytics: deps.analytics, timezone: zone, sourceFor, parseWindow });
 
   return router;
 }

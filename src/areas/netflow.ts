@@ -221,8 +221,13 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     now,
     log,
   });
+  const { FlowAnalytics } = await import('../../storage/flow-query/flow-analytics.js');
+  const { openGeoLookup } = await import('../../storage/geo/open-geo-lookup.js');
+  const geo = openGeoLookup(config.geo, config.dataDir);
+  const analytics = new FlowAnalytics({ dataDir: config.dataDir, timezone: config.timezone, cache, geo: () => geo, now, log });
   const routes = createNetflowRoutes({
     query,
+    analytics,
     dns,
     timezone: config.timezone,
     sourcesOf: (entity) => config.entities[entity]?.flowSources ?? [],

@@ -54,7 +54,7 @@ export function parseWhen(text: string, zone: string, end: boolean): number {
 }
 
 /** Formats ms since epoch in a zone as `YYYY-MM-DD HH:MM:SS.mmm`, caching the zone offset per hour. */
-function timeFormatter(zone: string): (ms: number) => string {
+export function timeFormatter(zone: string): (ms: number) => string {
   const offsets = new Map<number, number>();
   const two = (n: number): string => (n < 10 ? `0${n}` : String(n));
   return (ms) => {

@@ -36,9 +36,9 @@ export interface Counts {
 /** One group of a top-N answer: its value in each dimension, in the order asked. */
 export interface TopRow extends Counts {
   key: DimensionValue[];
-  /** Earliest flow start and latest flow end of the group (ms), as nfdump's `-s` shows them; NaN unless asked for (`times`). */
-  first: number;
-  last: number;
+  /** Earliest flow start and latest flow end of the group (ms), as nfdump's `-s` shows them; only when asked for (`times`). */
+  first?: number;
+  last?: number;
 }
 
 export interface TopAnswer {
@@ -143,8 +143,7 @@ export function topN(
       flows: groups.value(s, FLOWS),
       packets: groups.value(s, PACKETS),
       bytes: groups.value(s, BYTES),
-      first: opts.times ? groups.value(s, FIRST) : NaN,
-      last: opts.times ? groups.value(s, LAST) : NaN,
+      ...(opts.times ? { first: groups.value(s, FIRST), last: groups.value(s, LAST) } : {}),
     };
   });
   const other: Counts = { ...total };

@@ -1,0 +1,163 @@
+/**
+ * Flow analytics over a flow source's capture files: top-N by one to three
+ * dimensions, time series, and paged flows, each for a window and an
+ * nfdump-syntax filter. The API's netsvc-extension routes and the CLI's
+ * `top` and `dump --filter` use it; windows are on received time, [from, to).
+ */
+import { createHash } from 'node:crypto';
+import type { Log } from '../../common/log.js';
+import { LogThrottle } from '../../common/log-throttle.js';
+import type { CaptureFileError } from '../capture/format.js';
+import { listCaptureFiles, newReadStats, type CaptureFileInfo, type ReadStats } from '../capture/reader.js';
+import type { GeoLookup } from '../geo/geo-lookup.js';
+import type { KpiCache } from '../kpi/kpi-cache.js';
+import { cachedSeries, cachedTopN } from './cached-answers.js';
+import type { Dimension } from './dimensions.js';
+import { compileFilter } from './filter-compile.js';
+import { parseFilter } from './filter-parse.js';
+import {
+  countMatches,
+  flowPage,
+  newestOnDisk,
+  snapshotEnd,
+  type FlowCursor,
+  type FlowOrder,
+  type FlowPage,
+} from './flow-pages.js';
+import type { RowFilter } from './match-scan.js';
+import { series, type SeriesAnswer, type StepName } from './series.js';
+import { topN, type Metric, type TopAnswer } from './top-n.js';
+
+/** A cursor that is not one this query handed out (altered, or from another query). */
+export class FlowCursorError extends Error {
+  override readonly name = 'FlowCursorError';
+}
+
+export interface FlowAnalyticsOptions {
+  dataDir: string;
+  timezone: string;
+  /** Enrichment for AS and country; without it, countries are unknown and AS is the exporter's. */
+  geo?: () => GeoLookup | undefined;
+  /** The KPI cache: series and top-N without a filter come from its counters where it has them (cached-answers.ts). */
+  cache?: KpiCache;
+  log?: Log;
+  now: () => number;
+}
+
+/** What every analytics query names. */
+export interface WindowQuery {
+  source: string;
+  from: number;
+  to: number;
+  /** nfdump filter syntax; empty or absent: every flow. */
+  filter?: string;
+}
+
+/** Counters of the reading done for analytics, added up since start. */
+export type AnalyticsCounters = Readonly<ReadStats>;
+
+export class FlowAnalytics {
+  private readonly stats = newReadStats();
+  private readonly warn: LogThrottle;
+
+  constructor(private readonly opts: FlowAnalyticsOptions) {
+    this.warn = new LogThrottle(10_000, opts.now);
+  }
+
+  get counters(): AnalyticsCounters {
+    return { ...this.stats };
+  }
+
+  /** Parses and compiles a filter; throws the parser's FilterSyntaxError. */
+  compile(filter: string | undefined): RowFilter | undefined {
+    if (filter === undefined || filter.trim() === '') return undefined;
+    return compileFilter(parseFilter(filter), { geo: this.opts.geo?.() });
+  }
+
+  private readonly onError = (err: CaptureFileError): void => {
+    if (!this.warn.allow('damaged')) return;
+    this.opts.log?.warn(
+      { err: err.message, code: err.code, path: err.path },
+      'damaged capture data skipped by an analytics query',
+    );
+  };
+
+  private scan(q: WindowQuery, to = q.to) {
+    const files: CaptureFileInfo[] = listCaptureFiles(this.opts.dataDir, q.source, this.opts.timezone).filter(
+      (f) => f.hourEnd > q.from && f.hourStart < to,
+    );
+    return { files, from: q.from, to, filter: this.compile(q.filter), stats: this.stats, onError: this.onError };
+  }
+
+  /** Top-N; `times` adds each group's first start and last end (read from the files, never the cache). */
+  async top(q: WindowQuery & { by: readonly Dimension[]; metric: Metric; limit: number; times?: boolean }): Promise<TopAnswer> {
+    const scan = this.scan(q);
+    if (this.opts.cache && !scan.filter && !q.times) {
+      const cached = await cachedTopN(this.opts.cache, q.source, scan, { dims: q.by, metric: q.metric, n: q.limit });
+      if (cached) return cached;
+    }
+    return topN(scan, q.by, q.metric, q.limit, { geo: this.opts.geo?.(), times: q.times });
+  }
+
+  series(q: WindowQuery & { by: readonly Dimension[]; metric: Metric; limit: number; step: StepName }): SeriesAnswer {
+    const scan = this.scan(q);
+    const query = { dims: q.by, metric: q.metric, n: q.limit, step: q.step };
+    const cached = this.opts.cache && !scan.filter ? cachedSeries(this.opts.cache, q.source, scan, query) : undefined;
+    return cached ?? series(scan, { ...query, geo: this.opts.geo?.() });
+  }
+
+  /** One page of matching flows; `cursor` is the previous page's `next` (opaque text). */
+  flows(q: WindowQuery & { order: FlowOrder; limit: number; cursor?: string }): FlowPage & { cursor: string | undefined } {
+    const fingerprint = this.fingerprint(q);
+    let cursor: FlowCursor | undefined;
+    let asOf: number;
+    let total: number;
+    if (q.cursor) {
+      cursor = decodeCursor(q.cursor, fingerprint);
+      asOf = cursor.asOf;
+      total = cursor.total;
+    } else {
+      asOf = snapshotEnd(this.scan(q), newestOnDisk);
+      total = countMatches(this.scan(q, asOf));
+    }
+    const page = flowPage(this.scan(q, asOf), { order: q.order, limit: q.limit, cursor, total });
+    return { ...page, cursor: page.next && encodeCursor(page.next, fingerprint) };
+  }
+
+  /** What a cursor is bound to: the same source, window, filter and order. */
+  private fingerprint(q: WindowQuery & { order: FlowOrder }): string {
+    return createHash('sha256')
+      .update(JSON.stringify([q.source, q.from, q.to, q.filter?.trim() ?? '', q.order]))
+      .digest('base64url')
+      .slice(0, 16);
+  }
+}
+
+function encodeCursor(c: FlowCursor, fingerprint: string): string {
+  return Buffer.from(JSON.stringify({ f: fingerprint, a: c.asOf, n: c.total, l: c.last, s: c.seen })).toString('base64url');
+}
+
+function decodeCursor(text: string, fingerprint: string): FlowCursor {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+  } catch {
+    throw new FlowCursorError('is not a cursor this service handed out');
+  }
+  const r = raw as { f?: unknown; a?: unknown; n?: unknown; l?: unknown; s?: unknown };
+  const numbers = (v: unknown): v is number[] => Array.isArray(v) && v.length <= 64 && v.every((x) => Number.isFinite(x));
+  if (
+    typeof r !== 'object' ||
+    r === null ||
+    typeof r.f !== 'string' ||
+    !Number.isFinite(r.a) ||
+    !Number.isSafeInteger(r.n) ||
+    !numbers(r.l) ||
+    !Number.isSafeInteger(r.s)
+  ) {
+    throw new FlowCursorError('is not a cursor this service handed out');
+  }
+  if (r.f !== fingerprint)
+    throw new FlowCursorError('belongs to another query (source, window, filter and order must stay the same)');
+  return { asOf: r.a as number, total: r.n as number, last: r.l, seen: r.s as number };
+}
