@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseMetrics } from '../src/commands/status.js';
+import { parseMetrics } from '../src/commands/status-run.js';
 import { spawnServe, type ServeProcess } from './spawned-serve.js';
 import { freePort } from '../test/helpers/net.js';
 

@@ -6,15 +6,16 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
-import { AdminStoreError } from '../storage/admin/admin-store.js';
-import { DatabaseUrlError } from '../storage/sql/sql-client.js';
-import { RadiusStoreError } from '../storage/radius/radius-store.js';
-import { SyslogStoreError } from '../storage/syslog/syslog-store.js';
+import { AdminStoreError } from '../storage/admin/admin-store-error.js';
+import { DatabaseUrlError } from '../storage/sql/sql-errors.js';
+import { RadiusStoreError } from '../storage/radius/radius-store-error.js';
+import { SyslogStoreError } from '../storage/syslog/syslog-store-error.js';
 import { registerAdminCommands } from './commands/admin.js';
+import { DumpError, StatusError } from './commands/command-errors.js';
 import { processContext, UsageError, withGlobalOptions, type CliContext } from './commands/context.js';
 import { registerDbCommands } from './commands/db.js';
 import { registerDbIndexSyslogCommand } from './commands/db-index-syslog.js';
-import { DumpError, registerDumpCommand } from './commands/dump.js';
+import { registerDumpCommand } from './commands/dump.js';
 import { registerDbIndexRadiusCommand } from './commands/db-radius.js';
 import { registerProfileCommands } from './commands/profile.js';
 import { registerQuotaCommands } from './commands/quota.js';
@@ -24,11 +25,11 @@ import { registerImportCommand } from './commands/import.js';
 import { registerKpiCommands } from './commands/kpi.js';
 import { registerReplayCommand } from './commands/replay.js';
 import { registerServeCommand } from './commands/serve.js';
-import { registerStatusCommand, StatusError } from './commands/status.js';
+import { registerStatusCommand } from './commands/status.js';
 import { registerTopCommand } from './commands/top.js';
 import { ConfigError } from './config-error.js';
 import { DataDirLockedError } from './data-dir-lock.js';
-import { ListenError } from './http-listen.js';
+import { ListenError } from './listen-error.js';
 import { ListenerBindError, ListenerConfigError } from '../collector/listen/listener-errors.js';
 
 /** Builds the command tree; tests drive it with their own context. */
@@ -60,7 +61,10 @@ export function buildProgram(ctx: CliContext): Command {
   return program;
 }
 
-/** Errors that are the user's to fix, printed as one line without a stack, with their exit code. */
+/**
+ * Errors that are the user's to fix, printed as one line without a stack, with their exit code.
+ * Each comes from a module of its own with no heavy import: a command's work is loaded only when it runs.
+ */
 const USER_ERRORS: ReadonlyArray<readonly [abstract new (...args: never[]) => Error, number]> = [
   [ConfigError, 2],
   [UsageError, 2],

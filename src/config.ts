@@ -16,23 +16,19 @@
  * sources, and declared sources are added to them; with `entities`, the
  * declared sources are all there are.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from './config-error.js';
 import { DEFAULT_FLOW_SOURCES, flowSourcesSchema } from '../collector/listen/flow-source-config.js';
-
 import { captureSchema } from '../storage/capture/capture-config.js';
 import { geoSchema } from '../storage/geo/geo-config.js';
+import { configInput, DEFAULT_ENTITY_STORES, finishConfig, type ConfigSources } from './config-sources.js';
 export { ConfigError } from './config-error.js';
 export { resolveSqlitePath } from './config-paths.js';
+export type { ConfigSources } from './config-sources.js';
 
 const databaseUrl = z
   .string()
   .regex(/^(sqlite:.+|mysql:\/\/.+|postgres(ql)?:\/\/.+)$/, 'must be sqlite:PATH, mysql://… or postgres://…');
-
-/** The stores of the default entity (the one a configuration without entities has). */
-const DEFAULT_ENTITY_STORES = { radius: 'sqlite:radius.sqlite', syslog: 'sqlite:syslog.sqlite' } as const;
 
 const flowIngestSchema = z
   .object({
@@ -267,110 +263,18 @@ function isValidTimezone(tz: string): boolean {
   }
 }
 
-/** Where the configuration comes from; every field optional. */
-export interface ConfigSources {
-  /** Explicit `--config FILE`; a missing file is an error. */
-  file?: string;
-  /** `--data-dir DIR`, which beats file and environment. */
-  dataDir?: string;
-  /** Environment to read overrides from; defaults to `process.env`. */
-  env?: NodeJS.ProcessEnv;
-  /** Directory in which `netsvc.config.json` is looked for. */
-  cwd?: string;
-  /** Command-line overrides as dotted keys (`{'http.port': 9090}`), applied after the environment. */
-  overrides?: Record<string, unknown>;
-}
-
-const ENV_PREFIX = 'NETSVC_';
-/** Variables with the prefix that are not configuration keys: the config file path, and the test suites' switch. */
-const NOT_CONFIG_KEYS = new Set(['NETSVC_CONFIG', 'NETSVC_REQUIRE_ALL']);
-
-function envKeyToPath(name: string): string[] {
-  return name
-    .slice(ENV_PREFIX.length)
-    .split('__')
-    .map((segment) => segment.toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()));
-}
-
-function parseEnvValue(raw: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return raw;
-  }
-}
-
-function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
-  let node = target;
-  path.forEach((key, i) => {
-    if (i === path.length - 1) {
-      node[key] = value;
-      return;
-    }
-    const next = node[key];
-    if (typeof next !== 'object' || next === null || Array.isArray(next)) node[key] = {};
-    node = node[key] as Record<string, unknown>;
-  });
-}
-
-function readConfigFile(path: string): Record<string, unknown> {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new ConfigError(`cannot read config file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (err) {
-    throw new ConfigError(`config file ${path} is not valid JSON: ${(err as Error).message}`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    throw new ConfigError(`config file ${path} must hold a JSON object`);
-  }
-  return parsed as Record<string, unknown>;
+/** Builds the configuration from defaults, file, environment and flags; throws ConfigError naming the bad key. */
+export function loadConfig(sources: ConfigSources = {}): Config {
+  const cwd = sources.cwd ?? process.cwd();
+  return finishConfig(validateConfigInput(configInput(sources, sources.env ?? process.env, cwd)), cwd);
 }
 
 /**
- * Flow sources declared without entities of the configuration's own, which the default entity
- * then serves: when they only tune default sources (netflow, lentor), the other default sources
- * stay (NETSVC_FLOW_SOURCES__NETFLOW__TEMPLATE_TTL_SEC=0 alone keeps lentor, and netflow its
- * listen); when they name a source of their own, they are the set, and the default entity names
- * them (no default source is bound beside them).
+ * Validates what `configInput` gathered, applying every default; throws ConfigError naming the bad
+ * key. The result is plain data, its dataDir not yet resolved nor frozen (`finishConfig`), as
+ * config-cache.ts keeps it.
  */
-function withDeclaredSources(raw: Record<string, unknown>): void {
-  const declared = raw.flowSources;
-  if (typeof declared !== 'object' || declared === null || Array.isArray(declared)) return;
-  const names = Object.keys(declared);
-  if (names.every((n) => Object.hasOwn(DEFAULT_FLOW_SOURCES, n))) {
-    const missing = Object.entries(DEFAULT_FLOW_SOURCES).filter(([name]) => !Object.hasOwn(declared, name));
-    raw.flowSources = { ...declared, ...Object.fromEntries(missing) };
-  } else {
-    raw.entities = { default: { flowSources: names, ...DEFAULT_ENTITY_STORES } };
-  }
-}
-
-/** Builds the configuration from defaults, file, environment and flags; throws ConfigError naming the bad key. */
-export function loadConfig(sources: ConfigSources = {}): Config {
-  const env = sources.env ?? process.env;
-  const cwd = sources.cwd ?? process.cwd();
-  const implicit = resolve(cwd, 'netsvc.config.json');
-  const explicit = sources.file ?? env.NETSVC_CONFIG;
-  const file = explicit ? resolve(cwd, explicit) : existsSync(implicit) ? implicit : undefined;
-  const raw: Record<string, unknown> = file ? readConfigFile(file) : {};
-
-  for (const [name, value] of Object.entries(env)) {
-    if (!name.startsWith(ENV_PREFIX) || value === undefined) continue;
-    if (NOT_CONFIG_KEYS.has(name)) continue;
-    setPath(raw, envKeyToPath(name), parseEnvValue(value));
-  }
-  for (const [key, value] of Object.entries(sources.overrides ?? {})) {
-    if (value !== undefined) setPath(raw, key.split('.'), value);
-  }
-  if (sources.dataDir) raw.dataDir = sources.dataDir;
-  if (raw.entities === undefined && raw.flowSources !== undefined) withDeclaredSources(raw);
-
+export function validateConfigInput(raw: Record<string, unknown>): z.infer<typeof configSchema> {
   // In zod's own words, whatever process-wide wording was set since (api/router.ts sets one for
   // the routes at serve's start-up): a message never depends on what ran or was imported first.
   const result = configSchema.safeParse(raw, { error: (issue) => z.config().localeError?.(issue) ?? 'Invalid input' });
@@ -386,15 +290,5 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     message = `invalid configuration: ${key}: ${message}`;
     throw new ConfigError(message, key);
   }
-  const cfg = result.data;
-  cfg.dataDir = resolve(cwd, cfg.dataDir);
-  return deepFreeze(cfg);
-}
-
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
-  return value;
+  return result.data;
 }

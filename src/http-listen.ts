@@ -2,10 +2,10 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { getRequestListener, type ServerType } from '@hono/node-server';
 
-/** A listening socket that could not be opened (port in use, no permission); the user's to fix. */
-export class ListenError extends Error {
-  override readonly name = 'ListenError';
-}
+import { ListenError } from './listen-error.js';
+
+// Its own module so that the CLI knows it without loading the HTTP server; re-exported for serve's wiring.
+export { ListenError } from './listen-error.js';
 
 /**
  * Connections the kernel holds for HTTP until accepted. Node's default, 511,

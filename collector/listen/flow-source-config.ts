@@ -5,7 +5,7 @@
  * flow-source-defaults.ts, and the types are derived from the schema.
  */
 import { z } from 'zod';
-import { FLOW_SOURCE_DEFAULTS as D } from './flow-source-defaults.js';
+import { DEFAULT_FLOW_SOURCES, FLOW_SOURCE_DEFAULTS as D } from './flow-source-defaults.js';
 
 const hostPort = z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s]+):\d{1,5}$/, 'must be HOST:PORT (IPv6 as [ADDR]:PORT)');
 
@@ -76,11 +76,8 @@ export type FlowSourceConfig = z.output<typeof flowSourceSchema>;
 /** A flow source's settings as given: `listen`, and whatever else differs from the defaults. */
 export type FlowSourceSettings = z.input<typeof flowSourceSchema>;
 
-/** The flow sources when none are configured; every other setting of each takes its default. */
-export const DEFAULT_FLOW_SOURCES: Readonly<Record<string, FlowSourceSettings>> = Object.freeze({
-  netflow: { listen: '0.0.0.0:2055' },
-  lentor: { listen: '0.0.0.0:2056' },
-});
+// Beside the other defaults, so that the configuration's sources (src/config-sources.ts) are read without zod.
+export { DEFAULT_FLOW_SOURCES } from './flow-source-defaults.js';
 
 /** Each declared source named like a default one starts from that one's settings (so it needs no `listen`). */
 function onNamedDefaults(value: unknown): unknown {

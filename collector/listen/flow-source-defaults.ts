@@ -6,6 +6,12 @@
  */
 import type { FlowSourceConfig, FlowSourceSettings } from './flow-source-config.js';
 
+/** The flow sources when none are configured; every other setting of each takes its default. */
+export const DEFAULT_FLOW_SOURCES: Readonly<Record<string, FlowSourceSettings>> = Object.freeze({
+  netflow: { listen: '0.0.0.0:2055' },
+  lentor: { listen: '0.0.0.0:2056' },
+});
+
 /** Every setting of a flow source but `listen`, as it is when not given (the schema's `.default()`s check the types). */
 export const FLOW_SOURCE_DEFAULTS = Object.freeze({
   exporters: [] as string[],

@@ -9,9 +9,7 @@ import {
   type EntityRecord,
   type UserRecord,
 } from '../../storage/admin/admin-store.js';
-import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
 import type { Config } from '../config.js';
-import { openAdminStore } from '../admin-store.js';
 import { UsageError, withGlobalOptions, type CliContext } from './context.js';
 
 function parseAreas(list: string | undefined): Partial<AreaSwitches> {
@@ -56,6 +54,8 @@ async function withStore<T>(
   fn: (store: AdminStore, config: Config) => T | Promise<T>,
 ): Promise<T> {
   const config = await ctx.config(cmd);
+  // Loaded here, not at the top: the store's driver is most of an admin command's start, and --help needs none of it.
+  const { openAdminStore } = await import('../admin-store.js');
   const store = openAdminStore(config);
   try {
     return await fn(store, config);
@@ -155,6 +155,7 @@ export function registerAdminCommands(program: Command, ctx: CliContext): void {
     .option('--json', 'print {"api_id", "secret"} as JSON')
     .action((entityName: string, userName: string, opts: { json?: boolean }, cmd: Command) =>
       withStore(ctx, cmd, async (store) => {
+        const { generateCredential, hashSecret } = await import('../../storage/admin/secret-hash.js');
         const { apiId, secret } = generateCredential();
         store.replaceCredential(entityName, userName, apiId, await hashSecret(secret));
         print(

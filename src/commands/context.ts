@@ -21,9 +21,11 @@ export function processContext(): CliContext {
   return {
     async config(cmd, overrides) {
       const opts = cmd.optsWithGlobals<{ config?: string; dataDir?: string }>();
-      // Loaded when a command runs: the schema library is a third of the CLI's start (--help needs none).
-      const { loadConfig } = await import('../config.js');
-      return loadConfig({ file: opts.config, dataDir: opts.dataDir, overrides });
+      // Loaded when a command runs (--help needs none); the schema library, a third of the CLI's
+      // start, is loaded only when the configuration is not found validated in the cache.
+      const { defaultConfigCacheDir, loadConfigCached } = await import('../config-cache.js');
+      const sources = { file: opts.config, dataDir: opts.dataDir, overrides, env: process.env };
+      return loadConfigCached(sources, defaultConfigCacheDir(process.env));
     },
     out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
     err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),

@@ -1,54 +1,7 @@
-/** `netsvc db …`: the service's own tables, and its peers' where asked. */
+/** `netsvc db`'s registration; the work is in db-run.ts, loaded when the command runs. */
 import type { Command } from 'commander';
-import { redactUrl, SqlUnavailableError } from '../../storage/sql/sql-client.js';
-import { SyslogStoreError } from '../../storage/syslog/syslog-store.js';
-import { openAdminStore } from '../admin-store.js';
-import type { Config } from '../config.js';
-import { migrateRadiusDatabases } from './db-radius.js';
 import { withGlobalOptions, type CliContext } from './context.js';
-
-/**
- * rsyslog writes into SystemEvents but never creates it: on an external syslog
- * database the table is created here with `createPeerTables`, else a missing
- * one is reported with both ways to make it. An `sqlite:` database is netsvc's
- * own (the embedded receiver's) and is created as netsvc's tables are.
- */
-async function migrateSyslogDatabases(config: Config, out: (line: string) => void, createPeerTables: boolean): Promise<void> {
-  const entities = Object.entries(config.entities).filter(([, e]) => e.syslog);
-  if (!entities.length) return;
-  const { openSyslogStore } = await import('../../storage/syslog/open-syslog-store.js');
-  for (const [name, entity] of entities) {
-    const url = entity.syslog!;
-    const label = `${name} (${redactUrl(url)})`;
-    const embedded = url.startsWith('sqlite:');
-    const store = openSyslogStore(url, config.dataDir);
-    try {
-      if (createPeerTables || embedded) {
-        out(
-          `syslog ${label}: ${(await store.createPeerTables()) ? "rsyslog's SystemEvents tables created" : 'SystemEvents already there'}`,
-        );
-      } else if (!(await store.hasSystemEvents())) {
-        const debian = url.startsWith('mysql') ? 'rsyslog-mysql/install/mysql' : 'rsyslog-pgsql/install/pgsql';
-        throw new SyslogStoreError(
-          'schema_missing',
-          `syslog ${label}: no SystemEvents table (rsyslog does not create it): run netsvc db migrate --create-peer-tables, ` +
-            `or load rsyslog's schema (Debian: /usr/share/dbconfig-common/data/${debian})`,
-        );
-      } else out(`syslog ${label}: SystemEvents already there`);
-    } catch (err) {
-      if (err instanceof SyslogStoreError) throw err;
-      throw new SyslogStoreError(
-        err instanceof SqlUnavailableError ? 'unavailable' : 'failed',
-        `syslog ${label}: ${(err as Error).message}`,
-        {
-          cause: err,
-        },
-      );
-    } finally {
-      await store.close();
-    }
-  }
-}
+import type { DbMigrateFlags } from './db-run.js';
 
 /** Registers `db migrate` (and is where `db index …` commands attach). */
 export function registerDbCommands(program: Command, ctx: CliContext): Command {
@@ -63,14 +16,9 @@ export function registerDbCommands(program: Command, ctx: CliContext): Command {
       "also create FreeRADIUS's tables (radcheck, radacct, …) and rsyslog's (SystemEvents) on MariaDB/PostgreSQL where they are missing, " +
         'from the schema files netsvc ships (FreeRADIUS 3.2, rsyslog 8.2302)',
     )
-    .action(async (opts: { createPeerTables?: boolean }, cmd: Command) => {
-      const config = await ctx.config(cmd);
-      // The admin store creates its tables when opened.
-      openAdminStore(config).close();
-      ctx.out(`admin store ready (${config.admin.database})`);
-      const peers = opts.createPeerTables ?? false;
-      await migrateRadiusDatabases(config, (line) => ctx.out(line), peers);
-      await migrateSyslogDatabases(config, (line) => ctx.out(line), peers);
+    .action(async (opts: DbMigrateFlags, cmd: Command) => {
+      const { dbMigrateAction } = await import('./db-run.js');
+      await dbMigrateAction(ctx, opts, cmd);
     });
   return db;
 }

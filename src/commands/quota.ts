@@ -1,102 +1,7 @@
-/**
- * `netsvc quota add|list`: quota purchases in `netsvc_quota_purchase`, the
- * rows GET /hotspot/quota-purchase-report serves. `add` is for an operator
- * at the console or a billing script; like daloRADIUS it records purchases
- * of known users only, and it attaches nothing: the profiles named are what
- * the purchase granted, for the report (docs/hotspot.md).
- */
-import { userInfo } from 'node:os';
+/** `netsvc quota`'s registration; the work is in quota-run.ts, loaded when the command runs. */
 import type { Command } from 'commander';
-import { DateTime } from 'luxon';
-import { checkQuotaPurchase } from '../../storage/radius/quota-purchase.js';
-import { RadiusStoreError, type NewQuotaPurchase, type QuotaPurchase } from '../../storage/radius/radius-store.js';
-import { radiusDatabaseMissing } from '../areas/hotspot-entities.js';
-import { UsageError, withGlobalOptions, type CliContext } from './context.js';
-import { pickEntity, withRadius } from './profile.js';
-
-const WALL = 'yyyy-LL-dd HH:mm:ss';
-/** Most purchases `list` prints unless `--limit` says otherwise. */
-const DEFAULT_LIST_LIMIT = 100;
-/** Rows fetched per query while listing. */
-const LIST_PAGE = 1000;
-
-/**
- * `--time` as wall clock in `zone`: ISO 8601 with an offset or `Z` is that
- * instant; without one (also `2026-03-25 10:00`) it is read in the zone.
- */
-export function transactionTime(text: string, zone: string): string {
-  const opts = { zone, setZone: false };
-  let t = DateTime.fromISO(text, opts);
-  if (!t.isValid) t = DateTime.fromSQL(text, opts);
-  if (!t.isValid)
-    throw new UsageError(
-      `--time '${text}' is not an ISO 8601 time (2026-03-25T10:00:00+01:00, or 2026-03-25 10:00 in the configured zone)`,
-    );
-  return t.setZone(zone).toFormat(WALL);
-}
-
-/** Who records the purchase: `--by`, else the operating-system user running the command. */
-export function recorder(by: string | undefined, env: NodeJS.ProcessEnv): string {
-  if (by !== undefined) return by;
-  try {
-    return userInfo().username;
-  } catch {
-    // No passwd entry for the uid (some containers): the login name the shell exported.
-    return env.USER ?? env.LOGNAME ?? 'cli';
-  }
-}
-
-function line(p: QuotaPurchase): string {
-  return [
-    p.id,
-    p.transaction_time,
-    p.username,
-    p.plan_name,
-    `${p.amount} ${p.currency}`,
-    p.user_profiles || '-',
-    p.create_by,
-    p.remarks,
-  ].join('\t');
-}
-
-/** The store's rule as a usage error, so a typo in an option exits 2 before the database is opened. */
-function checked(purchase: NewQuotaPurchase, by: string, zone: string): NewQuotaPurchase {
-  try {
-    return checkQuotaPurchase(purchase, by, zone);
-  } catch (err) {
-    if (err instanceof RadiusStoreError) throw new UsageError(err.message);
-    throw err;
-  }
-}
-
-/** Refuses an embedded database that does not exist yet, instead of creating an empty file and failing on its missing tables. */
-async function requireDatabase(ctx: CliContext, cmd: Command, entity: string | undefined): Promise<void> {
-  const config = await ctx.config(cmd);
-  const [name, url] = pickEntity(config, entity);
-  if (radiusDatabaseMissing(config, url)) {
-    throw new RadiusStoreError(
-      'schema_missing',
-      `entity '${name}' has no RADIUS database yet (${url}): run netsvc db migrate, or start netsvc serve once`,
-    );
-  }
-}
-
-function positiveInt(text: string): number {
-  if (!/^[1-9]\d{0,6}$/.test(text)) throw new UsageError(`--limit '${text}' is not a whole number from 1 to 9999999`);
-  return Number(text);
-}
-
-interface AddOptions {
-  plan: string;
-  amount: string;
-  currency: string;
-  profiles?: string;
-  remarks?: string;
-  time?: string;
-  by?: string;
-  entity?: string;
-  json?: boolean;
-}
+import { withGlobalOptions, type CliContext } from './context.js';
+import type { QuotaAddFlags, QuotaListFlags } from './quota-run.js';
 
 /** Registers `quota add` and `quota list`. */
 export function registerQuotaCommands(program: Command, ctx: CliContext): void {
@@ -116,59 +21,18 @@ export function registerQuotaCommands(program: Command, ctx: CliContext): void {
     .option('--time <iso>', 'transaction time, ISO 8601; without an offset in the configured timezone (default: now)')
     .option('--by <name>', 'recorded as create_by (default: the operating-system user)')
     .option('--json', 'print the recorded purchase as JSON')
-    .action(async (username: string, opts: AddOptions, cmd: Command) => {
-      const config = await ctx.config(cmd);
-      const time =
-        opts.time === undefined
-          ? DateTime.now().setZone(config.timezone).toFormat(WALL)
-          : transactionTime(opts.time, config.timezone);
-      const by = recorder(opts.by, ctx.env);
-      const purchase = checked(
-        {
-          transaction_time: time,
-          username,
-          plan_name: opts.plan,
-          currency: opts.currency,
-          amount: opts.amount,
-          user_profiles: opts.profiles,
-          remarks: opts.remarks,
-        },
-        by,
-        config.timezone,
-      );
-      await requireDatabase(ctx, cmd, opts.entity);
-      return withRadius(ctx, cmd, opts.entity, async (store) => {
-        const rec = await store.recordQuotaPurchase(purchase, { name: by });
-        if (opts.json) ctx.out(JSON.stringify(rec, null, 2));
-        else
-          ctx.out(
-            `recorded purchase ${rec.id}: ${rec.username} ${rec.plan_name} ${rec.amount} ${rec.currency} at ${rec.transaction_time} (by ${rec.create_by})`,
-          );
-      });
+    .action(async (username: string, opts: QuotaAddFlags, cmd: Command) => {
+      const { quotaAddAction } = await import('./quota-run.js');
+      await quotaAddAction(ctx, username, opts, cmd);
     });
 
   entityOpt(quota.command('list'))
     .description('quota purchases, newest first (by transaction time)')
     .option('--username <name>', 'only this user (exact)')
-    .option('--limit <n>', `at most this many (default ${DEFAULT_LIST_LIMIT})`)
+    .option('--limit <n>', 'at most this many (default 100)')
     .option('--json', 'print JSON')
-    .action(async (opts: { username?: string; limit?: string; entity?: string; json?: boolean }, cmd: Command) => {
-      const limit = opts.limit === undefined ? DEFAULT_LIST_LIMIT : positiveInt(opts.limit);
-      await requireDatabase(ctx, cmd, opts.entity);
-      return withRadius(ctx, cmd, opts.entity, async (store) => {
-        const filter = opts.username === undefined ? {} : { username: opts.username };
-        const all: QuotaPurchase[] = [];
-        for (let page = 1; all.length < limit; page++) {
-          const rows = await store.quotaPurchases(filter, { page, perPage: LIST_PAGE });
-          all.push(...rows.slice(0, Math.min(LIST_PAGE, limit - all.length)));
-          if (rows.length <= LIST_PAGE) break;
-        }
-        if (opts.json) ctx.out(JSON.stringify(all, null, 2));
-        else if (!all.length) ctx.out('no quota purchases');
-        else {
-          ctx.out(['id', 'transaction_time', 'username', 'plan', 'amount', 'profiles', 'by', 'remarks'].join('\t'));
-          for (const p of all) ctx.out(line(p));
-        }
-      });
+    .action(async (opts: QuotaListFlags, cmd: Command) => {
+      const { quotaListAction } = await import('./quota-run.js');
+      await quotaListAction(ctx, opts, cmd);
     });
 }

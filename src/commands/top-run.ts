@@ -11,7 +11,7 @@ import { FilterSyntaxError, renderFilterError } from '../../storage/flow-query/f
 import { MAX_TOP, type Counts, type Metric, type TopAnswer } from '../../storage/flow-query/top-n.js';
 import type { Config } from '../config.js';
 import { UsageError } from './context.js';
-import { parseWhen, timeFormatter } from './dump.js';
+import { parseWhen, timeFormatter } from './dump-run.js';
 
 export interface TopOptions {
   by: string;

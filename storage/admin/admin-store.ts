@@ -4,6 +4,9 @@
  * It mirrors the spec's Admin > General > API screen.
  */
 
+// Its own module so that the CLI knows it without the store's types; re-exported for the store's users.
+export { AdminStoreError } from './admin-store-error.js';
+
 /** The three API areas, each with its own auth endpoint and switch. */
 export const AREAS = ['netflow', 'logviewer', 'hotspot'] as const;
 export type Area = (typeof AREAS)[number];
@@ -41,17 +44,6 @@ export interface PrincipalState {
   credentialVersion: number;
   entityAreas: AreaSwitches;
   userAreas: AreaSwitches;
-}
-
-/** Why an admin operation was refused. */
-export class AdminStoreError extends Error {
-  override readonly name = 'AdminStoreError';
-  constructor(
-    readonly code: 'exists' | 'not_found' | 'invalid',
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /** Reads and changes the administration data. */

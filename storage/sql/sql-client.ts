@@ -4,6 +4,11 @@
  * the PostgreSQL client numbers them. Statement text never contains input:
  * every value goes through parameters, and no `?` may appear in a literal.
  */
+import { DatabaseUrlError, SqlUnavailableError, type SqlInputError } from './sql-errors.js';
+
+// The errors live in sql-errors.ts (the CLI loads them without this module); re-exported for the clients.
+export { DatabaseUrlError, SqlInputError, SqlUnavailableError } from './sql-errors.js';
+export type { SqlInputReason, SqlUnavailableReason } from './sql-errors.js';
 
 /** Which database a client talks to; stores branch on it for dialect SQL. */
 export type Dialect = 'sqlite' | 'mysql' | 'postgres';
@@ -63,54 +68,6 @@ export interface SqlClient extends SqlStatements, SqlDialectSupport {
   transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T>;
   /** Releases every connection. */
   close(): Promise<void>;
-}
-
-/**
- * Why a database could not run a statement, as far as netsvc needs to know:
- * it cannot be reached (down, restarting, connection lost), it did not
- * answer in time (hung, overloaded, pool exhausted), or it has no room left.
- */
-export type SqlUnavailableReason = 'unreachable' | 'timeout' | 'disk_full';
-
-/**
- * The database cannot serve the statement now; the caller may try again later
- * (the API answers 503). Each client turns its driver's errors of these kinds
- * into this one type, so no store or route needs to know driver codes.
- */
-export class SqlUnavailableError extends Error {
-  override readonly name = 'SqlUnavailableError';
-  constructor(
-    readonly reason: SqlUnavailableReason,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
-/**
- * What was wrong with a value the database refused: a character it cannot
- * store or compare (PostgreSQL's NUL, a 4-byte character in a 3-byte
- * column), a number or date past what its column holds, or a text it cannot
- * read as the column's type.
- */
-export type SqlInputReason = 'encoding' | 'out_of_range' | 'malformed';
-
-/**
- * The database refused a value of the statement: the caller's input, not an
- * outage and not a bug of the statement (the API answers 400). Each client
- * turns its driver's codes of these kinds into this one type, as it does
- * for SqlUnavailableError.
- */
-export class SqlInputError extends Error {
-  override readonly name = 'SqlInputError';
-  constructor(
-    readonly reason: SqlInputReason,
-    message: string,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
 }
 
 /** The driver's error as one of the two typed errors the stores branch on, or undefined (a bug: it goes on as it is). */
@@ -186,11 +143,6 @@ export const UNREACHABLE_ERRNO: ReadonlySet<string> = new Set([
   'EAI_AGAIN',
   'EPIPE',
 ]);
-
-/** A database URL that cannot be used. */
-export class DatabaseUrlError extends Error {
-  override readonly name = 'DatabaseUrlError';
-}
 
 /** Parsed form of `sqlite:PATH`, `mysql://…` or `postgres://…`. */
 export type DatabaseTarget =

@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli.js';
-import { parseMetrics } from '../../src/commands/status.js';
+import { parseMetrics } from '../../src/commands/status-run.js';
 import { processContext, type CliContext } from '../../src/commands/context.js';
 import { keepAliveFrom, requestFrom, startAuthStorm, type TimedResponse } from '../../bench/hostile-scrypt-lib.js';
 import { spawnServe, type ServeProcess } from '../../bench/spawned-serve.js';

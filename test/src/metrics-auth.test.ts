@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { AuthService } from '../../api/auth.js';
 import { generateCredential, hashSecret } from '../../storage/admin/secret-hash.js';
 import { SqliteAdminStore } from '../../storage/admin/sqlite-admin-store.js';
-import { parseMetrics } from '../../src/commands/status.js';
+import { parseMetrics } from '../../src/commands/status-run.js';
 import { createMetrics } from '../../src/metrics.js';
 
 describe('auth metrics', () => {

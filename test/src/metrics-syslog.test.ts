@@ -15,7 +15,7 @@ import { SyslogReceiver, type SyslogReceiverConfig } from '../../collector/syslo
 import { openSqlClient } from '../../storage/sql/open-sql-client.js';
 import type { SqlClient } from '../../storage/sql/sql-client.js';
 import { SqliteSyslogStore } from '../../storage/syslog/sqlite-syslog-store.js';
-import { parseMetrics } from '../../src/commands/status.js';
+import { parseMetrics } from '../../src/commands/status-run.js';
 import { createLogger } from '../../src/log.js';
 import { startService, type ServiceHandle } from '../../src/main.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';

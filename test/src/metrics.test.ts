@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SummarySink } from '../../common/flow-sink.js';
 import { createFlowListeners } from '../../collector/listen/udp-listener.js';
 import type { FlowListeners } from '../../collector/listen/flow-listeners.js';
-import { parseMetrics, statusFromSamples } from '../../src/commands/status.js';
+import { parseMetrics, statusFromSamples } from '../../src/commands/status-run.js';
 import { createMetrics, flowMetricName } from '../../src/metrics.js';
 import { CaptureRetention } from '../../storage/capture/retention.js';
 import { listCaptureFiles } from '../../storage/capture/reader.js';

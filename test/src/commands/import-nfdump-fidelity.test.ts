@@ -13,7 +13,7 @@ import { FlowBatch } from '../../../common/flow-batch.js';
 import { writeCapture } from '../../../collector/pcap/pcap-write.js';
 import { runCli } from '../../../src/cli.js';
 import { processContext, type CliContext } from '../../../src/commands/context.js';
-import type { ImportReport } from '../../../src/commands/import.js';
+import type { ImportReport } from '../../../src/commands/import-run.js';
 import * as F from '../../collector/decode/fidelity-datagrams.js';
 import { rows } from '../../collector/decode/rows.js';
 import { requireAll } from '../../helpers/flow-fixtures.js';

@@ -17,7 +17,7 @@ import { writeCapture } from '../../../collector/pcap/pcap-write.js';
 import { replayDatagrams } from '../../../collector/pcap/replay.js';
 import { runCli } from '../../../src/cli.js';
 import { processContext, type CliContext } from '../../../src/commands/context.js';
-import type { ImportReport } from '../../../src/commands/import.js';
+import type { ImportReport } from '../../../src/commands/import-run.js';
 import { rows, type Row } from '../../collector/decode/rows.js';
 import { asaNselPackets, yafBiflowMessages } from '../../collector/decode/two-way-fixtures.js';
 import { flowFixtures, freeUdpPort, requireAll } from '../../helpers/flow-fixtures.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli.js';
-import type { ImportReport } from '../../../src/commands/import.js';
+import type { ImportReport } from '../../../src/commands/import-run.js';
 import { listCaptureFiles, scanFlows } from '../../../storage/capture/reader.js';
 import { captureCli } from '../../helpers/cli.js';
 import { flowFixtures, freeUdpPort } from '../../helpers/flow-fixtures.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli.js';
 import { processContext, type CliContext } from '../../../src/commands/context.js';
-import { transactionTime } from '../../../src/commands/quota.js';
+import { transactionTime } from '../../../src/commands/quota-run.js';
 import { availableDialects } from '../../helpers/databases.js';
 import { createRadiusDatabase, type RadiusTestDatabase } from '../../helpers/radius.js';
 

@@ -7,7 +7,7 @@ import { openIdleConnections, syslogLine, udpBurst } from '../../../bench/hostil
 import { SyslogReceiver } from '../../../collector/syslog/syslog-receiver.js';
 import { openSqlClient } from '../../../storage/sql/open-sql-client.js';
 import { SqliteSyslogStore } from '../../../storage/syslog/sqlite-syslog-store.js';
-import { formatStatus, parseMetrics, statusFromSamples } from '../../../src/commands/status.js';
+import { formatStatus, parseMetrics, statusFromSamples } from '../../../src/commands/status-run.js';
 import { createMetrics } from '../../../src/metrics.js';
 
 describe('netsvc status: syslog receiver', () => {

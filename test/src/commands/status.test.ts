@@ -5,7 +5,7 @@ import { SummarySink } from '../../../common/flow-sink.js';
 import { createFlowListeners } from '../../../collector/listen/udp-listener.js';
 import type { FlowListeners } from '../../../collector/listen/flow-listeners.js';
 import { runCli } from '../../../src/cli.js';
-import { metricsUrl } from '../../../src/commands/status.js';
+import { metricsUrl } from '../../../src/commands/status-run.js';
 import { loadConfig } from '../../../src/config.js';
 import { createMetrics } from '../../../src/metrics.js';
 import { captureCli } from '../../helpers/cli.js';

@@ -13,7 +13,7 @@ import { writeCapture } from '../../../collector/pcap/pcap-write.js';
 import { replayDatagrams } from '../../../collector/pcap/replay.js';
 import { runCli } from '../../../src/cli.js';
 import { processContext, type CliContext } from '../../../src/commands/context.js';
-import type { ImportReport } from '../../../src/commands/import.js';
+import type { ImportReport } from '../../../src/commands/import-run.js';
 import { CaptureFile } from '../../../storage/capture/capture-file.js';
 import { scanFlows } from '../../../storage/capture/reader.js';
 import { compileFilter, directoryStats } from '../../../storage/flow-query/filter-compile.js';

@@ -1,0 +1,41 @@
+/** Which modules a Node process loads, seen by a module loader hook (the ESM loader sees every import, and each CommonJS package's entry). */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+/** Runs `node <args>` with the hook; returns the URLs it loaded, in order, with its exit status and stderr. */
+export function loadedModules(
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): { urls: string[]; status: number | null; stderr: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'netsvc-loaded-'));
+  writeFileSync(
+    join(dir, 'hooks.mjs'),
+    "import { appendFileSync } from 'node:fs';\n" +
+      'export async function load(url, context, next) {\n' +
+      '  appendFileSync(process.env.LOADED_MODULES_FILE, url + "\\n");\n' +
+      '  return next(url, context);\n' +
+      '}\n',
+  );
+  const hooks = pathToFileURL(join(dir, 'hooks.mjs')).href;
+  writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(hooks)});\n`);
+  const file = join(dir, 'loaded');
+  writeFileSync(file, '');
+  const run = spawnSync(process.execPath, ['--import', join(dir, 'register.mjs'), ...args], {
+    env: { ...env, LOADED_MODULES_FILE: file },
+    encoding: 'utf8',
+  });
+  return { urls: readFileSync(file, 'utf8').split('\n').filter(Boolean), status: run.status, stderr: run.stderr };
+}
+
+/** The npm packages among `urls` (`commander`, `@hono/node-server`). */
+export function packagesOf(urls: readonly string[]): string[] {
+  const names = new Set<string>();
+  for (const url of urls) {
+    const m = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+    if (m) names.add(m[1]!);
+  }
+  return [...names].sort();
+}
