@@ -2,7 +2,18 @@
  * `npm run bench -- <suite> [args…]`: runs one benchmark suite and prints its
  * table. Suites are modules `bench/<suite>.ts` exporting `run(args)`.
  */
-const SUITES = ['collector', 'storage', 'flow-cache', 'flow-filter', 'geo', 'logviewer', 'hotspot', 'serve', 'hostile', 'cli'] as const;
+const SUITES = [
+  'collector',
+  'storage',
+  'flow-cache',
+  'flow-filter',
+  'geo',
+  'logviewer',
+  'hotspot',
+  'serve',
+  'hostile',
+  'cli',
+] as const;
 
 async function main(): Promise<void> {
   const [suite, ...args] = process.argv.slice(2);
