@@ -55,7 +55,8 @@ function netsvcDictionaryAttributes(): ReadonlySet<string> {
 export function netsvcDictionaryNote(attribute: string): string | undefined {
   if (!netsvcDictionaryAttributes().has(attribute.toLowerCase())) return undefined;
   return (
-    `${attribute} is defined by netsvc's dictionary (radius/dictionary.netsvc), not by FreeRADIUS's own: until it and the ` +
-    'netsvc_sqlcounter module are installed (netsvc radius install; docs/hotspot.md, section 3), FreeRADIUS cannot read this row'
+    `${attribute} is defined by netsvc's dictionary (radius/dictionary.netsvc), not by FreeRADIUS's own: the FreeRADIUS ` +
+    'that reads this database needs it and the netsvc_sqlcounter module (netsvc radius install on that host, once; ' +
+    'docs/hotspot.md, section 3), or it cannot read this row'
   );
 }
