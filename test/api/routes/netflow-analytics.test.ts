@@ -1,0 +1,197 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../../api/app.js';
+import { AuthService } from '../../../api/auth.js';
+import { createNetflowRoutes } from '../../../api/routes/netflow.js';
+import { generateCredential, hashSecret } from '../../../storage/admin/secret-hash.js';
+import { SqliteAdminStore } from '../../../storage/admin/sqlite-admin-store.js';
+import { CachedReverseDns } from '../../../storage/dns/cached-reverse-dns.js';
+import { FlowAnalytics } from '../../../storage/flow-query/flow-analytics.js';
+import { createLogger } from '../../../src/log.js';
+import { flowFixture } from '../../helpers/flow-fixtures.js';
+import { getJson, postJson, serveOnLoopback, type TestServer } from '../../helpers/http.js';
+import { nfdumpFlows, threeHourCapture, type ThreeHourCapture } from '../../helpers/netflow-data.js';
+
+describe('netflow analytics routes (netsvc extension)', () => {
+  let hours: ThreeHourCapture;
+  let admin: SqliteAdminStore;
+  let dns: CachedReverseDns;
+  let server: TestServer;
+  let token: string;
+  let otherToken: string;
+  const a = flowFixture('1/softflowd-v9');
+  const b = flowFixture('2/softflowd-v9');
+  const c = flowFixture('1/pmacct-v10');
+
+  const get = (path: string, params: Record<string, string>, t = token) =>
+    getJson(`${server.url}/svc/api/netflow${path}?${new URLSearchParams(params).toString()}`, t);
+  const hour8 = { start: '2026/03/25 08:00', end: '2026/03/25 08:59' };
+
+  beforeAll(async () => {
+    // 08:00 and 09:00 sealed and cached, 10:00 open, the clock at 10:30.
+    hours = await threeHourCapture('netsvc-analytics-', [a, b, c]);
+    dns = new CachedReverseDns({
+      servers: ['127.0.0.1:9'],
+      timeoutMs: 100,
+      positiveTtlSec: 60,
+      negativeTtlSec: 60,
+      maxEntries: 10,
+      now: hours.now,
+    });
+    admin = new SqliteAdminStore(':memory:');
+    admin.addEntity('acme', { netflow: true, logviewer: false, hotspot: false });
+    admin.addUser('acme', 'alice', { netflow: true });
+    admin.addEntity('beta', { netflow: true, logviewer: false, hotspot: false });
+    admin.addUser('beta', 'bob', { netflow: true });
+    const auth = new AuthService(admin, {
+      key: randomBytes(32),
+      tokenTtlSec: 3600,
+      maxFailures: 10,
+      failureWindowSec: 300,
+      now: hours.now,
+    });
+    const owned: Record<string, string[]> = { acme: ['netflow'], beta: ['lentor'] };
+    const analytics = new FlowAnalytics({ dataDir: hours.dir, timezone: 'UTC', cache: hours.cache, now: hours.now });
+    const app = createApp({
+      auth,
+      logger: createLogger('silent'),
+      bodyLimitBytes: 1024 * 1024,
+      areas: {
+        netflow: createNetflowRoutes({ query: hours.query, analytics, dns, timezone: 'UTC', sourcesOf: (e) => owned[e] ?? [] }),
+      },
+    });
+    server = await serveOnLoopback(app.fetch);
+    const login = async (entity: string, user: string) => {
+      const cred = generateCredential();
+      admin.replaceCredential(entity, user, cred.apiId, await hashSecret(cred.secret));
+      const res = await postJson(`${server.url}/svc/api/netflow/auth`, { api_id: cred.apiId, secret: cred.secret });
+      return res.body.result.access_token as string;
+    };
+    token = await login('acme', 'alice');
+    otherToken = await login('beta', 'bob');
+  });
+
+  afterAll(async () => {
+    await server.close();
+    dns.close();
+    admin.close();
+    await hours.close();
+  });
+
+  it('top by dst_port of the UDP flows is nfdump’s list of the same flows, and rows + other = total', async () => {
+    const res = await get('/top', { ...hour8, by: 'dst_port', metric: 'bytes', limit: '5', filter: 'proto udp' });
+    expect(res.status).toBe(200);
+    const ref = new Map<number, { flows: number; packets: number; bytes: number }>();
+    for (const f of nfdumpFlows(a).filter((f) => f.proto === 17)) {
+      const e = ref.get(Number(f.dstPort)) ?? { flows: 0, packets: 0, bytes: 0 };
+      e.flows++;
+      e.packets += f.packets;
+      e.bytes += f.bytes;
+      ref.set(Number(f.dstPort), e);
+    }
+    const r = res.body.result;
+    const ranked = [...ref.values()].sort((x, y) => y.bytes - x.bytes);
+    expect(r.rows.map((x: any) => x.bytes)).toEqual(ranked.slice(0, 5).map((e) => e.bytes));
+    for (const row of r.rows) expect(ref.get(row.dst_port)).toEqual({ flows: row.flows, packets: row.packets, bytes: row.bytes });
+    const all = [...ref.values()].reduce(
+      (s, e) => ({ flows: s.flows + e.flows, packets: s.packets + e.packets, bytes: s.bytes + e.bytes }),
+      {
+        flows: 0,
+        packets: 0,
+        bytes: 0,
+      },
+    );
+    expect(r.total).toEqual(all);
+    expect(r.groups).toBe(ref.size);
+    const sum = (k: 'flows' | 'packets' | 'bytes') => r.rows.reduce((s: number, x: any) => s + x[k], 0) + r.other[k];
+    expect({ flows: sum('flows'), packets: sum('packets'), bytes: sum('bytes') }).toEqual(r.total);
+  });
+
+  it('series by proto: the cache and the files give the same answer, and every step adds up', async () => {
+    const window = { start: '2026/03/25 08:00', end: '2026/03/25 09:59', by: 'proto', step: '5m', limit: '3' };
+    const cached = await get('/series', window);
+    // `any` is a filter: the answer comes from the capture files.
+    const raw = await get('/series', { ...window, filter: 'any' });
+    expect(cached.status).toBe(200);
+    expect(raw.body).toEqual(cached.body);
+    const s = cached.body.result;
+    expect(s.points).toHaveLength(24);
+    s.total.forEach((t: number, k: number) => {
+      expect(s.lines.reduce((acc: number, l: any) => acc + l.values[k], 0) + s.other[k]).toBe(t);
+    });
+    const bytes = nfdumpFlows(a).reduce((acc, f) => acc + f.bytes, 0) + nfdumpFlows(b).reduce((acc, f) => acc + f.bytes, 0);
+    expect(s.total.reduce((acc: number, v: number) => acc + v, 0)).toBe(bytes);
+  });
+
+  it('search pages through every matching flow once, with the count of matches', async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let total = -1;
+    for (let page = 0; page < 100; page++) {
+      const params: Record<string, string> = { ...hour8, filter: 'proto tcp', limit: '17' };
+      if (cursor) params.cursor = cursor;
+      const res = await get('/search', params);
+      expect(res.status).toBe(200);
+      const r = res.body.result;
+      total = r.total;
+      for (const f of r.flows) {
+        expect(f.proto).toBe(6);
+        seen.push(JSON.stringify(f));
+      }
+      cursor = r.next_cursor;
+      if (!cursor) break;
+    }
+    const tcp = nfdumpFlows(a).filter((f) => f.proto === 6).length;
+    expect(total).toBe(tcp);
+    expect(seen).toHaveLength(tcp);
+    expect(new Set(seen).size).toBe(tcp);
+  });
+
+  it('a filter mistake is a 400 that names the parameter, the column and what was expected', async () => {
+    const res = await get('/top', { ...hour8, by: 'src_ip', filter: 'proto tcp and port http' });
+    expect(res.status).toBe(400);
+    expect(res.body.status).toBe(false);
+    expect(res.body.errorMessage).toMatch(
+      /^Invalid parameter 'filter': column 20: expected a port number .*after 'port', found 'http'/,
+    );
+    expect(res.body.column).toBe(20);
+    expect(res.body.expected.length).toBeGreaterThan(0);
+    for (const [path, params, name] of [
+      ['/top', { ...hour8, by: 'colour' }, 'by'],
+      ['/top', { ...hour8 }, 'by'],
+      ['/top', { ...hour8, by: 'src_ip', limit: '1001' }, 'limit'],
+      ['/series', { ...hour8, step: '2m' }, 'step'],
+      ['/search', { ...hour8, cursor: 'not-a-cursor' }, 'cursor'],
+      ['/search', { ...hour8, filter: '(((' }, 'filter'],
+      ['/top', { ...hour8, by: 'src_country', filter: 'src country XX1' }, 'filter'],
+    ] as const) {
+      const r = await get(path, params);
+      expect(r.status, `${path} ${JSON.stringify(params)}`).toBe(400);
+      expect(r.body.errorMessage, path).toContain(`'${name}'`);
+    }
+  });
+
+  it('a cursor only continues its own query', async () => {
+    const first = await get('/search', { ...hour8, limit: '5' });
+    const res = await get('/search', { ...hour8, limit: '5', filter: 'proto udp', cursor: first.body.result.next_cursor });
+    expect(res.status).toBe(400);
+    expect(res.body.errorMessage).toMatch(/cursor.*another query/);
+  });
+
+  it('the token’s entity must own the source; no token is a 401', async () => {
+    expect((await get('/top', { ...hour8, by: 'proto' }, otherToken)).status).toBe(403);
+    expect((await get('/top', { ...hour8, by: 'proto' }, '')).status).toBe(401);
+  });
+
+  it('the OpenAPI document marks the three routes as netsvc extensions', async () => {
+    const doc = (await getJson(`${server.url}/svc/api/openapi.json`)).body;
+    for (const path of ['/netflow/top', '/netflow/series', '/netflow/search']) {
+      const op = doc.paths[`/svc/api${path}`]?.get ?? doc.paths[path]?.get;
+      expect(op, path).toBeDefined();
+      expect(op['x-netsvc-extension'], path).toBe(true);
+    }
+    expect(
+      doc.paths['/svc/api/netflow/kpi']?.get?.['x-netsvc-extension'] ?? doc.paths['/netflow/kpi']?.get?.['x-netsvc-extension'],
+    ).toBeUndefined();
+  });
+});
