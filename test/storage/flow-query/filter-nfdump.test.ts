@@ -5,22 +5,15 @@
  * compiled filter selects equal what `nfdump -R <dir> '<filter>'` prints.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeCapture } from '../../../collector/pcap/pcap-write.js';
-import { replayDatagrams } from '../../../collector/pcap/replay.js';
-import { runCli } from '../../../src/cli.js';
-import { processContext, type CliContext } from '../../../src/commands/context.js';
-import type { ImportReport } from '../../../src/commands/import-run.js';
 import { CaptureFile } from '../../../storage/capture/capture-file.js';
 import { scanFlows } from '../../../storage/capture/reader.js';
 import { compileFilter, directoryStats } from '../../../storage/flow-query/filter-compile.js';
 import { parseFilter } from '../../../storage/flow-query/filter-parse.js';
-import { flowFixture, freeUdpPort, requireAll, type FlowFixture } from '../../helpers/flow-fixtures.js';
-import { xorshift } from '../../helpers/xorshift.js';
-import { haveNfdump, startNfcapd } from '../../helpers/nfdump.js';
+import { flowFixture, requireAll } from '../../helpers/flow-fixtures.js';
+import { haveNfdump } from '../../helpers/nfdump.js';
+import { importPcap, nfcapdDir, sameFlowDirs, v5Datagrams } from '../../helpers/same-flows.js';
 
 if (!haveNfdump && requireAll) throw new Error('nfdump and nfcapd are required (NETSVC_REQUIRE_ALL=1)');
 
@@ -95,27 +88,9 @@ interface Totals {
   bytes: number;
 }
 
-const dirs: string[] = [];
 afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  for (const d of sameFlowDirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-
-/** nfcapd's file of the datagrams, in a fresh directory. */
-async function nfcapdDir(datagrams: readonly Buffer[]): Promise<string> {
-  const dir = mkdtempSync(join(tmpdir(), 'netsvc-filter-nfcapd-'));
-  dirs.push(dir);
-  const port = await freeUdpPort();
-  const child = await startNfcapd(dir, port);
-  await replayDatagrams(
-    datagrams.map((payload) => ({ payload, timeMs: 0 })),
-    { host: '127.0.0.1', port, timing: 'fixed', rate: 1000 },
-  );
-  await new Promise((r) => setTimeout(r, 300));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  child.kill('SIGTERM');
-  await exited;
-  return dir;
-}
 
 function nfdumpTotals(dir: string, filter: string): Totals {
   const r = spawnSync('nfdump', ['-R', dir, '-q', '-N', '-o', 'fmt:%byt', filter], {
@@ -126,34 +101,6 @@ function nfdumpTotals(dir: string, filter: string): Totals {
   // One byte count per flow; nfdump says 'No matching flows' instead of printing nothing.
   const lines = r.stdout.split('\n').filter((l) => /^\s*\d+\s*$/.test(l));
   return { flows: lines.length, bytes: lines.reduce((s, l) => s + Number(l.trim()), 0) };
-}
-
-/** A pcap through `netsvc import` (a fixture's, or one written of `datagrams`): the capture files it sealed. */
-async function importPcap(from: FlowFixture | readonly Buffer[]): Promise<string[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'netsvc-filter-import-'));
-  dirs.push(dir);
-  let pcap: string;
-  if ('pcap' in from) pcap = from.pcap;
-  else {
-    pcap = join(dir, 'export.pcap');
-    const t0 = Date.now();
-    const records = from.map((payload, i) => ({
-      timeMs: t0 + i,
-      src: '127.0.0.1',
-      dst: '127.0.0.1',
-      srcPort: 40000,
-      dstPort: 2055,
-      payload,
-    }));
-    writeFileSync(pcap, writeCapture(records));
-  }
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const ctx: CliContext = { ...processContext(), out: (t) => stdout.push(t), err: (t) => stderr.push(t) };
-  const code = await runCli(['import', '--json', '-d', join(dir, 'data'), pcap], ctx);
-  if (code !== 0) throw new Error(`netsvc import failed: ${stderr.join('')}`);
-  const report = JSON.parse(stdout.join('')) as ImportReport;
-  return report.stored!.files;
 }
 
 function netsvcTotals(files: readonly string[], filter: string): Totals {
@@ -223,47 +170,6 @@ describe.skipIf(!haveNfdump && !requireAll)('filters: netsvc selects the flows n
     });
   }
 });
-
-/**
- * The fixtures' exporters send ToS, interfaces and AS numbers as 0: NetFlow v5 datagrams made
- * here vary them (and flags, ports, protocols), so those primitives are checked on values too.
- */
-function v5Datagrams(): Buffer[] {
-  const rnd = xorshift(5);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
-  const out: Buffer[] = [];
-  const unixSecs = Math.floor(Date.now() / 1000);
-  for (let d = 0; d < 8; d++) {
-    const n = 25;
-    const b = Buffer.alloc(24 + n * 48);
-    b.writeUInt16BE(5, 0);
-    b.writeUInt16BE(n, 2);
-    b.writeUInt32BE(100_000, 4); // sysUptime, ms
-    b.writeUInt32BE(unixSecs, 8);
-    b.writeUInt32BE(d * n, 16); // flow sequence
-    for (let r = 0; r < n; r++) {
-      const o = 24 + r * 48;
-      b.writeUInt32BE((0x0a000000 | Math.floor(rnd() * 8)) >>> 0, o);
-      b.writeUInt32BE((0xc6336400 | Math.floor(rnd() * 8)) >>> 0, o + 4);
-      b.writeUInt16BE(pick([1, 2, 3, 65535]), o + 12);
-      b.writeUInt16BE(pick([1, 2, 3, 4]), o + 14);
-      b.writeUInt32BE(1 + Math.floor(rnd() * 20), o + 16);
-      b.writeUInt32BE(40 + Math.floor(rnd() * 5000), o + 20);
-      b.writeUInt32BE(90_000, o + 24);
-      b.writeUInt32BE(99_000, o + 28);
-      const proto = pick([6, 6, 17, 1]);
-      b.writeUInt16BE(proto === 1 ? 0 : pick([22, 53, 80, 443, 40000]), o + 32);
-      b.writeUInt16BE(proto === 1 ? 0x0800 : pick([22, 53, 80, 443, 50000]), o + 34);
-      b.writeUInt8(proto === 6 ? Math.floor(rnd() * 64) : 0, o + 37);
-      b.writeUInt8(proto, o + 38);
-      b.writeUInt8(pick([0, 0, 32, 184]), o + 39);
-      b.writeUInt16BE(pick([0, 64500, 65001]), o + 40);
-      b.writeUInt16BE(pick([0, 13335]), o + 42);
-    }
-    out.push(b);
-  }
-  return out;
-}
 
 const V5_FILTERS: readonly string[] = [
   'any',
