@@ -13,6 +13,8 @@ import { CaptureFileError, emptyTotals, type ColumnName, type FileTotals } from 
 import { parseCaptureName } from '../../storage/capture/file-names.js';
 import { listCaptureFiles, newReadStats, scanFlows, type CaptureFileInfo } from '../../storage/capture/reader.js';
 import { CaptureFile } from '../../storage/capture/capture-file.js';
+import { compileFilter, FilterCompileError, type CompiledFilter } from '../../storage/flow-query/filter-compile.js';
+import { FilterSyntaxError, parseFilter, renderFilterError } from '../../storage/flow-query/filter-parse.js';
 import { DumpError } from './command-errors.js';
 import { UsageError } from './context.js';
 
@@ -139,6 +141,34 @@ export interface DumpOptions {
   json?: boolean;
   limit?: string;
   stats?: boolean;
+  /** nfdump filter syntax: only the flows it selects. */
+  filter?: string;
+}
+
+/** The compiled `--filter`, or a usage error that shows where the expression went wrong. */
+function dumpFilter(text: string | undefined): CompiledFilter | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return compileFilter(parseFilter(text));
+  } catch (e) {
+    if (e instanceof FilterSyntaxError) throw new UsageError(`--filter: ${e.message}\n${renderFilterError(e)}`);
+    if (e instanceof FilterCompileError) throw new UsageError(`--filter: ${e.message}`);
+    throw e;
+  }
+}
+
+/** Rows of `b` the filter keeps (all without one), ascending. */
+function selected(
+  b: FlowBatch,
+  filter: CompiledFilter | undefined,
+  scratch: { idx: Uint32Array },
+): { idx: Uint32Array; n: number } {
+  if (scratch.idx.length < b.length) scratch.idx = new Uint32Array(b.length);
+  if (!filter) {
+    for (let i = 0; i < b.length; i++) scratch.idx[i] = i;
+    return { idx: scratch.idx, n: b.length };
+  }
+  return { idx: scratch.idx, n: filter.select(b, 0, b.length, scratch.idx) };
 }
 
 /** Resolves `<file|source>` to the files to read: a path, or every hour of a flow source. */
@@ -219,6 +249,8 @@ export function runDump(
     limit = Number(opts.limit);
     if (!Number.isInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive integer');
   }
+  const filter = dumpFilter(opts.filter);
+  const scratch = { idx: new Uint32Array(0) };
   const { files, ident } = filesOf(target, dataDir, zone);
   const stats = newReadStats();
   const problems: string[] = [];
@@ -229,7 +261,7 @@ export function runDump(
 
   if (opts.stats) {
     const totals = emptyTotals();
-    const windowed = from !== undefined || to !== undefined;
+    const windowed = from !== undefined || to !== undefined || filter !== undefined;
     for (const f of files) {
       const path = typeof f === 'string' ? f : f.path;
       let sealedTotals: FileTotals | undefined;
@@ -250,8 +282,24 @@ export function runDump(
         continue;
       }
       const t = emptyTotals();
-      const cols: ColumnName[] = ['received', 'start', 'end', 'bytes', 'packets', 'proto', 'tcpFlags'];
-      for (const b of scanFlows([f], { from, to, columns: cols, stats, onError })) accumulateTotals(t, b);
+      const cols: ColumnName[] = [
+        'received',
+        'start',
+        'end',
+        'bytes',
+        'packets',
+        'proto',
+        'tcpFlags',
+        ...(filter?.columns ?? []),
+      ];
+      for (const b of scanFlows([f], { from, to, columns: cols, stats, onError })) {
+        if (!filter) {
+          accumulateTotals(t, b);
+          continue;
+        }
+        const { idx, n } = selected(b, filter, scratch);
+        for (let k = 0; k < n; k++) accumulateTotals(t, b, idx[k]!, 1);
+      }
       addTotals(totals, t);
     }
     if (opts.json) {
@@ -271,7 +319,9 @@ export function runDump(
         `${'Date first seen'.padEnd(23)} ${'Duration'.padStart(9)} Proto ${'Src IP Addr:Port'.padStart(30)}    ${'Dst IP Addr:Port'.padEnd(30)} Flags  ${'Packets'.padStart(8)} ${'Bytes'.padStart(10)}`,
       );
     outer: for (const b of scanFlows(files, { from, to, stats, onError })) {
-      for (let i = 0; i < b.length; i++) {
+      const { idx, n } = selected(b, filter, scratch);
+      for (let k = 0; k < n; k++) {
+        const i = idx[k]!;
         if (printed >= limit) break outer;
         const r = recordOf(b, i, fmt);
         if (opts.csv) out(CSV_HEADER.map((k) => csvField(r[k])).join(','));

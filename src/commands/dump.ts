@@ -14,6 +14,7 @@ export function registerDumpCommand(program: Command, ctx: CliContext): Command 
     .option('--json', 'JSON array of records (or a JSON object with --stats)')
     .option('--limit <n>', 'print at most n flows')
     .option('--stats', 'totals like nfdump -I instead of records')
+    .option('--filter <expr>', "only the flows an nfdump filter selects, e.g. 'proto tcp and dst port 443'")
     .action(async (target: string, opts: DumpOptions, cmd: Command) => {
       const config = await ctx.config(cmd);
       const { runDump } = await import('./dump-run.js');

@@ -76,6 +76,20 @@ describe('netsvc dump', () => {
     expect(lines[4]).toBe('Summary: total flows: 3, total bytes: 4091, total packets: 8');
   });
 
+  it('--filter keeps the flows an nfdump expression selects, in records and in --stats; a mistake shows its column', async () => {
+    const dir = await dataDirWithHour(true);
+    const ctx = captureCli();
+    expect(await runCli(['dump', 'netflow', ...cfg(dir), '--filter', 'proto udp or dst port 443', '--csv'], ctx)).toBe(0);
+    expect(ctx.stdout.slice(1).map((l) => l.split(',')[4])).toEqual(['TCP', 'UDP']);
+    const stats = captureCli();
+    expect(await runCli(['dump', 'netflow', ...cfg(dir), '--filter', 'inet', '--stats', '--json'], stats)).toBe(0);
+    const t = JSON.parse(stats.stdout.join(''));
+    expect([t.all.flows, t.all.bytes]).toEqual([2, 3827 + 84]);
+    const bad = captureCli();
+    expect(await runCli(['dump', 'netflow', ...cfg(dir), '--filter', 'proto tcp and port http'], bad)).toBe(2);
+    expect(bad.stderr.join('\n')).toMatch(/--filter: column 20: expected a port number[^]*\^/);
+  });
+
   it('selects by received time with --from/--to (minute inclusive) and --limit, as CSV or JSON', async () => {
     const dir = await dataDirWithHour(false);
     const file = listCaptureFiles(dir, 'netflow', 'UTC')[0]!.path;
