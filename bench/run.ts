@@ -7,6 +7,7 @@ const SUITES = [
   'storage',
   'flow-cache',
   'flow-filter',
+  'flow-query',
   'geo',
   'logviewer',
   'hotspot',
