@@ -111,7 +111,8 @@ export class HashGroups implements Groups {
     const oldKeys = this.keys;
     const oldVals = this.vals;
     const oldSlots = this.slots;
-    this.slots *= 2;
+    // Four times while small: fewer rehashes of a table that is still growing fast.
+    this.slots *= this.slots < 1 << 20 ? 4 : 2;
     this.mask = this.slots - 1;
     this.keys = new Uint32Array(this.slots * this.width);
     this.vals = new Float64Array(this.slots * this.stride);

@@ -66,9 +66,16 @@ export function scanMatches(opts: MatchScanOptions, visit: (m: Matches) => boole
   // `received` is decoded only for blocks the window cuts, unless something else needs it.
   const inner = [...withDependencies([...opts.columns, ...(opts.filter?.columns ?? [])])];
   const cut = [...withDependencies([...inner, 'received'])];
+  // With a filter, its columns are decoded first; the caller's others only once rows matched,
+  // and only for those rows when they are few (a selective filter decodes little).
+  const filterOnly = opts.filter ? [...withDependencies(opts.filter.columns)] : [];
+  const filterCut = [...withDependencies([...filterOnly, 'received'])];
+  const rest = [...withDependencies(opts.columns.filter((c) => !filterOnly.includes(c)))];
   const opened: CaptureFile[] = [];
   const batch = new FlowBatch(4096);
+  const picked = new FlowBatch(4096);
   let idx = new Uint32Array(4096);
+  let identity = Uint32Array.from({ length: 4096 }, (_, i) => i);
   try {
     let refs: BlockRef[] = [];
     for (const info of opts.files) {
@@ -116,8 +123,9 @@ export function scanMatches(opts: MatchScanOptions, visit: (m: Matches) => boole
       }
       batch.length = 0;
       const whole = ref.receivedMin >= opts.from && ref.receivedMax < opts.to;
+      const some = verdict === 'some';
       try {
-        ref.file.readBlock(ref.block, whole ? inner : cut, batch, 0, loaded);
+        ref.file.readBlock(ref.block, some ? (whole ? filterOnly : filterCut) : whole ? inner : cut, batch, 0, loaded);
       } catch (err) {
         if (!(err instanceof CaptureFileError)) throw err;
         stats.corruptBlocks++;
@@ -137,7 +145,29 @@ export function scanMatches(opts: MatchScanOptions, visit: (m: Matches) => boole
         if (!whole) n = keepInWindow(batch, idx, n, opts.from, opts.to);
       }
       stats.rowsRead += rows;
-      if (n > 0 && visit({ batch, idx, n, ref }) === false) break;
+      if (n === 0) continue;
+      let out: Matches = { batch, idx, n, ref };
+      if (some && rest.length > 0) {
+        try {
+          if (n * 4 < rows) {
+            // Few rows matched: decode the other columns of those rows only, into rows 0 … n.
+            picked.length = 0;
+            picked.reserve(n);
+            ref.file.readBlockRows(ref.block, idx.subarray(0, n), rest, picked, 0, loaded);
+            picked.length = n;
+            if (identity.length < n) identity = Uint32Array.from({ length: Math.max(n, identity.length * 2) }, (_, i) => i);
+            out = { batch: picked, idx: identity, n, ref };
+          } else {
+            ref.file.readBlock(ref.block, rest, batch, 0, loaded);
+          }
+        } catch (err) {
+          if (!(err instanceof CaptureFileError)) throw err;
+          stats.corruptBlocks++;
+          opts.onError?.(err);
+          continue;
+        }
+      }
+      if (visit(out) === false) break;
     }
   } finally {
     for (const f of opened) f.close();

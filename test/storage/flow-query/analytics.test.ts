@@ -6,6 +6,8 @@ import { formatAddress, type FlowBatch } from '../../../common/flow-batch.js';
 import { CaptureWriter } from '../../../storage/capture/writer.js';
 import { listCaptureFiles, newReadStats } from '../../../storage/capture/reader.js';
 import { parseDimensions, DimensionError } from '../../../storage/flow-query/dimensions.js';
+import { compileFilter } from '../../../storage/flow-query/filter-compile.js';
+import { parseFilter } from '../../../storage/flow-query/filter-parse.js';
 import { countMatches, flowPage, newestOnDisk, snapshotEnd, type FlowCursor } from '../../../storage/flow-query/flow-pages.js';
 import { series } from '../../../storage/flow-query/series.js';
 import { topN, type Metric } from '../../../storage/flow-query/top-n.js';
@@ -110,6 +112,32 @@ describe('top-N over capture files', () => {
       });
     }
   }
+
+  it('with a filter: a selective one (other columns decoded for the matching rows only) and a broad one agree with the reference', async () => {
+    const { dir, batch } = await hourOfFlows();
+    const from = H9 + 10 * 60_000;
+    const to = H9 + 50 * 60_000;
+    for (const [text, keep] of [
+      ['dst port 53', (i: number) => batch.cols.dstPort[i] === 53],
+      ['not dst port 53', (i: number) => batch.cols.dstPort[i] !== 53],
+    ] as const) {
+      const filter = compileFilter(parseFilter(text));
+      const t = topN({ ...scanOf(dir, from, to), filter }, parseDimensions('src_ip,proto'), 'bytes', 20, { times: true });
+      const rows = rowsIn(batch, from, to).filter(keep);
+      const ref = reference(batch, rows, (i) => `${formatAddress(batch.srcAddr, i)}|${batch.cols.proto[i]}`);
+      expect(t.total.flows, text).toBe(rows.length);
+      expect(t.groups, text).toBe(ref.size);
+      for (const r of t.rows) {
+        expect(ref.get(r.key.join('|')), text).toEqual({
+          flows: r.flows,
+          packets: r.packets,
+          bytes: r.bytes,
+          first: r.first,
+          last: r.last,
+        });
+      }
+    }
+  });
 
   it('rejects unknown dimensions, too many, a prefix on a port, and a bad prefix length, naming the part', () => {
     expect(() => parseDimensions('src_ip,colour')).toThrow(/unknown dimension 'colour'/);
