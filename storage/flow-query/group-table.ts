@@ -147,6 +147,20 @@ export class HashGroups implements Groups {
     }
   }
 
+  /** Adds one flow with key keys[at …] and these counts. */
+  addOne(keys: Uint32Array, at: number, bytes: number, packets: number): void {
+    if (this.size * 2 >= this.slots) this.grow();
+    const s = this.probe(keys, at);
+    const v = s * this.stride;
+    if (this.vals[v + FLOWS] === 0) {
+      for (let k = 0; k < this.width; k++) this.keys[s * this.width + k] = keys[at + k]!;
+      this.size++;
+    }
+    this.vals[v + BYTES] = this.vals[v + BYTES]! + bytes;
+    this.vals[v + PACKETS] = this.vals[v + PACKETS]! + packets;
+    this.vals[v + FLOWS] = this.vals[v + FLOWS]! + 1;
+  }
+
   forEach(fn: (slot: number) => void): void {
     for (let s = 0; s < this.slots; s++) if (this.vals[s * this.stride + FLOWS] !== 0) fn(s);
   }

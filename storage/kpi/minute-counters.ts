@@ -11,6 +11,7 @@
  * belongs.
  */
 import type { FlowBatch } from '../../common/flow-batch.js';
+import { BYTES, compareKeyWords, FLOWS, HashGroups, PACKETS } from '../flow-query/group-table.js';
 
 /**
  * The dimensions counted per minute. `dst_port_other` is the destination
@@ -32,11 +33,6 @@ export const MINUTE_KEY_WORDS: Readonly<Record<MinuteDim, number>> = {
   output_if: 1,
   dst_port_other: 1,
 };
-
-/** Value positions of a row, as in group-table.ts and key-table.ts. */
-const BYTES = 0;
-const PACKETS = 1;
-const FLOWS = 2;
 
 /** The counters of one dimension: row r is minute `minutes[r]`, key `keys[r * width …]`, values `vals[r * 3 …]` (bytes, packets, flows). */
 export interface MinuteRows {
@@ -71,93 +67,32 @@ const MINUTE_MS = 60_000;
 const TCP = 6;
 const UDP = 17;
 
-function fmix(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  return (h ^ (h >>> 16)) >>> 0;
-}
-
-/** Counters per (minute, key words): an open-addressing table over typed arrays, a slot empty while its flows are 0. */
+/** Counters per (minute, key words): group-table.ts's hash groups over keys of the minute then the key. */
 class MinuteTable {
-  /** Words per slot: the minute, then the key. */
-  private readonly stride: number;
-  private slots = 256;
-  private mask = 255;
-  private keys: Uint32Array;
-  private vals: Float64Array;
-  size = 0;
+  private readonly groups: HashGroups;
 
   constructor(readonly width: number) {
-    this.stride = width + 1;
-    this.keys = new Uint32Array(this.slots * this.stride);
-    this.vals = new Float64Array(this.slots * 3);
+    this.groups = new HashGroups(width + 1);
   }
 
-  /** Adds one flow; the key is `k` (minute first, then `width` words) from `at`. */
+  /** Adds one flow; the key is `k` (minute first, then `width` words). */
   add(k: Uint32Array, b: number, p: number): void {
-    if (this.size * 2 >= this.slots) this.grow();
-    const s = this.probe(k, 0);
-    const v = s * 3;
-    if (this.vals[v + FLOWS] === 0) {
-      this.keys.set(k.subarray(0, this.stride), s * this.stride);
-      this.size++;
-    }
-    this.vals[v + BYTES]! += b;
-    this.vals[v + PACKETS]! += p;
-    this.vals[v + FLOWS]! += 1;
+    this.groups.addOne(k, 0, b, p);
   }
 
-  private probe(k: Uint32Array, at: number): number {
-    const st = this.stride;
-    let h = 0x811c9dc5;
-    for (let i = 0; i < st; i++) h = Math.imul(h ^ k[at + i]!, 0x9e3779b1);
-    let s = fmix(h) & this.mask;
-    for (;;) {
-      if (this.vals[s * 3 + FLOWS] === 0) return s;
-      let same = true;
-      for (let i = 0; i < st; i++) {
-        if (this.keys[s * st + i] !== k[at + i]) {
-          same = false;
-          break;
-        }
-      }
-      if (same) return s;
-      s = (s + 1) & this.mask;
-    }
-  }
-
-  private grow(): void {
-    const oldKeys = this.keys;
-    const oldVals = this.vals;
-    const old = this.slots;
-    const st = this.stride;
-    this.slots *= 2;
-    this.mask = this.slots - 1;
-    this.keys = new Uint32Array(this.slots * st);
-    this.vals = new Float64Array(this.slots * 3);
-    for (let s = 0; s < old; s++) {
-      if (oldVals[s * 3 + FLOWS] === 0) continue;
-      const t = this.probe(oldKeys, s * st);
-      this.keys.set(oldKeys.subarray(s * st, s * st + st), t * st);
-      this.vals.set(oldVals.subarray(s * 3, s * 3 + 3), t * 3);
-    }
+  get size(): number {
+    return this.groups.size;
   }
 
   /** The rows in (minute, key) order, so that the stored blob is the same for the same flows. */
   rows(): MinuteRows {
-    const st = this.stride;
+    const st = this.width + 1;
     const w = this.width;
-    const order: number[] = [];
-    for (let s = 0; s < this.slots; s++) if (this.vals[s * 3 + FLOWS] !== 0) order.push(s);
-    order.sort((a, b) => {
-      for (let i = 0; i < st; i++) {
-        const d = this.keys[a * st + i]! - this.keys[b * st + i]!;
-        if (d !== 0) return d;
-      }
-      return 0;
-    });
+    const slots: number[] = [];
+    this.groups.forEach((s) => slots.push(s));
+    const keys = new Uint32Array(slots.length * st);
+    slots.forEach((s, i) => this.groups.key(s, keys, i * st));
+    const order = slots.map((_, i) => i).sort((x, y) => compareKeyWords(keys, x * st, keys, y * st, st));
     const out: MinuteRows = {
       width: w,
       length: order.length,
@@ -165,10 +100,13 @@ class MinuteTable {
       keys: new Uint32Array(order.length * w),
       vals: new Float64Array(order.length * 3),
     };
-    order.forEach((s, r) => {
-      out.minutes[r] = this.keys[s * st]!;
-      out.keys.set(this.keys.subarray(s * st + 1, s * st + st), r * w);
-      out.vals.set(this.vals.subarray(s * 3, s * 3 + 3), r * 3);
+    order.forEach((i, r) => {
+      const s = slots[i]!;
+      out.minutes[r] = keys[i * st]!;
+      out.keys.set(keys.subarray(i * st + 1, i * st + st), r * w);
+      out.vals[r * 3 + BYTES] = this.groups.value(s, BYTES);
+      out.vals[r * 3 + PACKETS] = this.groups.value(s, PACKETS);
+      out.vals[r * 3 + FLOWS] = this.groups.value(s, FLOWS);
     });
     return out;
   }
