@@ -8,7 +8,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { DIMENSION_NAMES, DimensionError, parseDimensions, type Dimension } from '../../storage/flow-query/dimensions.js';
 import type { FlowAnalytics } from '../../storage/flow-query/flow-analytics.js';
-import { FlowCursorError } from '../../storage/flow-query/flow-analytics.js';
+import { FlowAnalyticsBusyError, FlowCursorError } from '../../storage/flow-query/flow-analytics.js';
 import { FilterCompileError } from '../../storage/flow-query/filter-compile.js';
 import { FilterSyntaxError } from '../../storage/flow-query/filter-parse.js';
 import { MAX_PAGE } from '../../storage/flow-query/flow-pages.js';
@@ -16,7 +16,7 @@ import { MAX_POINTS, STEPS, stepPoints, type StepName } from '../../storage/flow
 import { MAX_TOP, type Counts } from '../../storage/flow-query/top-n.js';
 import type { AppEnv } from '../context.js';
 import { ok } from '../envelope.js';
-import { BadRequestError } from '../errors.js';
+import { BadRequestError, UnavailableError } from '../errors.js';
 import type { createRouter } from '../router.js';
 import { authFailures, netsvcExtension } from '../schemas.js';
 import { formatFlowTime, formatIsoUtc, isRepresentableTime, QUERY_TIME_FORMS } from './netflow-format.js';
@@ -219,14 +219,6 @@ function dimensions(raw: string | undefined, required: boolean): Dimension[] {
 }
 
 /** Runs a query, turning a filter or cursor mistake into a 400 naming the parameter. */
-function answering<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    throw asBadRequest(err);
-  }
-}
-
 async function answeringAsync<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
@@ -245,6 +237,8 @@ function asBadRequest(err: unknown): unknown {
       });
     }
     if (err instanceof FlowCursorError) return new BadRequestError('cursor', `Invalid parameter 'cursor': it ${err.message}.`);
+    if (err instanceof FlowAnalyticsBusyError)
+      return new UnavailableError(`Too many flow queries are running; try again shortly.`);
     if (err instanceof FilterCompileError) return new BadRequestError('filter', `Invalid parameter 'filter': ${err.message}`);
     return err;
   }
@@ -283,7 +277,7 @@ export function addAnalyticsRoutes(
     );
   });
 
-  router.openapi(seriesRoute, (c) => {
+  router.openapi(seriesRoute, async (c) => {
     const q = c.req.valid('query');
     const source = deps.sourceFor(c.get('principal').entity, q.entity);
     const { from, to } = deps.parseWindow(q.start, q.end, zone);
@@ -297,7 +291,7 @@ export function addAnalyticsRoutes(
       );
     }
     const metric = q.metric ?? 'bytes';
-    const s = answering(() => deps.analytics.series({ source, from, to, filter: q.filter, by, metric, limit, step }));
+    const s = await answeringAsync(() => deps.analytics.series({ source, from, to, filter: q.filter, by, metric, limit, step }));
     return c.json(
       ok({
         step: s.step,
@@ -315,12 +309,12 @@ export function addAnalyticsRoutes(
     );
   });
 
-  router.openapi(searchRoute, (c) => {
+  router.openapi(searchRoute, async (c) => {
     const q = c.req.valid('query');
     const source = deps.sourceFor(c.get('principal').entity, q.entity);
     const { from, to } = deps.parseWindow(q.start, q.end, zone);
     const limit = integer('limit', q.limit, MAX_PAGE, 100);
-    const page = answering(() =>
+    const page = await answeringAsync(() =>
       deps.analytics.flows({ source, from, to, filter: q.filter, order: q.order ?? 'time', limit, cursor: q.cursor }),
     );
     const flows = page.flows.map((f) => ({

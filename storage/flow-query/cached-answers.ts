@@ -107,11 +107,11 @@ function coverage(cache: KpiCache, source: string, w: CacheWindow): Coverage | u
 }
 
 /** Minute counters of the rows a scan of `files` finds in the window, counted as a cache entry counts them. */
-function scanMinutes(files: readonly CaptureFileInfo[], w: CacheWindow): Record<MinuteDim, MinuteRows> {
+async function scanMinutes(files: readonly CaptureFileInfo[], w: CacheWindow): Promise<Record<MinuteDim, MinuteRows>> {
   const counters = new MinuteCounters();
   const scan = { files, from: w.from, to: w.to, columns: MINUTE_COLUMNS, stats: w.stats ?? newReadStats(), onError: w.onError };
   // Without a filter the matching rows of a block are exactly its rows in the window.
-  scanMatches(scan, ({ batch }) => counters.add(batch, 0, batch.length, w.from, w.to));
+  await scanMatches(scan, ({ batch }) => counters.add(batch, 0, batch.length, w.from, w.to));
   return counters.rows();
 }
 
@@ -120,10 +120,16 @@ function scanMinutes(files: readonly CaptureFileInfo[], w: CacheWindow): Record<
  * cache, the other files scanned. Undefined when no hour is cached (the
  * engine's own scan is as good) or a cached hour has no minute counters.
  */
-function windowMinutes(cache: KpiCache, source: string, w: CacheWindow, cov: Coverage, dim: MinuteDim): MinuteRows[] | undefined {
+async function windowMinutes(
+  cache: KpiCache,
+  source: string,
+  w: CacheWindow,
+  cov: Coverage,
+  dim: MinuteDim,
+): Promise<MinuteRows[] | undefined> {
   if (cov.hours.length === 0 && cov.rest.length > 0) return undefined;
   const parts = minuteRows(cache, source, cov.hours, dim);
-  if (parts && cov.rest.length > 0) parts.push(scanMinutes(cov.rest, w)[dim]);
+  if (parts && cov.rest.length > 0) parts.push((await scanMinutes(cov.rest, w))[dim]);
   return parts;
 }
 
@@ -185,19 +191,19 @@ function valueOf(dim: Dimension, words: Uint32Array): DimensionValue[] {
  * The series `series()` would give for the window's files, from the cache;
  * undefined when the cache cannot answer it (see the module comment).
  */
-export function cachedSeries(
+export async function cachedSeries(
   cache: KpiCache,
   source: string,
   window: CacheWindow,
   query: CachedSeriesQuery,
-): SeriesAnswer | undefined {
+): Promise<SeriesAnswer | undefined> {
   if (query.dims.length > 1) return undefined;
   const dim = query.dims[0];
   const md = dim ? minuteDimOf(dim) : 'total';
   if (!md) return undefined;
   const cov = coverage(cache, source, window);
   if (!cov) return undefined;
-  const parts = windowMinutes(cache, source, window, cov, md);
+  const parts = await windowMinutes(cache, source, window, cov, md);
   if (!parts) return undefined;
 
   const points = stepPoints(window.from, window.to, query.step);
@@ -391,7 +397,7 @@ export async function cachedTopN(
   if (!cov) return undefined;
 
   if (md) {
-    const parts = windowMinutes(cache, source, window, cov, md);
+    const parts = await windowMinutes(cache, source, window, cov, md);
     if (!parts) return undefined;
     const groups = groupMinutes(parts, window.from, window.to);
     const rows = best(groups.values(), m, query.n).map((g) => rowOf(valueOf(dim, g.words), g.vals));

@@ -28,6 +28,11 @@ import type { RowFilter } from './match-scan.js';
 import { series, type SeriesAnswer, type StepName } from './series.js';
 import { topN, type Metric, type TopAnswer } from './top-n.js';
 
+/** Too many analytics queries are running or waiting; the client should retry later. */
+export class FlowAnalyticsBusyError extends Error {
+  override readonly name = 'FlowAnalyticsBusyError';
+}
+
 /** A cursor that is not one this query handed out (altered, or from another query). */
 export class FlowCursorError extends Error {
   override readonly name = 'FlowCursorError';
@@ -42,6 +47,9 @@ export interface FlowAnalyticsOptions {
   cache?: KpiCache;
   log?: Log;
   now: () => number;
+  /** Queries scanning files at once (default 2, the cores a small box has), and waiting beyond them (default 8); more are refused. */
+  maxRunning?: number;
+  maxWaiting?: number;
 }
 
 /** What every analytics query names. */
@@ -60,8 +68,35 @@ export class FlowAnalytics {
   private readonly stats = newReadStats();
   private readonly warn: LogThrottle;
 
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+
   constructor(private readonly opts: FlowAnalyticsOptions) {
     this.warn = new LogThrottle(10_000, opts.now);
+  }
+
+  /**
+   * Runs a query once a slot is free. A scan yields to the event loop between blocks, so the
+   * API answers while it runs; the slots keep a burst of heavy queries from sharing the CPU
+   * into minutes each, and refuse what would wait too long (FlowAnalyticsBusyError).
+   */
+  private async gated<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.running >= (this.opts.maxRunning ?? 2)) {
+      if (this.waiting.length >= (this.opts.maxWaiting ?? 8)) {
+        throw new FlowAnalyticsBusyError('too many flow queries are running; try again shortly');
+      }
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    } else {
+      this.running++;
+    }
+    try {
+      return await fn();
+    } finally {
+      // The slot passes to the next waiter, or is freed.
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.running--;
+    }
   }
 
   get counters(): AnalyticsCounters {
@@ -90,7 +125,13 @@ export class FlowAnalytics {
   }
 
   /** Top-N; `times` adds each group's first start and last end (read from the files, never the cache). */
-  async top(q: WindowQuery & { by: readonly Dimension[]; metric: Metric; limit: number; times?: boolean }): Promise<TopAnswer> {
+  top(q: WindowQuery & { by: readonly Dimension[]; metric: Metric; limit: number; times?: boolean }): Promise<TopAnswer> {
+    return this.gated(() => this.topNow(q));
+  }
+
+  private async topNow(
+    q: WindowQuery & { by: readonly Dimension[]; metric: Metric; limit: number; times?: boolean },
+  ): Promise<TopAnswer> {
     const scan = this.scan(q);
     if (this.opts.cache && !scan.filter && !q.times) {
       const cached = await cachedTopN(this.opts.cache, q.source, scan, { dims: q.by, metric: q.metric, n: q.limit });
@@ -99,29 +140,35 @@ export class FlowAnalytics {
     return topN(scan, q.by, q.metric, q.limit, { geo: this.opts.geo?.(), times: q.times });
   }
 
-  series(q: WindowQuery & { by: readonly Dimension[]; metric: Metric; limit: number; step: StepName }): SeriesAnswer {
-    const scan = this.scan(q);
-    const query = { dims: q.by, metric: q.metric, n: q.limit, step: q.step };
-    const cached = this.opts.cache && !scan.filter ? cachedSeries(this.opts.cache, q.source, scan, query) : undefined;
-    return cached ?? series(scan, { ...query, geo: this.opts.geo?.() });
+  series(q: WindowQuery & { by: readonly Dimension[]; metric: Metric; limit: number; step: StepName }): Promise<SeriesAnswer> {
+    return this.gated(async () => {
+      const scan = this.scan(q);
+      const query = { dims: q.by, metric: q.metric, n: q.limit, step: q.step };
+      const cached = this.opts.cache && !scan.filter ? await cachedSeries(this.opts.cache, q.source, scan, query) : undefined;
+      return cached ?? series(scan, { ...query, geo: this.opts.geo?.() });
+    });
   }
 
   /** One page of matching flows; `cursor` is the previous page's `next` (opaque text). */
-  flows(q: WindowQuery & { order: FlowOrder; limit: number; cursor?: string }): FlowPage & { cursor: string | undefined } {
-    const fingerprint = this.fingerprint(q);
-    let cursor: FlowCursor | undefined;
-    let asOf: number;
-    let total: number;
-    if (q.cursor) {
-      cursor = decodeCursor(q.cursor, fingerprint);
-      asOf = cursor.asOf;
-      total = cursor.total;
-    } else {
-      asOf = snapshotEnd(this.scan(q), newestOnDisk);
-      total = countMatches(this.scan(q, asOf));
-    }
-    const page = flowPage(this.scan(q, asOf), { order: q.order, limit: q.limit, cursor, total });
-    return { ...page, cursor: page.next && encodeCursor(page.next, fingerprint) };
+  flows(
+    q: WindowQuery & { order: FlowOrder; limit: number; cursor?: string },
+  ): Promise<FlowPage & { cursor: string | undefined }> {
+    return this.gated(async () => {
+      const fingerprint = this.fingerprint(q);
+      let cursor: FlowCursor | undefined;
+      let asOf: number;
+      let total: number;
+      if (q.cursor) {
+        cursor = decodeCursor(q.cursor, fingerprint);
+        asOf = cursor.asOf;
+        total = cursor.total;
+      } else {
+        asOf = snapshotEnd(this.scan(q), newestOnDisk);
+        total = await countMatches(this.scan(q, asOf));
+      }
+      const page = await flowPage(this.scan(q, asOf), { order: q.order, limit: q.limit, cursor, total });
+      return { ...page, cursor: page.next && encodeCursor(page.next, fingerprint) };
+    });
   }
 
   /** What a cursor is bound to: the same source, window, filter and order. */

@@ -184,9 +184,9 @@ export function newestOnDisk(path: string): number {
 }
 
 /** Matching rows of [from, asOf), counted with the filter's columns only. */
-export function countMatches(scan: Omit<MatchScanOptions, 'columns'>): number {
+export async function countMatches(scan: Omit<MatchScanOptions, 'columns'>): Promise<number> {
   let n = 0;
-  scanMatches({ ...scan, columns: [] }, (m) => {
+  await scanMatches({ ...scan, columns: [] }, (m) => {
     n += m.n;
   });
   return n;
@@ -196,10 +196,10 @@ export function countMatches(scan: Omit<MatchScanOptions, 'columns'>): number {
  * One page. `scan.to` must already be the snapshot end (`cursor.asOf` on
  * later pages); `total` is the count for the first page.
  */
-export function flowPage(
+export async function flowPage(
   scan: Omit<MatchScanOptions, 'columns' | 'order'>,
   opts: { order: FlowOrder; limit: number; cursor?: FlowCursor; total: number },
-): FlowPage {
+): Promise<FlowPage> {
   const { order, limit, cursor } = opts;
   // One row more than the page tells whether there is a next page.
   const want = limit + 1;
@@ -216,7 +216,7 @@ export function flowPage(
     kept = kept.sort(cmp).slice(0, want);
     if (kept.length === want) bar = kept[want - 1]!.t[0]!;
   };
-  scanMatches({ ...scan, columns: COLUMNS, order: order === 'time' ? byStart : undefined }, (m) => {
+  await scanMatches({ ...scan, columns: COLUMNS, order: order === 'time' ? byStart : undefined }, (m) => {
     if (order === 'time' && -m.ref.startMax > bar) return false;
     const b = m.batch;
     const primary = order === 'time' ? b.cols.start : b.cols.bytes;

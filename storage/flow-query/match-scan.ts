@@ -7,11 +7,15 @@
  * says no row can match. A block the filter accepts whole (and the window
  * covers whole) needs no per-row test.
  */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { FlowBatch } from '../../common/flow-batch.js';
 import { CaptureFile } from '../capture/capture-file.js';
 import { CodecSet } from '../capture/codec.js';
 import { ALL_COLUMNS, CaptureFileError, withDependencies, type ColumnName } from '../capture/format.js';
 import type { CaptureFileInfo, ReadStats } from '../capture/reader.js';
+
+/** Blocks scanned between turns of the event loop (a block is up to 65 536 rows). */
+const YIELD_EVERY = 2;
 
 /** A compiled filter, as the scan uses it (storage/flow-query/filter-compile.ts). */
 export interface RowFilter {
@@ -60,7 +64,7 @@ export interface Matches {
  * `order`'s). `visit` may answer false to end the scan early. Damaged files
  * and blocks are counted and skipped.
  */
-export function scanMatches(opts: MatchScanOptions, visit: (m: Matches) => boolean | void): void {
+export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) => boolean | void): Promise<void> {
   const { stats } = opts;
   const codecs = new CodecSet();
   // `received` is decoded only for blocks the window cuts, unless something else needs it.
@@ -98,7 +102,13 @@ export function scanMatches(opts: MatchScanOptions, visit: (m: Matches) => boole
       });
     }
     if (opts.order) refs = opts.order(refs);
+    let sinceYield = 0;
     for (const ref of refs) {
+      // A long scan gives the event loop a turn every few blocks, so the API keeps answering.
+      if (++sinceYield >= YIELD_EVERY) {
+        sinceYield = 0;
+        await yieldToLoop();
+      }
       let loaded;
       try {
         loaded = ref.file.loadBlock(ref.block);

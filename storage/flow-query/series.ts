@@ -45,10 +45,10 @@ export function stepPoints(from: number, to: number, step: StepName): number[] {
   return out;
 }
 
-export function series(
+export async function series(
   scan: Omit<MatchScanOptions, 'columns'>,
   opts: { dims: readonly Dimension[]; metric: Metric; n: number; step: StepName; geo?: GeoLookup },
-): SeriesAnswer {
+): Promise<SeriesAnswer> {
   const points = stepPoints(scan.from, scan.to, opts.step);
   const len = STEPS[opts.step];
   const first = points[0] ?? scan.from;
@@ -60,7 +60,7 @@ export function series(
     m === BYTES ? bytes[i]! : m === PACKETS ? packets[i]! : 1;
 
   if (opts.dims.length === 0) {
-    scanMatches({ ...scan, columns: ['received', 'bytes', 'packets'] }, ({ batch, idx, n }) => {
+    await scanMatches({ ...scan, columns: ['received', 'bytes', 'packets'] }, ({ batch, idx, n }) => {
       const rec = batch.cols.received;
       for (let r = 0; r < n; r++) {
         const i = idx[r]!;
@@ -71,7 +71,7 @@ export function series(
   }
 
   const layout = keyLayout(opts.dims, opts.geo);
-  const ranked = groupMatches(scan, layout);
+  const ranked = await groupMatches(scan, layout);
   const slots = topSlots(ranked.groups, m, opts.n);
   // The chosen groups, in a table of their own whose flow count is the line number + 1.
   const chosen = new HashGroups(layout.width, slots.length);
@@ -86,7 +86,7 @@ export function series(
   });
   const values = lines.map(() => new Float64Array(steps));
   let keys = new Uint32Array(4096 * layout.width);
-  scanMatches({ ...scan, columns: [...layoutColumns(layout), 'received'] }, (match) => {
+  await scanMatches({ ...scan, columns: [...layoutColumns(layout), 'received'] }, (match) => {
     const { batch, idx, n } = match;
     if (keys.length < n * layout.width) keys = new Uint32Array(n * layout.width);
     writeKeys(layout, match, keys);

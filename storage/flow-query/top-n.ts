@@ -97,15 +97,15 @@ export function layoutColumns(layout: KeyLayout, times = false): MatchScanOption
 }
 
 /** Groups every matching row of the scan by the layout; `times` also keeps each group's first start and last end. */
-export function groupMatches(
+export async function groupMatches(
   scan: Omit<MatchScanOptions, 'columns'>,
   layout: KeyLayout,
   times = false,
-): { groups: Groups; total: Counts } {
+): Promise<{ groups: Groups; total: Counts }> {
   const groups = newGroups(layout, times);
   const total: Counts = { flows: 0, packets: 0, bytes: 0 };
   let keys = new Uint32Array(4096 * layout.width);
-  scanMatches({ ...scan, columns: layoutColumns(layout, times) }, (m) => {
+  await scanMatches({ ...scan, columns: layoutColumns(layout, times) }, (m) => {
     if (keys.length < m.n * layout.width) keys = new Uint32Array(m.n * layout.width);
     writeKeys(layout, m, keys);
     const { bytes, packets } = m.batch.cols;
@@ -125,15 +125,15 @@ export function groupMatches(
 }
 
 /** The top `n` groups of the scan's matching rows by `dims` and `metric`. */
-export function topN(
+export async function topN(
   scan: Omit<MatchScanOptions, 'columns'>,
   dims: readonly Dimension[],
   metric: Metric,
   n: number,
   opts: { geo?: GeoLookup; times?: boolean } = {},
-): TopAnswer {
+): Promise<TopAnswer> {
   const layout = keyLayout(dims, opts.geo);
-  const { groups, total } = groupMatches(scan, layout, opts.times);
+  const { groups, total } = await groupMatches(scan, layout, opts.times);
   const slots = topSlots(groups, METRIC_INDEX[metric], n);
   const words = new Uint32Array(layout.width);
   const rows: TopRow[] = slots.map((s) => {

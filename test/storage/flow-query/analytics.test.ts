@@ -8,6 +8,7 @@ import { listCaptureFiles, newReadStats } from '../../../storage/capture/reader.
 import { parseDimensions, DimensionError } from '../../../storage/flow-query/dimensions.js';
 import { compileFilter } from '../../../storage/flow-query/filter-compile.js';
 import { parseFilter } from '../../../storage/flow-query/filter-parse.js';
+import { FlowAnalytics, FlowAnalyticsBusyError } from '../../../storage/flow-query/flow-analytics.js';
 import { countMatches, flowPage, newestOnDisk, snapshotEnd, type FlowCursor } from '../../../storage/flow-query/flow-pages.js';
 import { series } from '../../../storage/flow-query/series.js';
 import { topN, type Metric } from '../../../storage/flow-query/top-n.js';
@@ -95,7 +96,7 @@ describe('top-N over capture files', () => {
         // A window that cuts blocks: 09:10 to 09:50.
         const from = H9 + 10 * 60_000;
         const to = H9 + 50 * 60_000;
-        const t = topN(scanOf(dir, from, to), parseDimensions(by), metric, 15, { times: true });
+        const t = await topN(scanOf(dir, from, to), parseDimensions(by), metric, 15, { times: true });
         const ref = reference(batch, rowsIn(batch, from, to), (i) => keyOf(batch, i));
         const ranked = [...ref.entries()].sort((a, b) => b[1][metric] - a[1][metric]);
         expect(t.rows).toHaveLength(Math.min(15, ref.size));
@@ -122,7 +123,7 @@ describe('top-N over capture files', () => {
       ['not dst port 53', (i: number) => batch.cols.dstPort[i] !== 53],
     ] as const) {
       const filter = compileFilter(parseFilter(text));
-      const t = topN({ ...scanOf(dir, from, to), filter }, parseDimensions('src_ip,proto'), 'bytes', 20, { times: true });
+      const t = await topN({ ...scanOf(dir, from, to), filter }, parseDimensions('src_ip,proto'), 'bytes', 20, { times: true });
       const rows = rowsIn(batch, from, to).filter(keep);
       const ref = reference(batch, rows, (i) => `${formatAddress(batch.srcAddr, i)}|${batch.cols.proto[i]}`);
       expect(t.total.flows, text).toBe(rows.length);
@@ -153,7 +154,7 @@ describe('series over capture files', () => {
     const { dir, batch } = await hourOfFlows();
     const from = H9;
     const to = H9 + 3_600_000;
-    const s = series(scanOf(dir, from, to), { dims: parseDimensions('dst_port'), metric: 'bytes', n: 3, step: '5m' });
+    const s = await series(scanOf(dir, from, to), { dims: parseDimensions('dst_port'), metric: 'bytes', n: 3, step: '5m' });
     expect(s.points).toHaveLength(12);
     expect(s.lines).toHaveLength(3);
     s.points.forEach((_, k) => {
@@ -164,13 +165,13 @@ describe('series over capture files', () => {
     const ref = rowsIn(batch, from, to).reduce((a, i) => a + batch.cols.bytes[i]!, 0);
     expect(total).toBe(ref);
     // The same groups, in the same order, as top-N gives for the window.
-    const t = topN(scanOf(dir, from, to), parseDimensions('dst_port'), 'bytes', 3);
+    const t = await topN(scanOf(dir, from, to), parseDimensions('dst_port'), 'bytes', 3);
     expect(s.lines.map((l) => [l.key, l.total])).toEqual(t.rows.map((r) => [r.key, r.bytes]));
   });
 
   it('without dimensions gives totals per step; a 1-minute step puts each flow in its minute', async () => {
     const { dir, batch } = await hourOfFlows(3000);
-    const s = series(scanOf(dir, H9, H9 + 3_600_000), { dims: [], metric: 'flows', n: 10, step: '1m' });
+    const s = await series(scanOf(dir, H9, H9 + 3_600_000), { dims: [], metric: 'flows', n: 10, step: '1m' });
     expect(s.points).toHaveLength(60);
     const perMinute = new Array<number>(60).fill(0);
     for (let i = 0; i < batch.length; i++) perMinute[Math.floor((batch.cols.received[i]! - H9) / 60_000)]!++;
@@ -193,11 +194,11 @@ describe('flow pages', () => {
   async function allPages(dir: string, order: 'time' | 'bytes', limit: number, between?: (page: number) => Promise<void>) {
     const first = scanOf(dir, H9, H9 + 3_600_000);
     const asOf = snapshotEnd(first, newestOnDisk);
-    const total = countMatches({ ...first, to: asOf });
+    const total = await countMatches({ ...first, to: asOf });
     const seen: string[] = [];
     let cursor: FlowCursor | undefined;
     for (let page = 0; page < 10_000; page++) {
-      const p = flowPage(scanOf(dir, H9, asOf), { order, limit, cursor, total });
+      const p = await flowPage(scanOf(dir, H9, asOf), { order, limit, cursor, total });
       for (const f of p.flows) seen.push([f.received, f.start, f.srcIp, f.dstIp, f.srcPort, f.bytes].join('|'));
       if (order === 'time')
         for (let k = 1; k < p.flows.length; k++) expect(p.flows[k - 1]!.start).toBeGreaterThanOrEqual(p.flows[k]!.start);
@@ -252,5 +253,43 @@ describe('flow pages', () => {
     expect(total).toBe(expected.length);
     expect(seen.sort()).toEqual(expected.sort());
     await writer.close();
+  });
+});
+
+describe('FlowAnalytics under load', () => {
+  it('refuses queries beyond the running and waiting slots, and answers the others', async () => {
+    const { dir } = await hourOfFlows(3000);
+    const a = new FlowAnalytics({ dataDir: dir, timezone: 'UTC', now: () => H9, maxRunning: 1, maxWaiting: 1 });
+    const q = {
+      source: 'netflow',
+      from: H9,
+      to: H9 + 3_600_000,
+      by: parseDimensions('src_ip'),
+      metric: 'bytes' as const,
+      limit: 5,
+    };
+    const results = await Promise.allSettled([a.top(q), a.top(q), a.top(q)]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
+    expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(FlowAnalyticsBusyError);
+    // The slots are free again afterwards.
+    expect((await a.top(q)).total.flows).toBe(3000);
+  });
+
+  it('gives the event loop turns while it scans, so other requests are answered meanwhile', async () => {
+    const { dir } = await hourOfFlows(20_000);
+    const a = new FlowAnalytics({ dataDir: dir, timezone: 'UTC', now: () => H9 });
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 0);
+    await a.top({
+      source: 'netflow',
+      from: H9,
+      to: H9 + 3_600_000,
+      by: parseDimensions('src_ip,dst_port'),
+      metric: 'bytes',
+      limit: 5,
+    });
+    clearInterval(timer);
+    // 20 000 rows in 512-row blocks: about 40 blocks, a turn every two.
+    expect(ticks).toBeGreaterThan(5);
   });
 });

@@ -76,11 +76,11 @@ describe('series and top-N from the KPI cache', () => {
         for (const dim of ['', ...MINUTE_DIMS]) {
           const metric = METRICS[k++ % 3]!;
           const query = { dims: dim ? parseDimensions(dim) : [], metric, n: 3, step };
-          const raw = series(win(w.from, w.to), query);
-          const cached = cachedSeries(cache, SOURCE, win(w.from, w.to), query);
+          const raw = await series(win(w.from, w.to), query);
+          const cached = await cachedSeries(cache, SOURCE, win(w.from, w.to), query);
           expect(cached, `${step} ${dim || 'total'} ${metric}`).toEqual(raw);
           // The steps of every line and `other` add up to the window's total.
-          const total = topN(win(w.from, w.to), parseDimensions('proto'), metric, 1).total[metric];
+          const total = (await topN(win(w.from, w.to), parseDimensions('proto'), metric, 1)).total[metric];
           const sum = [...cached!.lines.flatMap((l) => l.values), ...cached!.other].reduce((a, b) => a + b, 0);
           expect(dim ? sum : cached!.total.reduce((a, b) => a + b, 0)).toBe(total);
           expect(cached!.total.reduce((a, b) => a + b, 0)).toBe(total);
@@ -93,7 +93,7 @@ describe('series and top-N from the KPI cache', () => {
       for (const dim of MINUTE_DIMS) {
         for (const n of [1, 3, 100]) {
           const metric = METRICS[k++ % 3]!;
-          const raw = topN(win(w.from, w.to), parseDimensions(dim), metric, n);
+          const raw = await topN(win(w.from, w.to), parseDimensions(dim), metric, n);
           expect(
             await cachedTopN(cache, SOURCE, win(w.from, w.to), { dims: parseDimensions(dim), metric, n }),
             `${dim} ${n}`,
@@ -112,7 +112,7 @@ describe('series and top-N from the KPI cache', () => {
       for (const dim of ['src_ip', 'dst_ip', 'dst_port']) {
         for (const metric of METRICS) {
           for (const n of [1, 10, 20_000]) {
-            const raw = topN(win(from, to), parseDimensions(dim), metric, n);
+            const raw = await topN(win(from, to), parseDimensions(dim), metric, n);
             const cached = await cachedTopN(cache, SOURCE, win(from, to), { dims: parseDimensions(dim), metric, n });
             expect(cached, `${dim} ${metric} ${n}`).toEqual(raw);
           }
@@ -133,15 +133,15 @@ describe('series and top-N from the KPI cache', () => {
     const q = { metric: 'bytes' as const, n: 5 };
     const filter: RowFilter = { columns: [], block: () => 'all', select: () => 0 };
     expect(await cachedTopN(cache, SOURCE, { ...all, filter }, { ...q, dims: parseDimensions('proto') })).toBeUndefined();
-    expect(cachedSeries(cache, SOURCE, { ...all, filter }, { ...q, dims: [], step: '5m' })).toBeUndefined();
+    expect(await cachedSeries(cache, SOURCE, { ...all, filter }, { ...q, dims: [], step: '5m' })).toBeUndefined();
     // Not cut on whole minutes.
-    expect(cachedSeries(cache, SOURCE, win(H9 + 1, H9 + HOUR), { ...q, dims: [], step: '5m' })).toBeUndefined();
+    expect(await cachedSeries(cache, SOURCE, win(H9 + 1, H9 + HOUR), { ...q, dims: [], step: '5m' })).toBeUndefined();
     // Dimensions not counted per minute, several dimensions, an address prefix.
     for (const dims of ['src_port', 'proto,tos', 'src_ip/24', 'exporter/24', 'src_as']) {
       expect(await cachedTopN(cache, SOURCE, all, { ...q, dims: parseDimensions(dims) }), dims).toBeUndefined();
     }
     for (const dims of ['src_ip', 'dst_port', 'proto,tos']) {
-      expect(cachedSeries(cache, SOURCE, all, { ...q, dims: parseDimensions(dims), step: '1h' }), dims).toBeUndefined();
+      expect(await cachedSeries(cache, SOURCE, all, { ...q, dims: parseDimensions(dims), step: '1h' }), dims).toBeUndefined();
     }
     // Rankings of whole hours answer no window that cuts an hour.
     expect(await cachedTopN(cache, SOURCE, win(H9, H9 + 90 * MIN), { ...q, dims: parseDimensions('src_ip') })).toBeUndefined();
@@ -153,25 +153,25 @@ describe('series and top-N from the KPI cache', () => {
     expect(await cachedTopN(cache, SOURCE, all, { ...q, dims: parseDimensions('src_ip') })).toBeUndefined();
     expect(await cachedTopN(cache, SOURCE, all, { ...q, dims: parseDimensions('dst_port') })).toBeUndefined();
     const stats = newReadStats();
-    expect(cachedSeries(cache, SOURCE, { ...all, stats }, { ...q, dims: parseDimensions('tos'), step: '5m' })).toEqual(
-      series(win(H9, H9 + 3 * HOUR), { ...q, dims: parseDimensions('tos'), step: '5m' }),
+    expect(await cachedSeries(cache, SOURCE, { ...all, stats }, { ...q, dims: parseDimensions('tos'), step: '5m' })).toEqual(
+      await series(win(H9, H9 + 3 * HOUR), { ...q, dims: parseDimensions('tos'), step: '5m' }),
     );
     expect(stats.filesOpened).toBe(1);
     // No hour cached: the engine's own scan answers.
     for (const h of [H9, H9 + 2 * HOUR]) cache.drop(SOURCE, h);
-    expect(cachedSeries(cache, SOURCE, all, { ...q, dims: [], step: '5m' })).toBeUndefined();
+    expect(await cachedSeries(cache, SOURCE, all, { ...q, dims: [], step: '5m' })).toBeUndefined();
   });
 
   it('scans, instead of taking from the cache, an hour whose file changed after it was cached', async () => {
     const q = { dims: parseDimensions('proto'), metric: 'flows' as const, n: 3, step: '5m' as const };
     const stats = newReadStats();
-    expect(cachedSeries(cache, SOURCE, { ...win(H9, H9 + 3 * HOUR), stats }, q)).toBeDefined();
+    expect(await cachedSeries(cache, SOURCE, { ...win(H9, H9 + 3 * HOUR), stats }, q)).toBeDefined();
     expect(stats.filesOpened).toBe(0);
     // The middle hour's file gets another size: a scan now finds it damaged and skips it, and so must the answer.
     appendFileSync(files()[1]!.path, Buffer.alloc(1));
-    const mixed = cachedSeries(cache, SOURCE, { ...win(H9, H9 + 3 * HOUR), stats }, q);
+    const mixed = await cachedSeries(cache, SOURCE, { ...win(H9, H9 + 3 * HOUR), stats }, q);
     expect(stats.filesOpened + stats.corruptFiles).toBeGreaterThan(0);
-    expect(mixed).toEqual(series(win(H9, H9 + 3 * HOUR), q));
+    expect(mixed).toEqual(await series(win(H9, H9 + 3 * HOUR), q));
     expect(await cachedTopN(cache, SOURCE, win(H9, H9 + 3 * HOUR), { ...q, dims: parseDimensions('src_ip') })).toBeUndefined();
   });
 
@@ -187,12 +187,12 @@ describe('series and top-N from the KPI cache', () => {
     for (const dim of ['', ...MINUTE_DIMS]) {
       const q = { dims: dim ? parseDimensions(dim) : [], metric: 'bytes' as const, n: 2, step: '5m' as const };
       const stats = newReadStats();
-      const cached = cachedSeries(cache, SOURCE, { ...win(H9 + 30 * MIN, H9 + 4 * HOUR), stats }, q);
-      expect(cached, dim).toEqual(series(win(H9 + 30 * MIN, H9 + 4 * HOUR), q));
+      const cached = await cachedSeries(cache, SOURCE, { ...win(H9 + 30 * MIN, H9 + 4 * HOUR), stats }, q);
+      expect(cached, dim).toEqual(await series(win(H9 + 30 * MIN, H9 + 4 * HOUR), q));
       expect(stats.filesOpened).toBe(1);
       if (dim) {
         expect(await cachedTopN(cache, SOURCE, win(H9 + 30 * MIN, H9 + 4 * HOUR), q)).toEqual(
-          topN(win(H9 + 30 * MIN, H9 + 4 * HOUR), q.dims, 'bytes', 2),
+          await topN(win(H9 + 30 * MIN, H9 + 4 * HOUR), q.dims, 'bytes', 2),
         );
       }
     }
@@ -208,9 +208,9 @@ describe('series and top-N from the KPI cache', () => {
     cache = new SqliteKpiCache(dbPath());
     expect(cache.hours(SOURCE, 0, Number.MAX_SAFE_INTEGER)).toEqual([]);
     const q = { dims: parseDimensions('input_if'), metric: 'bytes' as const, n: 4, step: '1m' as const };
-    expect(cachedSeries(cache, SOURCE, win(H9, H9 + 3 * HOUR), q)).toBeUndefined();
+    expect(await cachedSeries(cache, SOURCE, win(H9, H9 + 3 * HOUR), q)).toBeUndefined();
     builder = new KpiBuilder({ cache, dataDir: dir, timezone: 'UTC' });
     expect(await builder.sync(SOURCE)).toMatchObject({ built: 3, failed: 0 });
-    expect(cachedSeries(cache, SOURCE, win(H9, H9 + 3 * HOUR), q)).toEqual(series(win(H9, H9 + 3 * HOUR), q));
+    expect(await cachedSeries(cache, SOURCE, win(H9, H9 + 3 * HOUR), q)).toEqual(await series(win(H9, H9 + 3 * HOUR), q));
   });
 });

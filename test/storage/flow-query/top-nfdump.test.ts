@@ -84,7 +84,7 @@ function nfdumpTop(dir: string, dim: string, filter: string, n: number): Array<[
   return rows;
 }
 
-function netsvcTop(files: readonly string[], dim: string, filter: string, n: number): Array<[string, Group]> {
+async function netsvcTop(files: readonly string[], dim: string, filter: string, n: number): Promise<Array<[string, Group]>> {
   const infos: CaptureFileInfo[] = files.map((path) => ({
     path,
     name: path,
@@ -94,7 +94,7 @@ function netsvcTop(files: readonly string[], dim: string, filter: string, n: num
     kind: 'sealed',
     size: 0,
   }));
-  const t = topN(
+  const t = await topN(
     { files: infos, from: -Infinity, to: Infinity, filter: compileFilter(parseFilter(filter)), stats: newReadStats() },
     parseDimensions(dim),
     'bytes',
@@ -103,15 +103,15 @@ function netsvcTop(files: readonly string[], dim: string, filter: string, n: num
   return t.rows.map((r) => [String(r.key[0]), { flows: r.flows, packets: r.packets, bytes: r.bytes }]);
 }
 
-function compare(nfDir: string, files: readonly string[], nfDim: string, dim: string, filter: string): void {
+async function compare(nfDir: string, files: readonly string[], nfDim: string, dim: string, filter: string): Promise<void> {
   // Every group: the same keys with the same counts.
   const all = nfdumpTop(nfDir, nfDim, filter, 100_000);
-  const ours = netsvcTop(files, dim, filter, 1000);
+  const ours = await netsvcTop(files, dim, filter, 1000);
   expect(new Map(ours), `${dim} '${filter}'`).toEqual(new Map(all));
   // The top 5: the same byte counts in the same order (which key of a tie comes first may differ).
   const five = nfdumpTop(nfDir, nfDim, filter, 5).map(([, g]) => g.bytes);
   expect(
-    netsvcTop(files, dim, filter, 5).map(([, g]) => g.bytes),
+    (await netsvcTop(files, dim, filter, 5)).map(([, g]) => g.bytes),
     `${dim} '${filter}' -n 5`,
   ).toEqual(five);
 }
@@ -126,10 +126,10 @@ describe.skipIf(!haveNfdump && !requireAll)('top-N: netsvc lists the groups nfdu
         [nfDir, files] = await Promise.all([nfcapdDir(fixture.datagrams().map((d) => d.payload)), importPcap(fixture)]);
       });
       for (const [nfDim, dim] of DIMENSIONS) {
-        it(`-s ${nfDim} (${dim}) under ${FILTERS.length} filters`, () => {
+        it(`-s ${nfDim} (${dim}) under ${FILTERS.length} filters`, async () => {
           for (const filter of FILTERS) {
             const f = dim.endsWith('_port') ? `(${filter}) and not proto icmp and not proto icmp6` : filter;
-            compare(nfDir, files, nfDim, dim, f);
+            await compare(nfDir, files, nfDim, dim, f);
           }
         });
       }
@@ -144,9 +144,9 @@ describe.skipIf(!haveNfdump && !requireAll)('top-N: netsvc lists the groups nfdu
       [nfDir, files] = await Promise.all([nfcapdDir(datagrams), importPcap(datagrams)]);
     });
     for (const [nfDim, dim] of DIMENSIONS) {
-      it(`-s ${nfDim} (${dim})`, () => {
+      it(`-s ${nfDim} (${dim})`, async () => {
         for (const filter of ['any', 'proto tcp', 'tos > 0', 'in if 2 or out if 3', 'not proto icmp and bytes > 2000']) {
-          compare(nfDir, files, nfDim, dim, filter);
+          await compare(nfDir, files, nfDim, dim, filter);
         }
       });
     }
