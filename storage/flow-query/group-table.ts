@@ -224,6 +224,152 @@ export class DenseGroups implements Groups {
   }
 }
 
+/**
+ * Groups of a one-word key, each a record of float64s in one array — the key,
+ * bytes, packets, flows (and first, last with `times`) — so that a probe
+ * touches one cache line, not one in a key array and one in a value array.
+ * What counts interfaces, AS numbers and IPv4 addresses with millions of keys.
+ */
+export class WordGroups implements Groups {
+  readonly width = 1;
+  private slots = 4096;
+  private mask = 4095;
+  private rec: Float64Array;
+  /** Doubles per record: the key, then the values. */
+  private readonly stride: number;
+  size = 0;
+
+  constructor(times = false) {
+    this.stride = 1 + (times ? V : FLOWS + 1);
+    this.rec = new Float64Array(this.slots * this.stride);
+  }
+
+  private probe(key: number): number {
+    const rec = this.rec;
+    const st = this.stride;
+    let s = fmix(Math.imul(key, 0x9e3779b1)) & this.mask;
+    for (;;) {
+      const o = s * st;
+      if (rec[o + 1 + FLOWS] === 0 || rec[o] === key) return s;
+      s = (s + 1) & this.mask;
+    }
+  }
+
+  private grow(): void {
+    const old = this.rec;
+    const oldSlots = this.slots;
+    const st = this.stride;
+    this.slots *= this.slots < 1 << 20 ? 4 : 2;
+    this.mask = this.slots - 1;
+    this.rec = new Float64Array(this.slots * st);
+    for (let s = 0; s < oldSlots; s++) {
+      const o = s * st;
+      if (old[o + 1 + FLOWS] === 0) continue;
+      const t = this.probe(old[o]!) * st;
+      for (let k = 0; k < st; k++) this.rec[t + k] = old[o + k]!;
+    }
+  }
+
+  /** Adds one flow of key `key` (a uint32) and row i's values. */
+  addKey(key: number, rv: RowValues, i: number, times: boolean): void {
+    if (this.size * 2 >= this.slots) this.grow();
+    const rec = this.rec;
+    const o = this.probe(key) * this.stride;
+    const v = o + 1;
+    if (rec[v + FLOWS] === 0) {
+      rec[o] = key;
+      this.size++;
+      if (times) {
+        rec[v + FIRST] = rv.start![i]!;
+        rec[v + LAST] = rv.end![i]!;
+      }
+    }
+    add(rec, v, rv, i);
+    if (times) span(rec, v, rv, i);
+  }
+
+  addRows(keys: Uint32Array, n: number, idx: Uint32Array, rv: RowValues, times = false): void {
+    times &&= this.stride === 1 + V;
+    for (let r = 0; r < n; r++) this.addKey(keys[r]!, rv, idx[r]!, times);
+  }
+
+  forEach(fn: (slot: number) => void): void {
+    const st = this.stride;
+    for (let s = 0; s < this.slots; s++) if (this.rec[s * st + 1 + FLOWS] !== 0) fn(s);
+  }
+
+  value(slot: number, m: ValueIndex): number {
+    return this.rec[slot * this.stride + 1 + m]!;
+  }
+
+  key(slot: number, out: Uint32Array, at: number): void {
+    out[at] = this.rec[slot * this.stride]!;
+  }
+
+  find(keys: Uint32Array, at: number): number {
+    const s = this.probe(keys[at]!);
+    return this.rec[s * this.stride + 1 + FLOWS] === 0 ? -1 : s;
+  }
+}
+
+/**
+ * Groups of one address (four words, IPv4 mapped): IPv4 addresses in a
+ * WordGroups by their last word, the rest in a HashGroups. Slots are the
+ * two tables' slots interleaved (even: IPv4, odd: the rest).
+ */
+export class AddressGroups implements Groups {
+  readonly width = 4;
+  private readonly v4: WordGroups;
+  private readonly other: HashGroups;
+
+  constructor(private readonly times = false) {
+    this.v4 = new WordGroups(times);
+    this.other = new HashGroups(4, 0, times);
+  }
+
+  get size(): number {
+    return this.v4.size + this.other.size;
+  }
+
+  addRows(keys: Uint32Array, n: number, idx: Uint32Array, rv: RowValues, times = false): void {
+    times &&= this.times;
+    for (let r = 0; r < n; r++) {
+      const o = r * 4;
+      if (keys[o] === 0 && keys[o + 1] === 0 && keys[o + 2] === 0xffff) this.v4.addKey(keys[o + 3]!, rv, idx[r]!, times);
+      else this.other.addRows(keys.subarray(o, o + 4), 1, idx.subarray(r, r + 1), rv, times);
+    }
+  }
+
+  forEach(fn: (slot: number) => void): void {
+    this.v4.forEach((s) => fn(s * 2));
+    this.other.forEach((s) => fn(s * 2 + 1));
+  }
+
+  value(slot: number, m: ValueIndex): number {
+    return slot % 2 === 0 ? this.v4.value(slot / 2, m) : this.other.value((slot - 1) / 2, m);
+  }
+
+  key(slot: number, out: Uint32Array, at: number): void {
+    if (slot % 2 === 1) {
+      this.other.key((slot - 1) / 2, out, at);
+      return;
+    }
+    out[at] = 0;
+    out[at + 1] = 0;
+    out[at + 2] = 0xffff;
+    this.v4.key(slot / 2, out, at + 3);
+  }
+
+  find(keys: Uint32Array, at: number): number {
+    if (keys[at] === 0 && keys[at + 1] === 0 && keys[at + 2] === 0xffff) {
+      const s = this.v4.find(keys, at + 3);
+      return s < 0 ? -1 : s * 2;
+    }
+    const s = this.other.find(keys, at);
+    return s < 0 ? -1 : s * 2 + 1;
+  }
+}
+
 /** Adds row i's values to the group at vals[v …]. */
 function add(vals: Float64Array, v: number, rv: RowValues, i: number): void {
   vals[v + BYTES] = vals[v + BYTES]! + rv.bytes[i]!;

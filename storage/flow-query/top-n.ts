@@ -7,6 +7,7 @@
 import type { GeoLookup } from '../geo/geo-lookup.js';
 import { dimensionReader, type Dimension, type DimensionReader, type DimensionValue } from './dimensions.js';
 import {
+  AddressGroups,
   BYTES,
   DenseGroups,
   FIRST,
@@ -15,6 +16,7 @@ import {
   LAST,
   PACKETS,
   topSlots,
+  WordGroups,
   type Groups,
   type MetricIndex,
 } from './group-table.js';
@@ -70,10 +72,17 @@ export function keyLayout(dims: readonly Dimension[], geo: GeoLookup | undefined
   return { readers, offsets, width };
 }
 
-/** Empty groups for a layout: plain arrays for one small dimension, a hash table otherwise. */
+/**
+ * Empty groups for a layout: plain arrays for one small dimension, one-word
+ * records for one other number, an IPv4/other split for one address, a
+ * hash table over the key words otherwise.
+ */
 export function newGroups(layout: KeyLayout, times = false): Groups {
   const only = layout.readers.length === 1 ? layout.readers[0]! : undefined;
-  return only?.dense !== undefined ? new DenseGroups(only.dense) : new HashGroups(layout.width, 0, times);
+  if (only?.dense !== undefined) return new DenseGroups(only.dense);
+  if (only?.words === 1) return new WordGroups(times);
+  if (only?.words === 4) return new AddressGroups(times);
+  return new HashGroups(layout.width, 0, times);
 }
 
 /** The values of a key, one per dimension. */
