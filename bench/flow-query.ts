@@ -53,6 +53,11 @@ const CASES: Case[] = [
     // nfdump's nearest: the first 100 matching records in file order (no count, no time order).
     nfdump: ['-c', '100', '-o', 'csv', 'dst port 443'],
   },
+  {
+    label: "first page (100) of flows, filter 'dst port 443', count=false",
+    netsvc: (a) => a.flows({ ...window, filter: 'dst port 443', order: 'time', limit: 100, count: false }),
+    nfdump: ['-c', '100', '-o', 'csv', 'dst port 443'],
+  },
 ];
 
 function ms(t0: number): number {

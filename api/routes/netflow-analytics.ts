@@ -121,7 +121,11 @@ const searchSchema = z
     status: z.literal(true),
     result: z.object({
       flows: z.array(flowSchema),
-      total: z.number().int().openapi({ description: 'Flows matching the filter in [start, as_of)' }),
+      total: z
+        .number()
+        .int()
+        .nullable()
+        .openapi({ description: 'Flows matching the filter in [start, as_of); null with count=false' }),
       as_of: z.string().openapi({ description: 'The snapshot every page of this search reads: flows received before it' }),
       next_cursor: z.string().nullable().openapi({ description: 'Pass as `cursor` for the next page; null on the last' }),
     }),
@@ -184,6 +188,13 @@ const searchRoute = createRoute({
         }),
       limit: countParam('limit', MAX_PAGE, 100),
       cursor: text('cursor', 'The `next_cursor` of the previous page', undefined, 2048),
+      count: z
+        .enum(['true', 'false'])
+        .optional()
+        .openapi({
+          param: { name: 'count', in: 'query' },
+          description: 'false: do not count the matches (a scan of the whole window); `total` is then null. Default true',
+        }),
     }),
   },
   responses: { 200: json(searchSchema, 'A page of flows'), ...authFailures },
@@ -315,7 +326,16 @@ export function addAnalyticsRoutes(
     const { from, to } = deps.parseWindow(q.start, q.end, zone);
     const limit = integer('limit', q.limit, MAX_PAGE, 100);
     const page = await answeringAsync(() =>
-      deps.analytics.flows({ source, from, to, filter: q.filter, order: q.order ?? 'time', limit, cursor: q.cursor }),
+      deps.analytics.flows({
+        source,
+        from,
+        to,
+        filter: q.filter,
+        order: q.order ?? 'time',
+        limit,
+        cursor: q.cursor,
+        count: q.count !== 'false',
+      }),
     );
     const flows = page.flows.map((f) => ({
       ts: formatFlowTime(isRepresentableTime(f.start) ? f.start : f.received, zone),

@@ -149,22 +149,25 @@ export class FlowAnalytics {
     });
   }
 
-  /** One page of matching flows; `cursor` is the previous page's `next` (opaque text). */
+  /**
+   * One page of matching flows; `cursor` is the previous page's `next` (opaque text).
+   * `count: false` skips counting the matches on the first page (a scan of the filter's columns).
+   */
   flows(
-    q: WindowQuery & { order: FlowOrder; limit: number; cursor?: string },
+    q: WindowQuery & { order: FlowOrder; limit: number; cursor?: string; count?: boolean },
   ): Promise<FlowPage & { cursor: string | undefined }> {
     return this.gated(async () => {
       const fingerprint = this.fingerprint(q);
       let cursor: FlowCursor | undefined;
       let asOf: number;
-      let total: number;
+      let total: number | null;
       if (q.cursor) {
         cursor = decodeCursor(q.cursor, fingerprint);
         asOf = cursor.asOf;
         total = cursor.total;
       } else {
         asOf = snapshotEnd(this.scan(q), newestOnDisk);
-        total = await countMatches(this.scan(q, asOf));
+        total = q.count === false ? null : await countMatches(this.scan(q, asOf));
       }
       const page = await flowPage(this.scan(q, asOf), { order: q.order, limit: q.limit, cursor, total });
       return { ...page, cursor: page.next && encodeCursor(page.next, fingerprint) };
@@ -198,7 +201,7 @@ function decodeCursor(text: string, fingerprint: string): FlowCursor {
     r === null ||
     typeof r.f !== 'string' ||
     !Number.isFinite(r.a) ||
-    !Number.isSafeInteger(r.n) ||
+    !(r.n === null || Number.isSafeInteger(r.n)) ||
     !numbers(r.l) ||
     !Number.isSafeInteger(r.s)
   ) {
@@ -206,5 +209,5 @@ function decodeCursor(text: string, fingerprint: string): FlowCursor {
   }
   if (r.f !== fingerprint)
     throw new FlowCursorError('belongs to another query (source, window, filter and order must stay the same)');
-  return { asOf: r.a as number, total: r.n as number, last: r.l, seen: r.s as number };
+  return { asOf: r.a as number, total: r.n as number | null, last: r.l, seen: r.s as number };
 }

@@ -50,7 +50,8 @@ export interface AnalyticFlow {
 /** Where the next page starts; opaque to clients. */
 export interface FlowCursor {
   asOf: number;
-  total: number;
+  /** The count of matches, or null when the first page did not count them. */
+  total: number | null;
   last: number[];
   /** Rows equal to `last` in every field already handed out. */
   seen: number;
@@ -58,8 +59,8 @@ export interface FlowCursor {
 
 export interface FlowPage {
   flows: AnalyticFlow[];
-  /** Matching flows received in [from, asOf). */
-  total: number;
+  /** Matching flows received in [from, asOf); null when not counted. */
+  total: number | null;
   asOf: number;
   next: FlowCursor | undefined;
 }
@@ -198,7 +199,7 @@ export async function countMatches(scan: Omit<MatchScanOptions, 'columns'>): Pro
  */
 export async function flowPage(
   scan: Omit<MatchScanOptions, 'columns' | 'order'>,
-  opts: { order: FlowOrder; limit: number; cursor?: FlowCursor; total: number },
+  opts: { order: FlowOrder; limit: number; cursor?: FlowCursor; total: number | null },
 ): Promise<FlowPage> {
   const { order, limit, cursor } = opts;
   // One row more than the page tells whether there is a next page.

@@ -147,6 +147,16 @@ describe('netflow analytics routes (netsvc extension)', () => {
     expect(new Set(seen).size).toBe(tcp);
   });
 
+  it('count=false leaves the matches uncounted (total null) and pages the same flows', async () => {
+    const counted = await get('/search', { ...hour8, filter: 'proto udp', limit: '1000' });
+    const uncounted = await get('/search', { ...hour8, filter: 'proto udp', limit: '1000', count: 'false' });
+    expect(uncounted.status).toBe(200);
+    expect(uncounted.body.result.total).toBeNull();
+    expect(uncounted.body.result.flows).toEqual(counted.body.result.flows);
+    expect(counted.body.result.total).toBe(counted.body.result.flows.length);
+    expect((await get('/search', { ...hour8, count: 'maybe' })).status).toBe(400);
+  });
+
   it('a filter mistake is a 400 that names the parameter, the column and what was expected', async () => {
     const res = await get('/top', { ...hour8, by: 'src_ip', filter: 'proto tcp and port http' });
     expect(res.status).toBe(400);
