@@ -75,6 +75,8 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
   const filterOnly = opts.filter ? [...withDependencies(opts.filter.columns)] : [];
   const filterCut = [...withDependencies([...filterOnly, 'received'])];
   const rest = [...withDependencies(opts.columns.filter((c) => !filterOnly.includes(c)))];
+  // The rows picked out of a block go to a batch of their own: every column the caller reads, the filter's too.
+  const callerColumns = [...withDependencies(opts.columns)];
   const opened: CaptureFile[] = [];
   const batch = new FlowBatch(4096);
   const picked = new FlowBatch(4096);
@@ -163,7 +165,7 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
             // Few rows matched: decode the other columns of those rows only, into rows 0 … n.
             picked.length = 0;
             picked.reserve(n);
-            ref.file.readBlockRows(ref.block, idx.subarray(0, n), rest, picked, 0, loaded);
+            ref.file.readBlockRows(ref.block, idx.subarray(0, n), callerColumns, picked, 0, loaded);
             picked.length = n;
             if (identity.length < n) identity = Uint32Array.from({ length: Math.max(n, identity.length * 2) }, (_, i) => i);
             out = { batch: picked, idx: identity, n, ref };
