@@ -145,11 +145,10 @@ function address(column: 'srcAddr' | 'dstAddr' | 'exporter', dim: Dimension): Di
   const m6 = prefixMasks(dim.v6Prefix);
   const cut = dim.v4Prefix < 32 || dim.v6Prefix < 128;
   return {
-    columns: [column, 'ipVersion'],
+    columns: [column],
     words: 4,
     write(batch, idx, n, keys, stride, at) {
       const w = wordsOf(batch);
-      const version = batch.cols.ipVersion;
       for (let r = 0; r < n; r++) {
         const i = idx[r]!;
         const o = r * stride + at;
@@ -165,7 +164,8 @@ function address(column: 'srcAddr' | 'dstAddr' | 'exporter', dim: Dimension): Di
           keys[o + 3] = d;
           continue;
         }
-        const m = version[i] === 6 ? m6 : m4;
+        // The address's own family (an IPv4 exporter may send IPv6 flows): IPv4-mapped is ::ffff:a.b.c.d.
+        const m = a === 0 && b === 0 && c === 0xffff ? m4 : m6;
         keys[o] = a & m[0]!;
         keys[o + 1] = b & m[1]!;
         keys[o + 2] = c & m[2]!;

@@ -16,6 +16,7 @@ import type { Dimension } from './dimensions.js';
 import { compileFilter } from './filter-compile.js';
 import { parseFilter } from './filter-parse.js';
 import {
+  TUPLE_LENGTH,
   countMatches,
   flowPage,
   newestOnDisk,
@@ -162,11 +163,11 @@ export class FlowAnalytics {
       let asOf: number;
       let total: number | null;
       if (q.cursor) {
-        cursor = decodeCursor(q.cursor, fingerprint);
+        cursor = decodeCursor(q.cursor, fingerprint, q.from, q.to);
         asOf = cursor.asOf;
         total = cursor.total;
       } else {
-        asOf = snapshotEnd(this.scan(q), newestOnDisk);
+        asOf = snapshotEnd(this.scan(q), newestOnDisk, this.opts.now());
         total = q.count === false ? null : await countMatches(this.scan(q, asOf));
       }
       const page = await flowPage(this.scan(q, asOf), { order: q.order, limit: q.limit, cursor, total });
@@ -187,7 +188,7 @@ function encodeCursor(c: FlowCursor, fingerprint: string): string {
   return Buffer.from(JSON.stringify({ f: fingerprint, a: c.asOf, n: c.total, l: c.last, s: c.seen })).toString('base64url');
 }
 
-function decodeCursor(text: string, fingerprint: string): FlowCursor {
+function decodeCursor(text: string, fingerprint: string, from: number, to: number): FlowCursor {
   let raw: unknown;
   try {
     raw = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
@@ -205,6 +206,10 @@ function decodeCursor(text: string, fingerprint: string): FlowCursor {
     !numbers(r.l) ||
     !Number.isSafeInteger(r.s)
   ) {
+    throw new FlowCursorError('is not a cursor this service handed out');
+  }
+  // The cursor is the client's to keep, not to trust: it may only narrow its own query's window.
+  if ((r.a as number) < from || (r.a as number) > to || (r.s as number) < 0 || (r.l as number[]).length !== TUPLE_LENGTH) {
     throw new FlowCursorError('is not a cursor this service handed out');
   }
   if (r.f !== fingerprint)

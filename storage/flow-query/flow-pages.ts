@@ -87,6 +87,9 @@ const COLUMNS: readonly ColumnName[] = [
   'packetsRest',
 ];
 
+/** Numbers in a row's sort tuple (and a cursor's `last`). */
+export const TUPLE_LENGTH = 28;
+
 /** The sort tuple of a row: ascending order of this tuple is the page order. */
 function tuple(b: FlowBatch, i: number, order: FlowOrder): number[] {
   const c = b.cols;
@@ -158,13 +161,22 @@ function flowOf(b: FlowBatch, i: number): AnalyticFlow {
 export function snapshotEnd(
   scan: Pick<MatchScanOptions, 'files' | 'from' | 'to'>,
   newestOnDisk: (path: string) => number,
+  now: number,
 ): number {
   let asOf = scan.to;
+  // A window that reaches the present: what arrives later, or is still in the writer's memory,
+  // comes after the newest received time on disk, whichever file holds it (an hour just begun
+  // may have no file yet).
+  const live = scan.to > now;
+  let newestAll = scan.from;
   for (const f of scan.files) {
-    if (f.kind !== 'current' || f.hourEnd <= scan.from || f.hourStart >= scan.to) continue;
+    if (f.hourEnd <= scan.from || f.hourStart >= scan.to) continue;
+    if (f.kind !== 'current' && !live) continue;
     const newest = newestOnDisk(f.path);
-    if (newest < asOf) asOf = Math.max(scan.from, newest);
+    if (newest > newestAll) newestAll = newest;
+    if (f.kind === 'current' && newest < asOf) asOf = Math.max(scan.from, newest);
   }
+  if (live) asOf = Math.min(asOf, Math.min(now, newestAll));
   return asOf;
 }
 

@@ -181,6 +181,16 @@ describe('netflow analytics routes (netsvc extension)', () => {
     }
   });
 
+  it('a cursor edited to reach past its window is refused', async () => {
+    const first = await get('/search', { ...hour8, limit: '5' });
+    const raw = JSON.parse(Buffer.from(first.body.result.next_cursor, 'base64url').toString('utf8'));
+    for (const change of [{ a: 9e15 }, { s: -1 }, { l: [1, 2, 3] }]) {
+      const forged = Buffer.from(JSON.stringify({ ...raw, ...change })).toString('base64url');
+      const res = await get('/search', { ...hour8, limit: '5', cursor: forged });
+      expect(res.status, JSON.stringify(change)).toBe(400);
+    }
+  });
+
   it('a cursor only continues its own query', async () => {
     const first = await get('/search', { ...hour8, limit: '5' });
     const res = await get('/search', { ...hour8, limit: '5', filter: 'proto udp', cursor: first.body.result.next_cursor });
