@@ -3,7 +3,7 @@
  * the CLI's error handling (cli.ts) knows them without loading that work.
  */
 
-/** Damaged capture files were met (`dump`); exit code 1. */
+/** Damaged capture files were met (`dump`, `top`): the answer leaves them out; exit code 1. */
 export class DumpError extends Error {
   override readonly name = 'DumpError';
 }

@@ -13,8 +13,10 @@ import { CaptureFileError, emptyTotals, type ColumnName, type FileTotals } from 
 import { parseCaptureName } from '../../storage/capture/file-names.js';
 import { listCaptureFiles, newReadStats, scanFlows, type CaptureFileInfo } from '../../storage/capture/reader.js';
 import { CaptureFile } from '../../storage/capture/capture-file.js';
-import { compileFilter, FilterCompileError, type CompiledFilter } from '../../storage/flow-query/filter-compile.js';
-import { FilterSyntaxError, parseFilter, renderFilterError } from '../../storage/flow-query/filter-parse.js';
+import { compileFilter, type CompiledFilter } from '../../storage/flow-query/filter-compile.js';
+import { parseFilter } from '../../storage/flow-query/filter-parse.js';
+import type { GeoLookup } from '../../storage/geo/geo-lookup.js';
+import { filterUsageError } from './filter-option.js';
 import { DumpError } from './command-errors.js';
 import { UsageError } from './context.js';
 
@@ -145,15 +147,13 @@ export interface DumpOptions {
   filter?: string;
 }
 
-/** The compiled `--filter`, or a usage error that shows where the expression went wrong. */
-function dumpFilter(text: string | undefined): CompiledFilter | undefined {
+/** The compiled `--filter` (AS and country from `geo`, as `top` and the API have them), or a usage error. */
+function dumpFilter(text: string | undefined, geo: GeoLookup | undefined): CompiledFilter | undefined {
   if (text === undefined) return undefined;
   try {
-    return compileFilter(parseFilter(text));
+    return compileFilter(parseFilter(text), { geo });
   } catch (e) {
-    if (e instanceof FilterSyntaxError) throw new UsageError(`--filter: ${e.message}\n${renderFilterError(e)}`);
-    if (e instanceof FilterCompileError) throw new UsageError(`--filter: ${e.message}`);
-    throw e;
+    throw filterUsageError(e);
   }
 }
 
@@ -240,6 +240,7 @@ export function runDump(
   zone: string,
   out: (s: string) => void,
   err: (s: string) => void,
+  geo?: GeoLookup,
 ): void {
   if (opts.csv && opts.json) throw new UsageError('--csv and --json exclude each other');
   const from = opts.from !== undefined ? parseWhen(opts.from, zone, false) : undefined;
@@ -249,7 +250,7 @@ export function runDump(
     limit = Number(opts.limit);
     if (!Number.isInteger(limit) || limit < 1) throw new UsageError('--limit must be a positive integer');
   }
-  const filter = dumpFilter(opts.filter);
+  const filter = dumpFilter(opts.filter, geo);
   const scratch = { idx: new Uint32Array(0) };
   const { files, ident } = filesOf(target, dataDir, zone);
   const stats = newReadStats();

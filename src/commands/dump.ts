@@ -18,6 +18,10 @@ export function registerDumpCommand(program: Command, ctx: CliContext): Command 
     .action(async (target: string, opts: DumpOptions, cmd: Command) => {
       const config = await ctx.config(cmd);
       const { runDump } = await import('./dump-run.js');
+      // A filter may name AS numbers and countries: the same tables as `top` and the API.
+      const geo = opts.filter
+        ? (await import('../../storage/geo/open-geo-lookup.js')).openGeoLookup(config.geo, config.dataDir)
+        : undefined;
       runDump(
         target,
         opts,
@@ -25,6 +29,7 @@ export function registerDumpCommand(program: Command, ctx: CliContext): Command 
         config.timezone,
         (s) => ctx.out(s),
         (s) => ctx.err(s),
+        geo,
       );
     });
 }

@@ -6,11 +6,11 @@
 import { DimensionError, parseDimensions, type Dimension } from '../../storage/flow-query/dimensions.js';
 import { FlowAnalytics } from '../../storage/flow-query/flow-analytics.js';
 import { openGeoLookup } from '../../storage/geo/open-geo-lookup.js';
-import { FilterCompileError } from '../../storage/flow-query/filter-compile.js';
-import { FilterSyntaxError, renderFilterError } from '../../storage/flow-query/filter-parse.js';
 import { MAX_TOP, type Counts, type Metric, type TopAnswer } from '../../storage/flow-query/top-n.js';
 import type { Config } from '../config.js';
+import { DumpError } from './command-errors.js';
 import { UsageError } from './context.js';
+import { filterUsageError } from './filter-option.js';
 import { parseWhen, timeFormatter } from './dump-run.js';
 
 export interface TopOptions {
@@ -85,6 +85,35 @@ function textLines(t: TopAnswer, dims: readonly Dimension[], metric: Metric, n: 
   return out;
 }
 
+/** The answer as JSON (`{rows, other, total, groups}`), CSV, or nfdump's table. */
+function answerLines(
+  t: TopAnswer,
+  opts: TopOptions,
+  dims: readonly Dimension[],
+  metric: Metric,
+  n: number,
+  zone: string,
+): string[] {
+  if (opts.json) {
+    const row = (key: ReadonlyArray<string | number>, c: Counts) => ({
+      ...Object.fromEntries(dims.map((d, i) => [d.name, key[i]])),
+      flows: c.flows,
+      packets: c.packets,
+      bytes: c.bytes,
+    });
+    return [
+      JSON.stringify({ rows: t.rows.map((r) => row(r.key, r)), other: t.other, total: t.total, groups: t.groups }, null, 2),
+    ];
+  }
+  if (opts.csv) {
+    return [
+      [...dims.map((d) => d.name), 'flows', 'packets', 'bytes'].join(','),
+      ...t.rows.map((r) => [...r.key, r.flows, r.packets, r.bytes].map(csvField).join(',')),
+    ];
+  }
+  return textLines(t, dims, metric, n, zone);
+}
+
 /** Runs `netsvc top`. */
 export async function runTop(opts: TopOptions, config: Config, out: (s: string) => void): Promise<void> {
   if (opts.csv && opts.json) throw new UsageError('--csv and --json exclude each other');
@@ -97,12 +126,13 @@ export async function runTop(opts: TopOptions, config: Config, out: (s: string) 
   }
   const metric = (opts.metric ?? 'bytes') as Metric;
   if (!METRICS.includes(metric)) throw new UsageError(`--metric must be one of ${METRICS.join(', ')}, not '${opts.metric}'`);
-  const n = opts.n === undefined ? 10 : Number(opts.n);
+  const n = opts.n === undefined ? 10 : /^\d{1,4}$/.test(opts.n) ? Number(opts.n) : NaN;
   if (!Number.isInteger(n) || n < 1 || n > MAX_TOP) throw new UsageError(`-n must be an integer from 1 to ${MAX_TOP}`);
   const source = opts.source ?? 'netflow';
   const zone = config.timezone;
   const from = opts.from !== undefined ? parseWhen(opts.from, zone, false) : -Infinity;
   const to = opts.to !== undefined ? parseWhen(opts.to, zone, true) : Infinity;
+  if (to <= from) throw new UsageError('--to must be after --from');
   const geo = openGeoLookup(config.geo, config.dataDir);
   const analytics = new FlowAnalytics({ dataDir: config.dataDir, timezone: zone, geo: () => geo, now: Date.now });
   let t: TopAnswer;
@@ -119,24 +149,9 @@ export async function runTop(opts: TopOptions, config: Config, out: (s: string) 
       times: !opts.json && !opts.csv,
     });
   } catch (err) {
-    if (err instanceof FilterSyntaxError) throw new UsageError(`--filter: ${err.message}\n${renderFilterError(err)}`);
-    if (err instanceof FilterCompileError) throw new UsageError(`--filter: ${err.message}`);
-    throw err;
+    throw filterUsageError(err);
   }
-  if (opts.json) {
-    const row = (key: ReadonlyArray<string | number>, c: Counts) => ({
-      ...Object.fromEntries(dims.map((d, i) => [d.name, key[i]])),
-      flows: c.flows,
-      packets: c.packets,
-      bytes: c.bytes,
-    });
-    out(JSON.stringify({ rows: t.rows.map((r) => row(r.key, r)), other: t.other, total: t.total }, null, 2));
-    return;
-  }
-  if (opts.csv) {
-    out([...dims.map((d) => d.name), 'flows', 'packets', 'bytes'].join(','));
-    for (const r of t.rows) out([...r.key, r.flows, r.packets, r.bytes].map(csvField).join(','));
-    return;
-  }
-  for (const l of textLines(t, dims, metric, n, zone)) out(l);
+  for (const line of answerLines(t, opts, dims, metric, n, zone)) out(line);
+  const skipped = analytics.counters.corruptFiles + analytics.counters.corruptBlocks;
+  if (skipped > 0) throw new DumpError(`${skipped} damaged capture file(s) or block(s) skipped: the answer leaves them out`);
 }

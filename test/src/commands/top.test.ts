@@ -58,6 +58,7 @@ describe('netsvc top', () => {
       ],
       other: { flows: 3, packets: 3, bytes: 300 },
       total: { flows: 6, packets: 6, bytes: 10600 },
+      groups: 3,
     });
   });
 
@@ -79,6 +80,16 @@ describe('netsvc top', () => {
     expect(ctx.stdout.at(-1)).toBe('Summary: total flows: 6, total bytes: 10600, total packets: 6, avg bpp: 1767');
   });
 
+  it('answers without a damaged file, and says so with exit code 1', async () => {
+    const dir = await dataDir();
+    writeFileSync(join(dir, 'flows', 'netflow', 'nfcapd.202603251000'), Buffer.alloc(200, 7));
+    const ctx = captureCli();
+    const code = await runCli(['top', '--by', 'proto', '--json', '--config', join(dir, 'netsvc.config.json')], ctx);
+    expect(code).toBe(1);
+    expect(JSON.parse(ctx.stdout.join('')).total.flows).toBe(6);
+    expect(ctx.stderr.join('\n')).toMatch(/1 damaged capture file\(s\) or block\(s\) skipped/);
+  });
+
   it('names the mistake: unknown dimension, bad metric, filter error with its column', async () => {
     const dir = await dataDir();
     const cfg = ['--config', join(dir, 'netsvc.config.json')];
@@ -87,6 +98,8 @@ describe('netsvc top', () => {
       [['--by', 'src_ip', '--metric', 'octets'], /--metric must be one of bytes, packets, flows/],
       [['--by', 'src_ip', '--filter', 'proto tcp and'], /--filter: column 14: expected/],
       [['--by', 'src_ip', '-n', '0'], /-n must be an integer from 1 to 1000/],
+      [['--by', 'src_ip', '-n', '1e2'], /-n must be an integer from 1 to 1000/],
+      [['--by', 'src_ip', '--from', '2026-03-25 10:00', '--to', '2026-03-25 09:00'], /--to must be after --from/],
     ] as const) {
       const ctx = captureCli();
       expect(await runCli(['top', ...args, ...cfg], ctx)).toBe(2);
