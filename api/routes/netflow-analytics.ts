@@ -13,7 +13,8 @@ import { FilterCompileError } from '../../storage/flow-query/filter-compile.js';
 import { FilterSyntaxError } from '../../storage/flow-query/filter-parse.js';
 import { MAX_PAGE } from '../../storage/flow-query/flow-pages.js';
 import { MAX_POINTS, STEPS, stepPoints, type StepName } from '../../storage/flow-query/series.js';
-import { MAX_TOP, type Counts } from '../../storage/flow-query/top-n.js';
+import { MAX_TOP, TooManyGroupsError, type Counts } from '../../storage/flow-query/top-n.js';
+import { GeoDataError } from '../../storage/geo/geo-error.js';
 import type { AppEnv } from '../context.js';
 import { ok } from '../envelope.js';
 import { BadRequestError, UnavailableError } from '../errors.js';
@@ -248,6 +249,8 @@ function asBadRequest(err: unknown): unknown {
       });
     }
     if (err instanceof FlowCursorError) return new BadRequestError('cursor', `Invalid parameter 'cursor': it ${err.message}.`);
+    if (err instanceof TooManyGroupsError) return new BadRequestError('by', `Invalid parameter 'by': ${err.message}.`);
+    if (err instanceof GeoDataError) return new UnavailableError('The AS and country tables cannot be read right now.');
     if (err instanceof FlowAnalyticsBusyError)
       return new UnavailableError(`Too many flow queries are running; try again shortly.`);
     if (err instanceof FilterCompileError) return new BadRequestError('filter', `Invalid parameter 'filter': ${err.message}`);

@@ -404,23 +404,77 @@ export function topSlots(groups: Groups, m: MetricIndex, n: number): number[] {
     slots.push(s);
     values.push(groups.value(s, m));
   });
-  let chosen = slots;
-  if (slots.length > n) {
-    const bar = nthLargest(Float64Array.from(values), n);
-    chosen = [];
-    for (let i = 0; i < slots.length; i++) if (values[i]! >= bar) chosen.push(slots[i]!);
+  const w = groups.width;
+  const keyOf = (s: number, out: Uint32Array, at: number): void => groups.key(s, out, at);
+  if (slots.length <= n) return sortSlots(slots, groups, m);
+  const bar = nthLargest(Float64Array.from(values), n);
+  const above: number[] = [];
+  const ties: number[] = [];
+  for (let i = 0; i < slots.length; i++) {
+    if (values[i]! > bar) above.push(slots[i]!);
+    else if (values[i] === bar) ties.push(slots[i]!);
   }
+  // The groups equal to the n-th value are ranked by key; there may be millions of them (every
+  // group one flow), so only the `need` smallest keys are kept, in a bounded heap.
+  const need = n - above.length;
+  let kept = ties;
+  if (ties.length > need) {
+    const keys = new Uint32Array(ties.length * w);
+    ties.forEach((s, i) => keyOf(s, keys, i * w));
+    kept = smallestKeys(keys, w, ties.length, need).map((i) => ties[i]!);
+  }
+  return [...sortSlots(above, groups, m), ...sortSlots(kept, groups, m)];
+}
+
+/** Slots by value `m` descending, then key ascending. */
+function sortSlots(slots: number[], groups: Groups, m: MetricIndex): number[] {
   const w = groups.width;
   const ka = new Uint32Array(w);
   const kb = new Uint32Array(w);
-  chosen.sort((a, b) => {
+  return slots.sort((a, b) => {
     const d = groups.value(b, m) - groups.value(a, m);
     if (d !== 0) return d;
     groups.key(a, ka, 0);
     groups.key(b, kb, 0);
     return compareKeyWords(ka, 0, kb, 0, w);
   });
-  return chosen.slice(0, n);
+}
+
+/** Indices of the `k` smallest of `count` keys (`w` words each, in `keys`), by a max-heap of k. */
+function smallestKeys(keys: Uint32Array, w: number, count: number, k: number): number[] {
+  if (k <= 0) return [];
+  const heap: number[] = [];
+  const greater = (x: number, y: number): boolean => compareKeyWords(keys, x * w, keys, y * w, w) > 0;
+  const up = (i: number): void => {
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!greater(heap[i]!, heap[p]!)) break;
+      [heap[i], heap[p]] = [heap[p]!, heap[i]!];
+      i = p;
+    }
+  };
+  const down = (i: number): void => {
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let top = i;
+      if (l < heap.length && greater(heap[l]!, heap[top]!)) top = l;
+      if (r < heap.length && greater(heap[r]!, heap[top]!)) top = r;
+      if (top === i) return;
+      [heap[i], heap[top]] = [heap[top]!, heap[i]!];
+      i = top;
+    }
+  };
+  for (let i = 0; i < count; i++) {
+    if (heap.length < k) {
+      heap.push(i);
+      up(heap.length - 1);
+    } else if (greater(heap[0]!, i)) {
+      heap[0] = i;
+      down(0);
+    }
+  }
+  return heap;
 }
 
 /** The n-th largest value (1-based) of `v`, by quickselect; `v` is reordered. */

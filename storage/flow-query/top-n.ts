@@ -28,6 +28,14 @@ export type Metric = 'bytes' | 'packets' | 'flows';
 /** Most groups one answer lists. */
 export const MAX_TOP = 1000;
 
+/** Memory the groups of one query may take, about: past it the query is refused, not the process killed. */
+export const MAX_GROUP_BYTES = 512 * 1024 * 1024;
+
+/** The matching flows fall into more groups than one query may count; a narrower window, filter or dimension list answers. */
+export class TooManyGroupsError extends Error {
+  override readonly name = 'TooManyGroupsError';
+}
+
 /** Flows, packets and bytes of a group, of `other`, or of the total. */
 export interface Counts {
   flows: number;
@@ -114,7 +122,14 @@ export async function groupMatches(
   const groups = newGroups(layout, times);
   const total: Counts = { flows: 0, packets: 0, bytes: 0 };
   let keys = new Uint32Array(4096 * layout.width);
+  // A group takes its key words and 3 or 5 float64s, in a table kept at most half full.
+  const maxGroups = Math.floor(MAX_GROUP_BYTES / (2 * (layout.width * 4 + (times ? 40 : 24))));
   await scanMatches({ ...scan, columns: layoutColumns(layout, times) }, (m) => {
+    if (groups.size > maxGroups) {
+      throw new TooManyGroupsError(
+        `more than ${maxGroups.toLocaleString('en-US')} groups: narrow the window, add a filter, or group by fewer or shorter dimensions (an address prefix)`,
+      );
+    }
     if (keys.length < m.n * layout.width) keys = new Uint32Array(m.n * layout.width);
     writeKeys(layout, m, keys);
     const { bytes, packets } = m.batch.cols;

@@ -299,3 +299,33 @@ describe('FlowAnalytics under load', () => {
     expect(ticks).toBeGreaterThan(5);
   });
 });
+
+describe('ranking groups', () => {
+  it('among many groups equal to the n-th value, keeps the smallest keys, in key order', async () => {
+    const { HashGroups, topSlots, FLOWS } = await import('../../../storage/flow-query/group-table.js');
+    const g = new HashGroups(2);
+    const keys = new Uint32Array(2);
+    const zero = Float64Array.of(0);
+    // 50 000 groups of one flow each, keys in a shuffled order; one group of two flows.
+    const order = Array.from({ length: 50_000 }, (_, i) => (i * 7919) % 50_000);
+    for (const k of order) {
+      keys[0] = k % 7;
+      keys[1] = k;
+      g.addRows(keys, 1, Uint32Array.of(0), { bytes: zero, packets: zero });
+    }
+    keys[0] = 49_999 % 7;
+    keys[1] = 49_999;
+    g.addRows(keys, 1, Uint32Array.of(0), { bytes: zero, packets: zero });
+    const out = new Uint32Array(2);
+    const top = topSlots(g, FLOWS, 4).map((s) => {
+      g.key(s, out, 0);
+      return [out[0], out[1], g.value(s, FLOWS)];
+    });
+    expect(top).toEqual([
+      [5, 49_999, 2],
+      [0, 0, 1],
+      [0, 7, 1],
+      [0, 14, 1],
+    ]);
+  });
+});
