@@ -176,5 +176,8 @@ export async function topN(
     other.packets -= r.packets;
     other.bytes -= r.bytes;
   }
+  // Counts past 2^53 (a hostile exporter's) are float64 sums: rounding must not make `other` negative.
+  other.packets = Math.max(0, other.packets);
+  other.bytes = Math.max(0, other.bytes);
   return { rows, other, total, groups: groups.size };
 }
