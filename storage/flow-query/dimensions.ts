@@ -7,7 +7,7 @@
  * are written a column at a time for the matching rows of a block, so the
  * per-row work is a plain typed-array copy.
  */
-import type { FlowBatch } from '../../common/flow-batch.js';
+import { formatAddress, LITTLE_ENDIAN, type FlowBatch } from '../../common/flow-batch.js';
 import type { ColumnName } from '../capture/format.js';
 import type { GeoLookup } from '../geo/geo-lookup.js';
 
@@ -131,12 +131,14 @@ function prefixMasks(bits: number): Uint32Array {
   return m;
 }
 
-/** Big-endian address words (so that key order is address order) from a native-order view. */
-function be(word: number): number {
-  return ((word & 0xff) << 24) | ((word & 0xff00) << 8) | ((word >>> 8) & 0xff00) | (word >>> 24);
+/**
+ * An address word read through a native-order view (FlowBatch's `srcWords` …), as the big-endian
+ * uint32 group keys hold it, so that key order is address order.
+ */
+export function keyWord(word: number): number {
+  if (!LITTLE_ENDIAN) return word >>> 0;
+  return (((word & 0xff) << 24) | ((word & 0xff00) << 8) | ((word >>> 8) & 0xff00) | (word >>> 24)) >>> 0;
 }
-
-const LITTLE = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
 function address(column: 'srcAddr' | 'dstAddr' | 'exporter', dim: Dimension): DimensionReader {
   const wordsOf = (b: FlowBatch): Int32Array =>
@@ -153,10 +155,10 @@ function address(column: 'srcAddr' | 'dstAddr' | 'exporter', dim: Dimension): Di
         const i = idx[r]!;
         const o = r * stride + at;
         const s = i * 4;
-        const a = LITTLE ? be(w[s]!) : w[s]!;
-        const b = LITTLE ? be(w[s + 1]!) : w[s + 1]!;
-        const c = LITTLE ? be(w[s + 2]!) : w[s + 2]!;
-        const d = LITTLE ? be(w[s + 3]!) : w[s + 3]!;
+        const a = keyWord(w[s]!);
+        const b = keyWord(w[s + 1]!);
+        const c = keyWord(w[s + 2]!);
+        const d = keyWord(w[s + 3]!);
         if (!cut) {
           keys[o] = a;
           keys[o + 1] = b;
@@ -176,37 +178,12 @@ function address(column: 'srcAddr' | 'dstAddr' | 'exporter', dim: Dimension): Di
       const bytes = new Uint8Array(16);
       const view = new DataView(bytes.buffer);
       for (let k = 0; k < 4; k++) view.setUint32(k * 4, keys[at + k]!);
-      const mapped = bytes.subarray(0, 10).every((x) => x === 0) && bytes[10] === 0xff && bytes[11] === 0xff;
-      if (mapped) {
-        const text = `${bytes[12]}.${bytes[13]}.${bytes[14]}.${bytes[15]}`;
-        return dim.v4Prefix < 32 ? `${text}/${dim.v4Prefix}` : text;
-      }
-      const groups: string[] = [];
-      for (let k = 0; k < 16; k += 2) groups.push(view.getUint16(k).toString(16));
-      const text = compressV6(groups);
-      return dim.v6Prefix < 128 ? `${text}/${dim.v6Prefix}` : text;
+      const text = formatAddress(bytes, 0);
+      const v4 = keys[at] === 0 && keys[at + 1] === 0 && keys[at + 2] === 0xffff;
+      const prefix = v4 ? dim.v4Prefix : dim.v6Prefix;
+      return prefix < (v4 ? 32 : 128) ? `${text}/${prefix}` : text;
     },
   };
-}
-
-function compressV6(groups: string[]): string {
-  let bestStart = -1;
-  let bestLen = 0;
-  for (let s = 0; s < 8;) {
-    if (groups[s] !== '0') {
-      s++;
-      continue;
-    }
-    let e = s;
-    while (e < 8 && groups[e] === '0') e++;
-    if (e - s > bestLen && e - s > 1) {
-      bestStart = s;
-      bestLen = e - s;
-    }
-    s = e;
-  }
-  if (bestStart < 0) return groups.join(':');
-  return `${groups.slice(0, bestStart).join(':')}::${groups.slice(bestStart + bestLen).join(':')}`;
 }
 
 /** The origin AS: the exporter's value, or the lookup's when the exporter sent 0 (as nfdump with a geo database). */

@@ -11,6 +11,7 @@
  * belongs.
  */
 import type { FlowBatch } from '../../common/flow-batch.js';
+import { keyWord } from '../flow-query/dimensions.js';
 import { BYTES, compareKeyWords, FLOWS, HashGroups, PACKETS } from '../flow-query/group-table.js';
 
 /**
@@ -112,13 +113,6 @@ class MinuteTable {
   }
 }
 
-const LITTLE = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
-
-/** Big-endian word from a native-order view (dimensions.ts's key order). */
-function be(word: number): number {
-  return (((word & 0xff) << 24) | ((word & 0xff00) << 8) | ((word >>> 8) & 0xff00) | (word >>> 24)) >>> 0;
-}
-
 /** Minute counters of every MINUTE_DIMS dimension for a set of flows. */
 export class MinuteCounters {
   private readonly tables = new Map<MinuteDim, MinuteTable>(MINUTE_DIMS.map((d) => [d, new MinuteTable(MINUTE_KEY_WORDS[d])]));
@@ -161,7 +155,7 @@ export class MinuteCounters {
         other.add(k, b, p);
       }
       const w = i * 4;
-      for (let j = 0; j < 4; j++) k[1 + j] = LITTLE ? be(words[w + j]!) : words[w + j]!;
+      for (let j = 0; j < 4; j++) k[1 + j] = keyWord(words[w + j]!);
       exp.add(k, b, p);
     }
   }
