@@ -104,22 +104,9 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
       });
     }
     if (opts.order) refs = opts.order(refs);
-    let sinceYield = 0;
-    for (const ref of refs) {
-      // A long scan gives the event loop a turn every few blocks, so the API keeps answering.
-      if (++sinceYield >= YIELD_EVERY) {
-        sinceYield = 0;
-        await yieldToLoop();
-      }
-      let loaded;
-      try {
-        loaded = ref.file.loadBlock(ref.block);
-      } catch (err) {
-        if (!(err instanceof CaptureFileError)) throw err;
-        stats.corruptBlocks++;
-        opts.onError?.(err);
-        continue;
-      }
+    /** The matching rows of one block; undefined when it has none. Throws CaptureFileError. */
+    const matchesOf = (ref: BlockRef): Matches | undefined => {
+      const loaded = ref.file.loadBlock(ref.block);
       let verdict: 'none' | 'some' | 'all' = 'all';
       if (opts.filter) {
         const byName = new Map<ColumnName, { min: number; max: number }>();
@@ -131,71 +118,63 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
       }
       if (verdict === 'none') {
         stats.blocksSkipped++;
-        continue;
+        return undefined;
       }
       batch.length = 0;
       const whole = ref.receivedMin >= opts.from && ref.receivedMax < opts.to;
       const some = verdict === 'some';
-      try {
-        ref.file.readBlock(ref.block, some ? (whole ? filterOnly : filterCut) : whole ? inner : cut, batch, 0, loaded);
-      } catch (err) {
-        if (!(err instanceof CaptureFileError)) throw err;
-        stats.corruptBlocks++;
-        opts.onError?.(err);
-        continue;
-      }
+      ref.file.readBlock(ref.block, some ? (whole ? filterOnly : filterCut) : whole ? inner : cut, batch, 0, loaded);
       stats.blocksRead++;
       const rows = batch.length;
       if (idx.length < rows) idx = new Uint32Array(rows);
       let n: number;
       if (verdict === 'all') {
-        n = 0;
-        if (whole) for (let i = 0; i < rows; i++) idx[n++] = i;
-        else n = inWindow(batch, 0, rows, opts.from, opts.to, idx);
+        for (let i = 0; i < rows; i++) idx[i] = i;
+        n = rows;
       } else {
         n = opts.filter!.select(batch, 0, rows, idx);
-        if (!whole) n = keepInWindow(batch, idx, n, opts.from, opts.to);
       }
+      if (!whole) n = keepInWindow(batch, idx, n, opts.from, opts.to);
       stats.rowsRead += rows;
-      if (n === 0) continue;
-      let out: Matches = { batch, idx, n, ref };
-      if (some && rest.length > 0) {
-        try {
-          if (n * 4 < rows) {
-            // Few rows matched: decode the other columns of those rows only, into rows 0 … n.
-            picked.length = 0;
-            picked.reserve(n);
-            ref.file.readBlockRows(ref.block, idx.subarray(0, n), callerColumns, picked, 0, loaded);
-            picked.length = n;
-            if (identity.length < n) identity = Uint32Array.from({ length: Math.max(n, identity.length * 2) }, (_, i) => i);
-            out = { batch: picked, idx: identity, n, ref };
-          } else {
-            ref.file.readBlock(ref.block, rest, batch, 0, loaded);
-          }
-        } catch (err) {
-          if (!(err instanceof CaptureFileError)) throw err;
-          stats.corruptBlocks++;
-          opts.onError?.(err);
-          continue;
-        }
+      if (n === 0) return undefined;
+      if (!some || rest.length === 0) return { batch, idx, n, ref };
+      if (n * 4 >= rows) {
+        ref.file.readBlock(ref.block, rest, batch, 0, loaded);
+        return { batch, idx, n, ref };
       }
-      if (visit(out) === false) break;
+      // Few rows matched: decode the caller's columns of those rows only, into rows 0 … n.
+      picked.length = 0;
+      picked.reserve(n);
+      ref.file.readBlockRows(ref.block, idx.subarray(0, n), callerColumns, picked, 0, loaded);
+      picked.length = n;
+      if (identity.length < n) identity = Uint32Array.from({ length: Math.max(n, identity.length * 2) }, (_, i) => i);
+      return { batch: picked, idx: identity, n, ref };
+    };
+    let sinceYield = 0;
+    for (const ref of refs) {
+      // A long scan gives the event loop a turn every few blocks, so the API keeps answering.
+      if (++sinceYield >= YIELD_EVERY) {
+        sinceYield = 0;
+        await yieldToLoop();
+      }
+      let out: Matches | undefined;
+      try {
+        out = matchesOf(ref);
+      } catch (err) {
+        // A damaged block (index, column, or the rows picked from it) is counted and skipped.
+        if (!(err instanceof CaptureFileError)) throw err;
+        stats.corruptBlocks++;
+        opts.onError?.(err);
+        continue;
+      }
+      if (out && visit(out) === false) break;
     }
   } finally {
     for (const f of opened) f.close();
   }
 }
 
-function inWindow(batch: FlowBatch, from: number, to: number, lo: number, hi: number, out: Uint32Array): number {
-  const rec = batch.cols.received;
-  let n = 0;
-  for (let i = from; i < to; i++) {
-    const r = rec[i]!;
-    if (r >= lo && r < hi) out[n++] = i;
-  }
-  return n;
-}
-
+/** Keeps the rows of idx[0 … n) received in [lo, hi), in order; answers how many. */
 function keepInWindow(batch: FlowBatch, idx: Uint32Array, n: number, lo: number, hi: number): number {
   const rec = batch.cols.received;
   let k = 0;
