@@ -78,7 +78,8 @@ function endpoint(addr: string, port: string): string {
   return addr.includes(':') ? `${addr}.${port}` : `${addr}:${port}`;
 }
 
-function csvField(v: string | number): string {
+/** A CSV field, quoted when it holds a quote, comma or line break. */
+export function csvField(v: string | number): string {
   const s = String(v);
   return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }

@@ -11,7 +11,7 @@ import type { Config } from '../config.js';
 import { DumpError } from './command-errors.js';
 import { UsageError } from './context.js';
 import { filterUsageError } from './filter-option.js';
-import { parseWhen, timeFormatter } from './dump-run.js';
+import { csvField, parseWhen, timeFormatter } from './dump-run.js';
 
 export interface TopOptions {
   by: string;
@@ -26,11 +26,6 @@ export interface TopOptions {
 }
 
 const METRICS: readonly Metric[] = ['bytes', 'packets', 'flows'];
-
-function csvField(v: string | number): string {
-  const s = String(v);
-  return /[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
 
 /** `12( 0.1)`: a count and its share of the total, as nfdump prints it. */
 function withShare(n: number, total: number): string {
