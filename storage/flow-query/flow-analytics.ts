@@ -118,11 +118,11 @@ export class FlowAnalytics {
     );
   };
 
-  private scan(q: WindowQuery, to = q.to) {
+  private scan(q: WindowQuery) {
     const files: CaptureFileInfo[] = listCaptureFiles(this.opts.dataDir, q.source, this.opts.timezone).filter(
-      (f) => f.hourEnd > q.from && f.hourStart < to,
+      (f) => f.hourEnd > q.from && f.hourStart < q.to,
     );
-    return { files, from: q.from, to, filter: this.compile(q.filter), stats: this.stats, onError: this.onError };
+    return { files, from: q.from, to: q.to, filter: this.compile(q.filter), stats: this.stats, onError: this.onError };
   }
 
   /** Top-N; `times` adds each group's first start and last end (read from the files, never the cache). */
@@ -159,6 +159,8 @@ export class FlowAnalytics {
   ): Promise<FlowPage & { cursor: string | undefined }> {
     return this.gated(async () => {
       const fingerprint = this.fingerprint(q);
+      // The files are listed and the filter compiled once; every step reads [from, asOf).
+      const scan = this.scan(q);
       let cursor: FlowCursor | undefined;
       let asOf: number;
       let total: number | null;
@@ -167,10 +169,10 @@ export class FlowAnalytics {
         asOf = cursor.asOf;
         total = cursor.total;
       } else {
-        asOf = snapshotEnd(this.scan(q), newestOnDisk, this.opts.now());
-        total = q.count === false ? null : await countMatches(this.scan(q, asOf));
+        asOf = snapshotEnd(scan, newestOnDisk, this.opts.now());
+        total = q.count === false ? null : await countMatches({ ...scan, to: asOf });
       }
-      const page = await flowPage(this.scan(q, asOf), { order: q.order, limit: q.limit, cursor, total });
+      const page = await flowPage({ ...scan, to: asOf }, { order: q.order, limit: q.limit, cursor, total });
       return { ...page, cursor: page.next && encodeCursor(page.next, fingerprint) };
     });
   }
