@@ -111,8 +111,7 @@ export class HashGroups implements Groups {
     const oldKeys = this.keys;
     const oldVals = this.vals;
     const oldSlots = this.slots;
-    // Four times while small: fewer rehashes of a table that is still growing fast.
-    this.slots *= this.slots < 1 << 20 ? 4 : 2;
+    this.slots = grown(this.slots);
     this.mask = this.slots - 1;
     this.keys = new Uint32Array(this.slots * this.width);
     this.vals = new Float64Array(this.slots * this.stride);
@@ -126,39 +125,30 @@ export class HashGroups implements Groups {
 
   addRows(keys: Uint32Array, n: number, idx: Uint32Array, rv: RowValues, times = false): void {
     times &&= this.stride === V;
-    const w = this.width;
     for (let r = 0; r < n; r++) {
-      if (this.size * 2 >= this.slots) this.grow();
-      const at = r * w;
-      const s = this.probe(keys, at);
-      const vals = this.vals;
-      const v = s * this.stride;
-      const i = idx[r]!;
-      if (vals[v + FLOWS] === 0) {
-        for (let k = 0; k < w; k++) this.keys[s * w + k] = keys[at + k]!;
-        this.size++;
-        if (times) {
-          vals[v + FIRST] = rv.start![i]!;
-          vals[v + LAST] = rv.end![i]!;
-        }
-      }
-      add(vals, v, rv, i);
-      if (times) span(vals, v, rv, i);
+      // slotOf first: it may grow the table, which replaces this.vals.
+      const v = this.slotOf(keys, r * this.width);
+      count(this.vals, v, rv, idx[r]!, times);
     }
   }
 
   /** Adds one flow with key keys[at …] and these counts. */
   addOne(keys: Uint32Array, at: number, bytes: number, packets: number): void {
-    if (this.size * 2 >= this.slots) this.grow();
-    const s = this.probe(keys, at);
-    const v = s * this.stride;
-    if (this.vals[v + FLOWS] === 0) {
-      for (let k = 0; k < this.width; k++) this.keys[s * this.width + k] = keys[at + k]!;
-      this.size++;
-    }
+    const v = this.slotOf(keys, at);
     this.vals[v + BYTES] = this.vals[v + BYTES]! + bytes;
     this.vals[v + PACKETS] = this.vals[v + PACKETS]! + packets;
     this.vals[v + FLOWS] = this.vals[v + FLOWS]! + 1;
+  }
+
+  /** Where the values of key keys[at …] are, the key stored there when new (its flows still 0). */
+  private slotOf(keys: Uint32Array, at: number): number {
+    if (this.size * 2 >= this.slots) this.grow();
+    const s = this.probe(keys, at);
+    if (this.vals[s * this.stride + FLOWS] === 0) {
+      for (let k = 0; k < this.width; k++) this.keys[s * this.width + k] = keys[at + k]!;
+      this.size++;
+    }
+    return s * this.stride;
   }
 
   forEach(fn: (slot: number) => void): void {
@@ -193,16 +183,8 @@ export class DenseGroups implements Groups {
     const vals = this.vals;
     for (let r = 0; r < n; r++) {
       const v = keys[r]! * V;
-      const i = idx[r]!;
-      if (vals[v + FLOWS] === 0) {
-        this.size++;
-        if (times) {
-          vals[v + FIRST] = rv.start![i]!;
-          vals[v + LAST] = rv.end![i]!;
-        }
-      }
-      add(vals, v, rv, i);
-      if (times) span(vals, v, rv, i);
+      if (vals[v + FLOWS] === 0) this.size++;
+      count(vals, v, rv, idx[r]!, times);
     }
   }
 
@@ -259,7 +241,7 @@ export class WordGroups implements Groups {
     const old = this.rec;
     const oldSlots = this.slots;
     const st = this.stride;
-    this.slots *= this.slots < 1 << 20 ? 4 : 2;
+    this.slots = grown(this.slots);
     this.mask = this.slots - 1;
     this.rec = new Float64Array(this.slots * st);
     for (let s = 0; s < oldSlots; s++) {
@@ -275,17 +257,11 @@ export class WordGroups implements Groups {
     if (this.size * 2 >= this.slots) this.grow();
     const rec = this.rec;
     const o = this.probe(key) * this.stride;
-    const v = o + 1;
-    if (rec[v + FLOWS] === 0) {
+    if (rec[o + 1 + FLOWS] === 0) {
       rec[o] = key;
       this.size++;
-      if (times) {
-        rec[v + FIRST] = rv.start![i]!;
-        rec[v + LAST] = rv.end![i]!;
-      }
     }
-    add(rec, v, rv, i);
-    if (times) span(rec, v, rv, i);
+    count(rec, o + 1, rv, i, times);
   }
 
   addRows(keys: Uint32Array, n: number, idx: Uint32Array, rv: RowValues, times = false): void {
@@ -370,17 +346,24 @@ export class AddressGroups implements Groups {
   }
 }
 
-/** Adds row i's values to the group at vals[v …]. */
-function add(vals: Float64Array, v: number, rv: RowValues, i: number): void {
+/**
+ * Adds row i to the group at vals[v …] (its flows still 0 when the group is new): counts, and
+ * with `times` the group's first start and last end.
+ */
+function count(vals: Float64Array, v: number, rv: RowValues, i: number, times: boolean): void {
+  if (times) {
+    const fresh = vals[v + FLOWS] === 0;
+    if (fresh || rv.start![i]! < vals[v + FIRST]!) vals[v + FIRST] = rv.start![i]!;
+    if (fresh || rv.end![i]! > vals[v + LAST]!) vals[v + LAST] = rv.end![i]!;
+  }
   vals[v + BYTES] = vals[v + BYTES]! + rv.bytes[i]!;
   vals[v + PACKETS] = vals[v + PACKETS]! + rv.packets[i]!;
   vals[v + FLOWS] = vals[v + FLOWS]! + 1;
 }
 
-/** Widens the group's first start and last end by row i's. */
-function span(vals: Float64Array, v: number, rv: RowValues, i: number): void {
-  if (rv.start![i]! < vals[v + FIRST]!) vals[v + FIRST] = rv.start![i]!;
-  if (rv.end![i]! > vals[v + LAST]!) vals[v + LAST] = rv.end![i]!;
+/** The next size of a hash table: four times while small (fewer rehashes while it grows fast), then twice. */
+function grown(slots: number): number {
+  return slots * (slots < 1 << 20 ? 4 : 2);
 }
 
 /** Compares two keys word by word (the order ties are settled in). */
