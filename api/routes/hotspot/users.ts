@@ -225,6 +225,18 @@ function checkPassword(password: string): string {
   return password;
 }
 
+/** The fields create and update write alike, each checked: password, disabled, profiles and the user info. */
+function checkedFields(
+  b: { password?: string; disabled?: boolean; profiles?: string } & Partial<Record<InfoField, string | null | undefined>>,
+): { password?: string; disabled?: boolean; profiles?: string[] } & UserInfo {
+  return {
+    password: b.password === undefined ? undefined : checkPassword(b.password),
+    disabled: b.disabled,
+    profiles: b.profiles === undefined ? undefined : parseProfiles(b.profiles),
+    ...checkInfo(b),
+  };
+}
+
 function checkInfo(body: Partial<Record<InfoField, string | null | undefined>>): UserInfo {
   const out: UserInfo = {};
   for (const f of INFO_FIELDS) {
@@ -282,10 +294,7 @@ export function userRoutes(kit: HotspotKit): OpenAPIHono<AppEnv> {
         {
           username,
           usertype: b.usertype,
-          password: b.password === undefined ? undefined : checkPassword(b.password),
-          disabled: b.disabled,
-          profiles: b.profiles === undefined ? undefined : parseProfiles(b.profiles),
-          ...checkInfo(b),
+          ...checkedFields(b),
         },
         actor(c),
       ),
@@ -302,10 +311,7 @@ export function userRoutes(kit: HotspotKit): OpenAPIHono<AppEnv> {
         id,
         {
           username: b.username,
-          password: b.password === undefined ? undefined : checkPassword(b.password),
-          disabled: b.disabled,
-          profiles: b.profiles === undefined ? undefined : parseProfiles(b.profiles),
-          ...checkInfo(b),
+          ...checkedFields(b),
         },
         actor(c),
       ),
