@@ -6,7 +6,13 @@
  * filter. Same auth and flow-source rules as the 3.1.0 routes.
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { DIMENSION_NAMES, DimensionError, parseDimensions, type Dimension } from '../../storage/flow-query/dimensions.js';
+import {
+  DIMENSION_NAMES,
+  DimensionError,
+  keyRecord,
+  parseDimensions,
+  type Dimension,
+} from '../../storage/flow-query/dimensions.js';
 import type { FlowAnalytics } from '../../storage/flow-query/flow-analytics.js';
 import { FlowAnalyticsBusyError, FlowCursorError } from '../../storage/flow-query/flow-analytics.js';
 import { FilterCompileError } from '../../storage/flow-query/filter-compile.js';
@@ -259,9 +265,7 @@ function asBadRequest(err: unknown): unknown {
 }
 
 function row(dims: readonly Dimension[], key: ReadonlyArray<string | number>, c: Counts): Record<string, string | number> {
-  const out: Record<string, string | number> = {};
-  dims.forEach((d, i) => (out[d.name] = key[i]!));
-  return { ...out, flows: c.flows, packets: c.packets, bytes: c.bytes };
+  return { ...keyRecord(dims, key), flows: c.flows, packets: c.packets, bytes: c.bytes };
 }
 
 /** Adds the analytics routes to the netflow router. */
@@ -312,7 +316,7 @@ export function addAnalyticsRoutes(
         metric,
         points: s.points.map(formatIsoUtc),
         lines: s.lines.map((l) => ({
-          key: row(by, l.key, { flows: 0, packets: 0, bytes: 0 }),
+          key: keyRecord(by, l.key),
           total: l.total,
           values: l.values,
         })),

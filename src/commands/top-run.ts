@@ -3,7 +3,7 @@
  * the way `nfdump -s <dim>/<metric> -n N` prints them (and for up to three
  * dimensions at once), or as CSV or JSON for scripts.
  */
-import { DimensionError, parseDimensions, type Dimension } from '../../storage/flow-query/dimensions.js';
+import { DimensionError, keyRecord, parseDimensions, type Dimension } from '../../storage/flow-query/dimensions.js';
 import { FlowAnalytics } from '../../storage/flow-query/flow-analytics.js';
 import { openGeoLookup } from '../../storage/geo/open-geo-lookup.js';
 import { MAX_TOP, type Counts, type Metric, type TopAnswer } from '../../storage/flow-query/top-n.js';
@@ -91,7 +91,7 @@ function answerLines(
 ): string[] {
   if (opts.json) {
     const row = (key: ReadonlyArray<string | number>, c: Counts) => ({
-      ...Object.fromEntries(dims.map((d, i) => [d.name, key[i]])),
+      ...keyRecord(dims, key),
       flows: c.flows,
       packets: c.packets,
       bytes: c.bytes,

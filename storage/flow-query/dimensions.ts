@@ -43,6 +43,11 @@ export interface Dimension {
 /** A group's value in one dimension, as answers show it: address text, country code, or a number. */
 export type DimensionValue = string | number;
 
+/** A group's key by dimension name (`{src_ip: '192.0.2.1', dst_port: 443}`), as answers print it. */
+export function keyRecord(dims: readonly Dimension[], key: readonly DimensionValue[]): Record<string, DimensionValue> {
+  return Object.fromEntries(dims.map((d, i) => [d.name, key[i]!]));
+}
+
 /** Why a dimension list cannot be used; `message` names the part that is wrong. */
 export class DimensionError extends Error {
   override readonly name = 'DimensionError';

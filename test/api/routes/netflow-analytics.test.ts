@@ -116,6 +116,8 @@ describe('netflow analytics routes (netsvc extension)', () => {
     expect(raw.body).toEqual(cached.body);
     const s = cached.body.result;
     expect(s.points).toHaveLength(24);
+    // A line's key names its group and nothing else.
+    for (const l of s.lines) expect(Object.keys(l.key)).toEqual(['proto']);
     s.total.forEach((t: number, k: number) => {
       expect(s.lines.reduce((acc: number, l: any) => acc + l.values[k], 0) + s.other[k]).toBe(t);
     });
