@@ -16,7 +16,7 @@ import { CaptureFile } from '../../storage/capture/capture-file.js';
 import { compileFilter, type CompiledFilter } from '../../storage/flow-query/filter-compile.js';
 import { parseFilter } from '../../storage/flow-query/filter-parse.js';
 import type { GeoLookup } from '../../storage/geo/geo-lookup.js';
-import { filterUsageError } from './filter-option.js';
+import { queryUsageError } from './query-options.js';
 import { DumpError } from './command-errors.js';
 import { UsageError } from './context.js';
 
@@ -154,7 +154,7 @@ function dumpFilter(text: string | undefined, geo: GeoLookup | undefined): Compi
   try {
     return compileFilter(parseFilter(text), { geo });
   } catch (e) {
-    throw filterUsageError(e);
+    throw queryUsageError(e);
   }
 }
 

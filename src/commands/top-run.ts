@@ -10,7 +10,7 @@ import { MAX_TOP, type Counts, type Metric, type TopAnswer } from '../../storage
 import type { Config } from '../config.js';
 import { DumpError } from './command-errors.js';
 import { UsageError } from './context.js';
-import { filterUsageError } from './filter-option.js';
+import { queryUsageError } from './query-options.js';
 import { csvField, parseWhen, timeFormatter } from './dump-run.js';
 
 export interface TopOptions {
@@ -144,7 +144,7 @@ export async function runTop(opts: TopOptions, config: Config, out: (s: string) 
       times: !opts.json && !opts.csv,
     });
   } catch (err) {
-    throw filterUsageError(err);
+    throw queryUsageError(err);
   }
   for (const line of answerLines(t, opts, dims, metric, n, zone)) out(line);
   const skipped = analytics.counters.corruptFiles + analytics.counters.corruptBlocks;
