@@ -11,7 +11,7 @@ export default tseslint.config(
   { files: ['**/*.{js,mjs}'], languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } } },
   ...tseslint.configs.recommended,
   {
-    files: ['**/*.ts'],
+    files: ['**/*.{ts,tsx}'],
     languageOptions: {
       parserOptions: {
         projectService: { allowDefaultProject: ['vitest.config.ts'] },
@@ -55,6 +55,11 @@ export default tseslint.config(
               message: 'storage/ meets collector only through common/.',
             },
             { target: './api', from: ['./src', './collector'], message: 'api/ sees storage interfaces; src/ wires it.' },
+            {
+              target: './web',
+              from: ['./src', './api', './storage', './collector', './common'],
+              message: 'web/ (the console) talks to the server through the public API only.',
+            },
           ],
         },
       ],

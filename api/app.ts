@@ -11,6 +11,7 @@ import type { Log } from '../common/log.js';
 import { AREAS, type Area } from '../storage/admin/admin-store.js';
 import { authPrecheck, bearerAuth, registerAuthRoute, type AuthService } from './auth.js';
 import type { AppEnv } from './context.js';
+import { mountConsole } from './console.js';
 import { mountDocs } from './docs.js';
 import { fail } from './envelope.js';
 import { ApiError, PayloadTooLargeError, RateLimitedError } from './errors.js';
@@ -30,6 +31,8 @@ export interface AppDeps {
   metrics?: () => Promise<string>;
   /** Each entity's databases as last checked, for `/health` (src/database-health.ts). */
   health?: () => Promise<ReadonlyArray<{ entity: string; area: string; state: string }>>;
+  /** The built web console (dist/console); when set, served at `/` (api/console.ts). */
+  consoleDir?: string;
   /** Client address of a request (the socket's remote address under @hono/node-server). */
   clientAddress?: (c: Context) => string;
 }
@@ -105,6 +108,8 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
       c.text(await metrics(), 200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' }),
     );
   }
+
+  if (deps.consoleDir !== undefined) mountConsole(app as never, deps.consoleDir, [API_BASE, '/health', '/metrics']);
 
   app.notFound((c) => c.json(fail(`Not found: ${c.req.method} ${c.req.path}`), 404));
 

@@ -7,12 +7,15 @@
  * warm up and bind, so that a restart listens for flows as early as it can.
  */
 import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
 import type { ServerType } from '@hono/node-server';
 import type { AppDeps } from '../api/app.js';
 import type { LoginRefusal } from '../api/auth.js';
 import { LogThrottle } from '../common/log-throttle.js';
 import { FailureSignal } from '../collector/listen/failure-signal.js';
+import { packageRoot } from '../collector/listen/thread-id.js';
 import { loadTokenKey, openAdminStore } from './admin-store.js';
 import { DatabaseHealth } from './database-health.js';
 import type { Config } from './config.js';
@@ -160,6 +163,8 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
       areas,
       metrics: () => metrics.text(),
       health: () => health.states(),
+      // Built by `npm run build` (vite, web/); from source and from dist/ alike.
+      consoleDir: join(packageRoot(dirname(fileURLToPath(import.meta.url))), 'dist', 'console'),
     });
   });
   const server = await parts.open(

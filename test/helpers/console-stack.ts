@@ -1,0 +1,189 @@
+/**
+ * What the console's browser tests run against: a real `netsvc serve` (spawned from dist/, stopped
+ * by its PID) on loopback, with one entity `default` and one API user holding all three areas; on
+ * MariaDB when asked (FreeRADIUS's and rsyslog's tables created by `netsvc db migrate
+ * --create-peer-tables`, the embedded syslog receiver feeding rsyslog's SystemEvents), else on the
+ * embedded SQLite default. And Debian's Chromium driven by playwright-core.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { createTestDatabase, requireAll, type TestDatabase } from './databases.js';
+import { runCliCaptured } from './cli.js';
+import { freeUdpPort } from './flow-fixtures.js';
+import { freePort } from './net.js';
+
+const CLI = resolve('dist/src/cli.js');
+export const CHROMIUM = '/usr/bin/chromium';
+
+/** True when Debian's Chromium is installed; under NETSVC_REQUIRE_ALL its absence is a failure. */
+export function chromiumInstalled(): boolean {
+  const there = existsSync(CHROMIUM);
+  if (!there && requireAll) throw new Error(`${CHROMIUM} is missing (apt-get install chromium) and NETSVC_REQUIRE_ALL=1`);
+  return there;
+}
+
+/** A headless Chromium as the brief prescribes: no sandbox (root), no GPU, nothing fetched in the background. */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+  });
+}
+
+export interface ConsoleStack {
+  url: string;
+  credentials: { api_id: string; secret: string };
+  /** UDP port of the `netflow` flow source. */
+  flowPort: number;
+  /** UDP/TCP port of the embedded syslog receiver. */
+  syslogPort: number;
+  /** The MariaDB database of the entity's RADIUS and syslog tables (when `mariadb`). */
+  database?: TestDatabase;
+  dir: string;
+  /** Sends export datagrams to the flow source over loopback. */
+  sendFlows(payloads: readonly Buffer[]): Promise<void>;
+  /** A token for `area`, for the API answers a test compares the page with. */
+  token(area: 'netflow' | 'logviewer' | 'hotspot'): Promise<string>;
+  /** GET /svc/api/<area><path> with a fresh token; the parsed body. */
+  api(area: 'netflow' | 'logviewer' | 'hotspot', path: string): Promise<any>;
+  close(): Promise<void>;
+}
+
+export interface ConsoleStackOptions {
+  /** FreeRADIUS and rsyslog tables on a fresh MariaDB database instead of SQLite. */
+  mariadb?: boolean;
+  tokenTtlSec?: number;
+  /** Milliseconds between capture flushes (flows reach queries after one). */
+  flushIntervalMs?: number;
+}
+
+/** Starts the stack; `close()` stops serve by its PID and drops the database. */
+export async function startConsoleStack(opts: ConsoleStackOptions = {}): Promise<ConsoleStack> {
+  const dir = mkdtempSync(join(tmpdir(), 'netsvc-console-'));
+  const [flowPort, syslogPort, dnsPort] = [await freeUdpPort(), await freePort(), await freeUdpPort()];
+  const database = opts.mariadb ? await createTestDatabase('mysql', 'netsvc_console') : undefined;
+  let child: ChildProcess | undefined;
+  try {
+    const dataDir = join(dir, 'data');
+    mkdirSync(dataDir);
+    const config = join(dir, 'netsvc.config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        dataDir,
+        timezone: 'UTC',
+        http: { host: '127.0.0.1', port: 0 },
+        log: { level: 'info' },
+        admin: { database: `sqlite:${join(dataDir, 'admin.sqlite')}` },
+        auth: { tokenTtlSec: opts.tokenTtlSec ?? 3600 },
+        flowSources: { netflow: { listen: `127.0.0.1:${flowPort}` }, lentor: { listen: '127.0.0.1:0' } },
+        capture: { flushIntervalMs: opts.flushIntervalMs ?? 300 },
+        syslogReceiver: { host: '127.0.0.1', port: syslogPort, flushIntervalMs: 100, feedExternal: true },
+        // Nothing answers there: reverse lookups stay on loopback and fail fast.
+        dns: { servers: [`127.0.0.1:${dnsPort}`], timeoutMs: 200 },
+        entities: {
+          default: {
+            flowSources: ['netflow', 'lentor'],
+            ...(database ? { radius: database.url, syslog: database.url } : {}),
+          },
+        },
+      }),
+    );
+    const cli = async (args: string[]) => {
+      const r = await runCliCaptured([...args, '--config', config]);
+      if (r.code !== 0) throw new Error(`netsvc ${args.join(' ')} failed: ${r.err || r.out}`);
+      return r.out;
+    };
+    await cli(['admin', 'entity', 'add', 'default', '--areas', 'netflow,logviewer,hotspot']);
+    await cli(['admin', 'user', 'add', 'default', 'operator', '--areas', 'netflow,logviewer,hotspot']);
+    const credentials = JSON.parse(await cli(['admin', 'credentials', 'issue', 'default', 'operator', '--json'])) as {
+      api_id: string;
+      secret: string;
+    };
+    await cli(['db', 'migrate', ...(database ? ['--create-peer-tables'] : [])]);
+
+    const started = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = started;
+    let out = '';
+    let err = '';
+    started.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const url = await new Promise<string>((ok, fail) => {
+      const timer = setTimeout(() => fail(new Error(`serve did not start: ${out} ${err}`)), 30_000);
+      started.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out);
+        if (m) {
+          clearTimeout(timer);
+          ok(m[1]!);
+        }
+      });
+      started.once('exit', (code) => fail(new Error(`serve exited with ${code}: ${err}`)));
+    });
+
+    const token = async (area: string): Promise<string> => {
+      const res = await fetch(`${url}/svc/api/${area}/auth`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(credentials),
+      });
+      return ((await res.json()) as { result: { access_token: string } }).result.access_token;
+    };
+    return {
+      url,
+      credentials,
+      flowPort,
+      syslogPort,
+      database,
+      dir,
+      async sendFlows(payloads) {
+        const sock = createSocket('udp4');
+        for (const p of payloads) await new Promise<void>((r) => sock.send(p, flowPort, '127.0.0.1', () => r()));
+        await new Promise<void>((r) => sock.close(() => r()));
+      },
+      token,
+      async api(area, path) {
+        const res = await fetch(`${url}/svc/api/${area}${path}`, { headers: { authorization: `Bearer ${await token(area)}` } });
+        return res.json();
+      },
+      async close() {
+        await stop(started);
+        await database?.drop();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    if (child) await stop(child);
+    await database?.drop();
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** SIGTERM to the PID, SIGKILL after 5 s. */
+function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((done) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      done();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** Signs in through the console's own form. */
+export async function signIn(page: Page, stack: Pick<ConsoleStack, 'url' | 'credentials'>, path = '/'): Promise<void> {
+  await page.goto(`${stack.url}${path}`);
+  await page.getByLabel('API id').fill(stack.credentials.api_id);
+  await page.getByLabel('Secret').fill(stack.credentials.secret);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('navigation', { name: 'Areas' }).waitFor();
+}
+
+/** Screenshots for docs/ go here (`docs/console-<area>.png`). */
+export const SCREENSHOT_DIR = resolve('docs');

@@ -1,0 +1,4 @@
+/** The hotspot page (issue 21): filled in by its own change. */
+export default function Page({ path }: { path: string; params: URLSearchParams }) {
+  return <h1>hotspot ({path})</h1>;
+}
