@@ -120,7 +120,7 @@ export function DataTable<T>({
             rows.map((row, i) => (
               <tr key={rowKey(row, i)}>
                 {columns.map((c) => (
-                  <td key={c.key} class={c.numeric ? 'num' : undefined}>
+                  <td key={c.key} class={c.numeric ? 'num' : undefined} data-label={c.label}>
                     {c.render ? c.render(row) : String((row as Record<string, unknown>)[c.key] ?? '')}
                   </td>
                 ))}
