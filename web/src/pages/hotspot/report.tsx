@@ -4,7 +4,7 @@
  * one page of the report; and the results (the API's message on a refusal, the rows, paging).
  */
 import type { ComponentChildren } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import type { Envelope, Query } from '../../api.js';
 import { useServices } from '../../context.js';
 import { useLoad, type Loaded } from '../../hooks.js';
@@ -65,10 +65,13 @@ function FilterField({ spec, value, onInput }: { spec: FilterSpec; value: string
   );
 }
 
-function FiltersForm({ label, filters, params }: { label: string; filters: FilterSpec[]; params: URLSearchParams }) {
-  const [draft, setDraft] = useState<Record<string, string>>(() =>
-    Object.fromEntries(filters.map((f) => [f.name, params.get(f.name) ?? ''])),
-  );
+/** The search form of a report; it follows the URL (back/forward, links) and writes it on Search. */
+export function ReportFilters({ label, filters, params }: { label: string; filters: FilterSpec[]; params: URLSearchParams }) {
+  const fromUrl = () => Object.fromEntries(filters.map((f) => [f.name, params.get(f.name) ?? '']));
+  const [draft, setDraft] = useState<Record<string, string>>(fromUrl);
+  // Taken again from the URL when it changes, in place: the focus stays where the user left it.
+  const inUrl = filters.map((f) => params.get(f.name) ?? '').join('\u0000');
+  useEffect(() => setDraft(fromUrl()), [inUrl]);
   const field = (f: FilterSpec) => (
     <FilterField key={f.name} spec={f} value={draft[f.name] ?? ''} onInput={(v) => setDraft((d) => ({ ...d, [f.name]: v }))} />
   );
@@ -105,12 +108,6 @@ function FiltersForm({ label, filters, params }: { label: string; filters: Filte
       </div>
     </form>
   );
-}
-
-/** The search form of a report; it follows the URL (back/forward, links) and writes it on Search. */
-export function ReportFilters(props: { label: string; filters: FilterSpec[]; params: URLSearchParams }) {
-  const key = props.filters.map((f) => props.params.get(f.name) ?? '').join('\u0000');
-  return <FiltersForm key={key} {...props} />;
 }
 
 /** One page of a report from `GET /hotspot{path}` with the URL's values of `names`, page and perPage. */
