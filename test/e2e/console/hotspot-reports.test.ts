@@ -119,6 +119,7 @@ describe.skipIf(!ready)('console: hotspot reports (MariaDB, real FreeRADIUS)', (
     await username.fill('gina');
     await username.press('Enter');
     await expect.poll(() => new URL(page.url()).searchParams.get('username')).toBe('gina');
+    expect(await username.evaluate((el) => el === el.ownerDocument.activeElement)).toBe(true);
 
     const api = await hotspot('/login-attempts?username=gina');
     expect(api.result).toHaveLength(2);
@@ -142,12 +143,25 @@ describe.skipIf(!ready)('console: hotspot reports (MariaDB, real FreeRADIUS)', (
     expect((await rowsWhen(page, all.result.length)).map((r) => r.Username)).toEqual(
       all.result.map((a: { username: string }) => a.username),
     );
+
+    // Paging: the API's pages, Next and Previous following isLastPage.
+    const ids = async (q: string) =>
+      (await hotspot(`/login-attempts?${q}`)).result.map((a: { authdate: string; username: string }) => [a.authdate, a.username]);
+    const shown = async (n: number) => (await rowsWhen(page, n)).map((r) => [r.Time, r.Username]);
+    await page.goto(`${stack.url}/hotspot/attempts?perPage=2`);
+    expect(await shown(2)).toEqual(await ids('perPage=2'));
+    await page.getByRole('button', { name: 'Next' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('page')).toBe('2');
+    expect(await shown(1)).toEqual(await ids('perPage=2&page=2'));
+    expect(await page.getByRole('button', { name: 'Next' }).isDisabled()).toBe(true);
+    await page.getByRole('button', { name: 'Previous' }).click();
+    expect(await shown(2)).toEqual(await ids('perPage=2'));
   });
 
   it('a refused parameter shows the API message, not a blank page', async () => {
     await page.getByLabel('From').fill('2026-13-45');
     await page.getByRole('button', { name: 'Search' }).click();
-    const api = await hotspot('/login-attempts?startTime=2026-13-45&perPage=25');
+    const api = await hotspot('/login-attempts?startTime=2026-13-45&perPage=2');
     expect(api.status).toBe(false);
     await expect.poll(() => page.getByRole('alert').textContent()).toContain(api.errorMessage);
     expect(await page.locator('section.report table').count()).toBe(0);
