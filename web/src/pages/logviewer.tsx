@@ -112,18 +112,20 @@ export default function LogviewerPage({ params }: { path: string; params: URLSea
           />
           Live tail
         </label>
-        <span class="log-status" role="status" aria-live="polite">
-          {q.live
-            ? tail.hidden
-              ? 'Paused while this tab is hidden.'
-              : tail.updatedAt
-                ? `Live: ${count(tail.rows.length)} newest records${tail.lastBatch ? `, ${count(tail.lastBatch)} new at last update` : ''} (checked ${tail.updatedAt.toLocaleTimeString()}).`
-                : 'Starting the live tail…'
-            : result.data
-              ? rows.length === 0
-                ? ''
-                : `Records ${count(first)}–${count(first + rows.length - 1)}${result.data.isLastPage ? '' : ', more on the next pages'}.`
-              : ''}
+        {/* Only what changes for the user is announced; the time of the last check is not. */}
+        <span class="log-status">
+          <span role="status" aria-live="polite">
+            {q.live
+              ? tail.hidden
+                ? 'Paused while this tab is hidden.'
+                : tail.updatedAt
+                  ? `Live: ${count(tail.rows.length)} newest records${tail.lastBatch ? `, ${count(tail.lastBatch)} new at last update` : ''}.`
+                  : 'Starting the live tail…'
+              : result.data && rows.length > 0
+                ? `Records ${count(first)}–${count(first + rows.length - 1)}${result.data.isLastPage ? '' : ', more on the next pages'}.`
+                : ''}
+          </span>
+          {q.live && !tail.hidden && tail.updatedAt && <> Checked {tail.updatedAt.toLocaleTimeString()}.</>}
         </span>
         <Busy when={loading && !q.live} />
         <button type="button" class="export" disabled={exporting.phase === 'running'} onClick={() => void runExport()}>
