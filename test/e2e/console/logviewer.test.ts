@@ -187,6 +187,20 @@ describe.skipIf(!chromiumInstalled())('console: logviewer on MariaDB', () => {
     await page.close();
   });
 
+  it('pages through a search as the API pages it', async () => {
+    const page = await browser.newPage();
+    await signIn(page, stack, '/logviewer?perPage=5');
+    await page.locator('table.log-table tbody tr[data-id]').first().waitFor();
+    const api = async (n: number) => asShown((await stack.api('logviewer', `/search?perPage=5&page=${n}`)).result as Row[]);
+    expect(await shownRows(page)).toEqual(await api(1));
+    await page.getByRole('button', { name: 'Next →' }).click();
+    await expect.poll(() => new URL(page.url()).search).toBe('?perPage=5&page=2');
+    await expect.poll(() => shownRows(page)).toEqual(await api(2));
+    await page.goBack();
+    await expect.poll(() => shownRows(page)).toEqual(await api(1));
+    await page.close();
+  });
+
   it('exports the result as CSV: the API rows, RFC 4180, formula cells guarded', async () => {
     const page = await browser.newPage();
     await signIn(page, stack, '/logviewer?host=edge2');
