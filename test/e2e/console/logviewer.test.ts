@@ -8,6 +8,7 @@
 import { execFile } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
+import mysql from 'mysql2/promise';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
@@ -164,6 +165,32 @@ describe.skipIf(!chromiumInstalled())('console: logviewer on MariaDB', () => {
     await page.close();
   });
 
+  it('pauses the live tail while the tab is hidden and catches up when it is shown', async () => {
+    const page = await browser.newPage();
+    await signIn(page, stack, '/logviewer?live=1');
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Live:' }).count()).toBe(1);
+    const setHidden = (hidden: boolean) =>
+      page.evaluate(
+        `Object.defineProperty(document, 'hidden', { configurable: true, get: () => ${hidden} }); document.dispatchEvent(new Event('visibilitychange'))`,
+      );
+    await setHidden(true);
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Paused while this tab is hidden.' }).count()).toBe(1);
+    await new Promise((r) => setTimeout(r, 300));
+    let polls = 0;
+    page.on('request', (r) => {
+      if (r.url().includes('/svc/api/logviewer/latest')) polls++;
+    });
+    const probe = `hidden-probe-${Date.now().toString(36)}`;
+    await run('logger', ['-n', '127.0.0.1', '-P', String(stack.syslogPort), '-t', 'probe', '-p', 'user.err', probe]);
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(polls).toBe(0);
+    const row = page.locator('table.log-table tbody tr', { hasText: probe });
+    expect(await row.count()).toBe(0);
+    await setHidden(false);
+    await row.waitFor({ timeout: 5000 });
+    await page.close();
+  });
+
   it('narrows by host and severity to what the API returns, and the back button undoes it', async () => {
     const page = await browser.newPage();
     await signIn(page, stack, '/logviewer');
@@ -278,6 +305,30 @@ describe.skipIf(!chromiumInstalled())('console: logviewer on MariaDB', () => {
     await page.locator('table.log-table tbody tr[data-id]').first().waitFor();
     expect(new Set(await page.locator('table.log-table .sev').allTextContents()).size).toBeGreaterThanOrEqual(6);
     await page.screenshot({ path: join(SCREENSHOT_DIR, 'console-logviewer.png') });
+    await page.close();
+  });
+
+  it('exports at most 10 000 rows, the newest, and says so', async () => {
+    // 10 050 rows a day old for one host, written as rsyslog would (one INSERT, like a backlog).
+    const conn = await mysql.createConnection({ uri: stack.database!.url });
+    const dayAgo = new Date(Date.now() - 86_400_000).toISOString().slice(0, 19).replace('T', ' ');
+    const values = Array.from({ length: 10_050 }, (_, i) => [`bulk line ${i}`, 16, 'bulk1', i % 8, dayAgo, dayAgo, 1, 'bulk:']);
+    await conn.query(
+      'INSERT INTO SystemEvents (Message, Facility, FromHost, Priority, DeviceReportedTime, ReceivedAt, InfoUnitID, SysLogTag) VALUES ?',
+      [values],
+    );
+    await conn.end();
+    const page = await browser.newPage();
+    await signIn(page, stack, '/logviewer?host=bulk1');
+    await page.locator('table.log-table tbody tr[data-id]').first().waitFor();
+    const [file] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    const [, ...records] = parseCsv(readFileSync((await file.path())!, 'utf8').replace(/^\ufeff/, ''));
+    const rows = await allRows(stack, 'host=bulk1');
+    expect(rows.length).toBe(10_050);
+    expect(records.map((r) => Number(r[0]))).toEqual(rows.slice(0, 10_000).map((r) => r.ID));
+    await expect
+      .poll(() => page.getByRole('status').filter({ hasText: 'Exported the newest 10,000 records only' }).count())
+      .toBe(1);
     await page.close();
   });
 });
