@@ -54,6 +54,8 @@ export default function LogviewerPage({ params }: { path: string; params: URLSea
   );
   const tail = useTail(api, q, tailKey(q), q.live);
   const [exporting, setExporting] = useState<ExportState>({ phase: 'idle' });
+  // An export's outcome belongs to the search it was made of.
+  useEffect(() => setExporting((e) => (e.phase === 'running' ? e : { phase: 'idle' })), [search]);
 
   /** Puts the draft (changed by `patch`) in the URL: a new search from page 1. */
   const submit = (patch: Partial<Draft> = {}) => {
