@@ -88,7 +88,10 @@ export async function startConsoleStack(opts: ConsoleStackOptions = {}): Promise
         entities: {
           default: {
             flowSources: ['netflow', 'lentor'],
-            ...(database ? { radius: database.url, syslog: database.url } : {}),
+            // Else the embedded default's SQLite stores.
+            ...(database
+              ? { radius: database.url, syslog: database.url }
+              : { radius: 'sqlite:radius.sqlite', syslog: 'sqlite:syslog.sqlite' }),
           },
         },
       }),
