@@ -124,6 +124,22 @@ describe.skipIf(!ready)('console: hotspot users with a real FreeRADIUS', () => {
     expect((await radius.radtest('carol', 'S3cret-pw')).code).toBe('Access-Accept');
   });
 
+  it('edits the details and the password: the API stores them and FreeRADIUS takes the new password', async () => {
+    await page.getByLabel('Last name').fill('Smith');
+    await page.getByLabel('Email').fill('');
+    await page.getByLabel('New password').fill('N3w-secret');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await expect
+      .poll(async () => (await call('GET', `/users/${userId}`)).body.result[0])
+      .toMatchObject({ firstname: 'Carol', lastname: 'Smith', email: null });
+    await expect.poll(noticeText).toBe("User 'carol' updated successfully.");
+    // The form shows what was stored, the password field empty again.
+    await expect.poll(() => page.getByLabel('Last name').inputValue()).toBe('Smith');
+    expect(await page.getByLabel('New password').inputValue()).toBe('');
+    expect((await radius.radtest('carol', 'N3w-secret')).code).toBe('Access-Accept');
+    expect((await radius.radtest('carol', 'S3cret-pw')).code).toBe('Access-Reject');
+  });
+
   it('attaches a profile and sets an attribute in the catalogue’s unit: FreeRADIUS answers with both, in its unit', async () => {
     await page.getByLabel('Profile to attach').selectOption('gold');
     await page.getByRole('button', { name: 'Attach', exact: true }).click();
@@ -147,7 +163,7 @@ describe.skipIf(!ready)('console: hotspot users with a real FreeRADIUS', () => {
     await page.getByRole('button', { name: 'Add', exact: true }).click();
     await expect.poll(alertText).toMatch(/Session-Timeout: value must be between 1 and/);
 
-    const reply = await radius.radtest('carol', 'S3cret-pw');
+    const reply = await radius.radtest('carol', 'N3w-secret');
     expect(reply.code).toBe('Access-Accept');
     // The user's own 2048 Kbps wins over gold's 4096; gold's Session-Timeout applies.
     expect(reply.attributes['WISPr-Bandwidth-Max-Down']).toEqual(['2048000']);
@@ -163,12 +179,57 @@ describe.skipIf(!ready)('console: hotspot users with a real FreeRADIUS', () => {
     expect(api.map((u) => u.username)).toEqual(['carol']);
     const table = page.getByRole('table', { name: 'Users matching the search' });
     await expect.poll(() => table.locator('tbody tr td:first-child').allTextContents()).toEqual(['carol']);
-    expect(await table.locator('tbody tr').first().textContent()).toMatch(/Enabled.*gold.*Carol.*carol@example\.org/);
+    expect(await table.locator('tbody tr').first().textContent()).toMatch(/Enabled.*Password.*gold.*Carol Smith/);
 
     await page.getByLabel('User name (exact)').fill('caro');
     await page.getByRole('button', { name: 'Search' }).click();
     expect((await call('GET', '/users?username=caro')).body.result).toEqual([]);
     await expect.poll(() => page.getByRole('table').locator('td.empty').textContent()).toBe('No user matches the search.');
+  });
+
+  it('creates PIN and MAC users (no password asked): FreeRADIUS lets them in', async () => {
+    const create = async (type: string, name: string) => {
+      await page.goto(`${stack.url}/hotspot/users/new`);
+      await page.getByRole('radio', { name: new RegExp(`^${type}`) }).check();
+      expect(await page.getByLabel('Password', { exact: true }).count()).toBe(0);
+      await page.getByLabel(type === 'MAC address' ? 'MAC address' : 'PIN', { exact: true }).fill(name);
+      await page.getByRole('button', { name: 'Create user' }).click();
+      await expect.poll(() => new URL(page.url()).pathname).toMatch(/^\/hotspot\/users\/\d+$/);
+      return (await call('GET', `/users/${new URL(page.url()).pathname.split('/').pop()}`)).body.result[0];
+    };
+    expect(await create('PIN', '424242')).toMatchObject({ username: '424242', usertype: 'Auth-Type' });
+    expect((await radius.radtest('424242', '424242')).code).toBe('Access-Accept');
+    // Any notation in, stored as XX-XX-XX-XX-XX-XX (the heading shows what the API stored).
+    expect(await create('MAC address', '02:00:00:00:00:bb')).toMatchObject({ username: '02-00-00-00-00-BB' });
+    await expect.poll(() => page.getByRole('heading', { level: 2 }).first().textContent()).toMatch(/^02-00-00-00-00-BB/);
+    const mac = await radius.radclient('auth', {
+      'User-Name': '02-00-00-00-00-BB',
+      'User-Password': '02-00-00-00-00-BB',
+      'Calling-Station-Id': '02-00-00-00-00-BB',
+      'NAS-IP-Address': '127.0.0.1',
+    });
+    expect(mac.code).toBe('Access-Accept');
+  });
+
+  it('pages through the users as the API does, the page in the URL and the back button', async () => {
+    for (let i = 0; i < 25; i++) {
+      expect((await call('POST', '/users', { usertype: 'pin', username: `9000${String(i).padStart(2, '0')}` })).status).toBe(200);
+    }
+    const names = (page: number) =>
+      call('GET', `/users?perPage=25&page=${page}`).then((r) =>
+        (r.body.result as Array<{ username: string }>).map((u) => u.username),
+      );
+    const [first, second] = [await names(1), await names(2)];
+    expect(first).toHaveLength(25);
+    expect(second.length).toBeGreaterThan(0);
+    const shown = () => page.getByRole('table').locator('tbody tr td:first-child').allTextContents();
+    await page.goto(`${stack.url}/hotspot/users`);
+    await expect.poll(shown).toEqual(first);
+    await page.getByRole('button', { name: 'Next →' }).click();
+    await expect.poll(() => new URL(page.url()).search).toBe('?page=2');
+    await expect.poll(shown).toEqual(second);
+    await page.goBack();
+    await expect.poll(shown).toEqual(first);
   });
 
   it('shows an API error instead of a blank page (an unknown user)', async () => {
@@ -208,6 +269,6 @@ describe.skipIf(!ready)('console: hotspot users with a real FreeRADIUS', () => {
     expect(await noticeText()).toBe("User 'carol' deleted successfully.");
     expect((await call('GET', '/users?username=carol')).body.result).toEqual([]);
     await expect.poll(() => page.getByRole('table').locator('tbody tr td:first-child').allTextContents()).not.toContain('carol');
-    expect((await radius.radtest('carol', 'S3cret-pw')).code).toBe('Access-Reject');
+    expect((await radius.radtest('carol', 'N3w-secret')).code).toBe('Access-Reject');
   });
 });

@@ -3,7 +3,7 @@
  * what changed), enabled or disabled, deleted after a confirmation naming it; its profiles and its
  * own access attributes below.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { useServices } from '../../context.js';
 import { useLoad } from '../../hooks.js';
 import { navigate } from '../../location.js';
@@ -53,7 +53,15 @@ function infoOf(user: UserDetail): InfoValues {
 }
 
 /** The details form: only the fields that changed are sent; a cleared field is sent as null. */
-function EditUser({ user, onSaved }: { user: UserDetail; onSaved: (message: string) => void }) {
+function EditUser({
+  user,
+  onSaving,
+  onSaved,
+}: {
+  user: UserDetail;
+  onSaving: () => void;
+  onSaved: (message: string | undefined) => void;
+}) {
   const { api } = useServices();
   const [username, setUsername] = useState(user.username);
   const [password, setPassword] = useState('');
@@ -94,10 +102,11 @@ function EditUser({ user, onSaved }: { user: UserDetail; onSaved: (message: stri
     }
     setBusy(true);
     setError(undefined);
+    onSaving();
     try {
       const res = await api.send('hotspot', 'POST', `/users/${user.id}`, body);
       setPassword('');
-      onSaved(res.message ?? 'Saved.');
+      onSaved(res.message);
     } catch (err) {
       setError(err as Error);
     } finally {
@@ -172,15 +181,23 @@ export function UserDetailPage({ userId }: { userId: number }) {
   const [error, setError] = useState<Error>();
   const [busy, setBusy] = useState(false);
   const [confirmDelete, setConfirmDelete] = useState(false);
-  // A new form (fresh values) after every save, so it always shows what the API stored.
+  // After a save of the details, a new form once the user is read again, so it shows what the API
+  // stored; other reloads (a profile attached) leave the form and any unsaved edits alone.
   const [formKey, setFormKey] = useState(0);
+  const renew = useRef(false);
+  useEffect(() => {
+    if (renew.current && !user.loading) {
+      renew.current = false;
+      setFormKey((k) => k + 1);
+    }
+  }, [user.data, user.loading]);
 
   const u = user.data;
-  const saved = (text: string) => {
+  const changed = (text: string | undefined, newForm: boolean) => {
     setMessage(text);
     setError(undefined);
+    renew.current = newForm;
     user.reload();
-    setFormKey((k) => k + 1);
   };
 
   const setDisabled = async (disabled: boolean) => {
@@ -189,7 +206,7 @@ export function UserDetailPage({ userId }: { userId: number }) {
     setMessage(undefined);
     try {
       const res = await api.send('hotspot', 'POST', `/users/${userId}`, { disabled });
-      saved(res.message ?? '');
+      changed(res.message, false);
     } catch (err) {
       setError(err as Error);
     } finally {
@@ -265,7 +282,12 @@ export function UserDetailPage({ userId }: { userId: number }) {
       <ErrorMessage error={error} />
       <ErrorMessage error={user.error} onRetry={user.reload} />
       <div class="user-columns">
-        <EditUser key={`${u.id}-${formKey}`} user={u} onSaved={saved} />
+        <EditUser
+          key={`${u.id}-${formKey}`}
+          user={u}
+          onSaving={() => setMessage(undefined)}
+          onSaved={(text) => changed(text, true)}
+        />
         <div>
           <UserProfiles userId={u.id} username={u.username} profile={u.profile} onChanged={user.reload} />
           <UserAccessAttributes userId={u.id} username={u.username} />
