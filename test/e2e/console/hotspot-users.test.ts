@@ -17,6 +17,15 @@ import {
 } from '../../helpers/console-stack.js';
 import { freeradiusDialects, startFreeradius, type FreeradiusInstance } from '../../helpers/freeradius.js';
 
+/** What the page functions use of the browser's globals (the test is compiled without the DOM types). */
+interface BrowserGlobals {
+  document: {
+    documentElement: { scrollWidth: number; clientWidth: number };
+    activeElement: { getAttribute(name: string): string | null };
+  };
+  getComputedStyle(el: object): { outlineStyle: string };
+}
+
 const ready = chromiumInstalled() && (await freeradiusDialects()).includes('mysql');
 
 describe.skipIf(!ready)('console: hotspot users with a real FreeRADIUS', () => {
@@ -43,8 +52,7 @@ describe.skipIf(!ready)('console: hotspot users with a real FreeRADIUS', () => {
   /** True when the page as a whole does not scroll sideways (tables may, in their own box). */
   const noPageWideScroll = () =>
     page.evaluate(() => {
-      const root = (globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } })
-        .document.documentElement;
+      const root = (globalThis as unknown as BrowserGlobals).document.documentElement;
       return root.scrollWidth <= root.clientWidth;
     });
   const isFocused = (l: Locator) => l.evaluate((el) => el === el.ownerDocument.activeElement);
@@ -209,6 +217,33 @@ describe.skipIf(!ready)('console: hotspot users with a real FreeRADIUS', () => {
       'NAS-IP-Address': '127.0.0.1',
     });
     expect(mac.code).toBe('Access-Accept');
+  });
+
+  it('is usable with the keyboard alone, the focus visible', async () => {
+    await page.goto(`${stack.url}/hotspot/users/new`);
+    await page.getByLabel('User name', { exact: true }).waitFor();
+    // From the type choice (one tab stop, arrows move within it) into the fields, by Tab.
+    await page.getByRole('radio', { name: /^User name and password/ }).focus();
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('dave');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('dave-pw-1');
+    const focused = () =>
+      page.evaluate(() => {
+        const { document, getComputedStyle } = globalThis as unknown as BrowserGlobals;
+        const el = document.activeElement;
+        return { name: el.getAttribute('name'), outline: getComputedStyle(el).outlineStyle };
+      });
+    expect(await focused()).toEqual({ name: 'password', outline: 'solid' });
+    await page.keyboard.press('Enter');
+    await expect.poll(() => new URL(page.url()).pathname).toMatch(/^\/hotspot\/users\/\d+$/);
+    expect((await radius.radtest('dave', 'dave-pw-1')).code).toBe('Access-Accept');
+    // Disable by keyboard: Tab onto the button, Enter.
+    await page.getByRole('link', { name: '← Users' }).focus();
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByRole('heading', { level: 2 }).first().textContent()).toMatch(/Disabled$/);
+    expect((await radius.radtest('dave', 'dave-pw-1')).code).toBe('Access-Reject');
   });
 
   it('pages through the users as the API does, the page in the URL and the back button', async () => {
