@@ -193,6 +193,10 @@ describe.skipIf(!ready)('console: hotspot users with a real FreeRADIUS', () => {
     await page.getByRole('button', { name: 'Search' }).click();
     expect((await call('GET', '/users?username=caro')).body.result).toEqual([]);
     await expect.poll(() => page.getByRole('table').locator('td.empty').textContent()).toBe('No user matches the search.');
+    // Back restores the earlier search, its input included.
+    await page.goBack();
+    await expect.poll(() => page.getByLabel('User name (exact)').inputValue()).toBe('carol');
+    await expect.poll(() => table.locator('tbody tr td:first-child').allTextContents()).toEqual(['carol']);
   });
 
   it('creates PIN and MAC users (no password asked): FreeRADIUS lets them in', async () => {

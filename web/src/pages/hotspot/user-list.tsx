@@ -3,7 +3,7 @@
  * URL (`/hotspot/users?username=alice&page=2`), newest first as the API answers.
  */
 import type { ComponentChildren } from 'preact';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { useServices } from '../../context.js';
 import { useLoad } from '../../hooks.js';
 import { navigate, setParams } from '../../location.js';
@@ -54,6 +54,11 @@ export function UserList({ params }: { params: URLSearchParams }) {
   const [idInput, setIdInput] = useState(id);
   const [idError, setIdError] = useState<string>();
   const [flash] = useState(takeFlash);
+  // Back and forward change the search in the URL: the inputs follow it.
+  useEffect(() => {
+    setNameInput(username);
+    setIdInput(id);
+  }, [username, id]);
   const list = useLoad(
     (signal) => api.get<UserSummary[]>('hotspot', '/users', { username, id, page, perPage: PER_PAGE }, signal),
     [username, id, page],
