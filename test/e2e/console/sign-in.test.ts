@@ -46,6 +46,34 @@ describe.skipIf(!chromiumInstalled())('console: sign-in', () => {
     await page.close();
   });
 
+  it('asks to sign in again when the server refuses a token, and finishes the request afterwards', async () => {
+    const page = await browser.newPage();
+    await signIn(page, stack, '/logviewer');
+    await page.getByRole('button', { name: 'Search' }).waitFor();
+    // A token the server no longer takes (as after `admin credentials issue` or a new jwt.key), which
+    // the browser still believes good: only the 401 can tell.
+    await page.evaluate(() => {
+      const storage = (globalThis as any).sessionStorage;
+      const saved = JSON.parse(storage.getItem('netsvc.session')!);
+      saved.tokens.logviewer.value = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl';
+      storage.setItem('netsvc.session', JSON.stringify(saved));
+    });
+    // The page's own first search is refused: the dialog opens over it.
+    const answered = page.waitForResponse((r) => r.url().includes('/svc/api/logviewer/') && r.status() === 401);
+    await page.goto(`${stack.url}/logviewer?host=edge9`);
+    await answered;
+    const dialog = page.getByRole('dialog', { name: 'Sign in again' });
+    await dialog.waitFor();
+    await dialog.getByLabel('Secret').fill(stack.credentials.secret);
+    const retried = page.waitForResponse((r) => r.url().includes('/svc/api/logviewer/') && r.status() === 200);
+    await dialog.getByRole('button', { name: 'Sign in' }).click();
+    await retried;
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await page.getByLabel('Host').inputValue()).toBe('edge9');
+    expect(new URL(page.url()).searchParams.get('host')).toBe('edge9');
+    await page.close();
+  });
+
   it('opens a bookmarked view after sign-in, with its query intact', async () => {
     const page = await browser.newPage();
     await signIn(page, stack, '/logviewer?host=edge1');
