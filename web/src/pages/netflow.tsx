@@ -24,7 +24,7 @@ import {
   type FlowWindow,
 } from './netflow/query.js';
 import { TopLists } from './netflow/top-lists.js';
-import { TrafficChart, type SeriesResult } from './netflow/traffic-chart.js';
+import { REDRAW_START, TrafficChart, type SeriesResult } from './netflow/traffic-chart.js';
 import './netflow/netflow.css';
 
 // At most three of this page's queries at once (the server queues ten scans; a tab must not take them all).
@@ -165,18 +165,26 @@ export default function Page({ params }: { path: string; params: URLSearchParams
   const step = stepFor(w);
 
   const series = useLoad(
+    // Not queued behind the top lists: the chart is what the page shows first.
     (signal) =>
-      queue(() =>
-        api.get<SeriesResult>(
+      api
+        .get<SeriesResult>(
           'netflow',
           '/series',
           { start: w.start, end: w.end, filter, by: by || undefined, metric, step, limit: 10 },
           signal,
-        ),
-      ).then((r) => r.result),
+        )
+        .then((r) => {
+          performance.mark(REDRAW_START);
+          return r.result;
+        }),
     [w.start, w.end, filter, by, metric, step],
   );
   const filterError = isFilterError(series.error) ? series.error : undefined;
+  // The chart is asked first and alone among the analytics: the first AS or country query loads
+  // their tables, which can hold the server for seconds, and the chart must not wait behind it.
+  const [chartAnswered, setChartAnswered] = useState(false);
+  if (!chartAnswered && (series.data || series.error)) setChartAnswered(true);
   const span = `${new Date(w.from).toLocaleString()} – ${new Date(w.to + 59_999).toLocaleTimeString()}`;
 
   return (
@@ -221,7 +229,9 @@ export default function Page({ params }: { path: string; params: URLSearchParams
           <span class="hint">{span}</span>
         </div>
         {series.error && !filterError && <ErrorMessage error={series.error} onRetry={series.reload} />}
-        {series.data ? (
+        {filterError ? (
+          <p class="hint">No chart: the filter above is not valid.</p>
+        ) : series.data ? (
           <TrafficChart
             series={series.data}
             metric={metric}
@@ -233,7 +243,7 @@ export default function Page({ params }: { path: string; params: URLSearchParams
       </section>
 
       <h2>Top</h2>
-      <TopLists window={w} filter={filter} metric={metric} queue={queue} isFilterError={isFilterError} />
+      <TopLists window={w} filter={filter} metric={metric} queue={queue} isFilterError={isFilterError} enabled={chartAnswered} />
       <FlowTable window={w} filter={filter} order={order} queue={queue} isFilterError={isFilterError} />
       <Exporters />
     </div>

@@ -100,7 +100,8 @@ export function FlowTable({
     [queryKey, cursor],
   );
   const [total, setTotal] = useState<{ key: string; n: number | null }>();
-  const r = search.data;
+  const badFilter = isFilterError(search.error);
+  const r = badFilter ? undefined : search.data;
   // The last answer stays on screen while the next loads: its count is only taken for its own query.
   if (r && r.key === queryKey && r.total !== null && pages.length === 1 && total?.key !== queryKey)
     setTotal({ key: queryKey, n: r.total });
@@ -143,7 +144,7 @@ export function FlowTable({
         rowKey={(_f, i) => i}
         sort={{ key: order, desc: true }}
         onSort={(k) => setParams({ order: k === 'bytes' ? 'bytes' : null }, true)}
-        empty={search.loading ? 'Loading…' : 'No flows match.'}
+        empty={badFilter ? 'No answer: the filter is not valid.' : search.loading ? 'Loading…' : 'No flows match.'}
       />
       <Pager
         page={pages.length}

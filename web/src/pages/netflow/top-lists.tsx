@@ -40,6 +40,7 @@ function TopList({
   metric,
   queue,
   isFilterError,
+  enabled,
 }: {
   by: string;
   title: string;
@@ -48,6 +49,7 @@ function TopList({
   metric: Metric;
   queue: <T>(run: () => Promise<T>) => Promise<T>;
   isFilterError: (e: Error | undefined) => boolean;
+  enabled: boolean;
 }) {
   const { api } = useServices();
   const top = useLoad(
@@ -56,8 +58,11 @@ function TopList({
         api.get<TopResult>('netflow', '/top', { start: w.start, end: w.end, filter, by, metric, limit: 10 }, signal),
       ).then((r) => r.result),
     [w.start, w.end, filter, by, metric],
+    enabled,
   );
-  const t = top.data;
+  // A bad filter is shown once, at the filter bar: the list shows nothing rather than the last answer.
+  const badFilter = isFilterError(top.error);
+  const t = badFilter ? undefined : top.data;
   const total = t ? t.total[metric] : 0;
   const items = t
     ? [
@@ -72,6 +77,7 @@ function TopList({
       {top.error && !isFilterError(top.error) && <ErrorMessage error={top.error} onRetry={top.reload} />}
       {t && items.length === 0 && <p class="hint">No flows in this window.</p>}
       {!t && !top.error && <p class="busy">Loading…</p>}
+      {badFilter && <p class="hint">No answer: the filter is not valid.</p>}
       {items.length > 0 && (
         <ol class="nf-bars">
           {items.map((it) => (
@@ -98,6 +104,8 @@ export function TopLists(props: {
   metric: Metric;
   queue: <T>(run: () => Promise<T>) => Promise<T>;
   isFilterError: (e: Error | undefined) => boolean;
+  /** False until the chart has its first answer: the AS and country lists' first query can keep the server busy for seconds. */
+  enabled: boolean;
 }) {
   return (
     <div class="nf-tops">

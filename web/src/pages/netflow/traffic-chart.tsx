@@ -32,6 +32,7 @@ const COLOURS = [
   '#7f7f7f',
 ];
 const OTHER_COLOUR = '#a0a6ad';
+const stepped = uPlot.paths.stepped!({ align: 1 });
 
 interface Line {
   name: string;
@@ -54,17 +55,27 @@ export function linesOf(s: SeriesResult): Line[] {
   return out;
 }
 
-/** uPlot data: x in seconds, then the stacked (cumulative) lines, topmost first so lower ones paint over. */
+const STEP_SEC = { '1m': 60, '5m': 300, '1h': 3600 } as const;
+
+/**
+ * uPlot data: x in seconds, then the stacked (cumulative) lines, topmost first so lower ones paint
+ * over. One more x closes the last step (its end), so the last step is drawn as wide as the others.
+ */
 function stacked(s: SeriesResult, lines: Line[]): uPlot.AlignedData {
   const xs = s.points.map((p) => Date.parse(p) / 1000);
+  const n = xs.length;
+  if (n > 0) xs.push(xs[n - 1]! + STEP_SEC[s.step]);
   const cum: number[][] = [];
-  let acc = new Array<number>(xs.length).fill(0);
+  let acc = new Array<number>(n).fill(0);
   for (const l of lines) {
     acc = acc.map((a, i) => a + (l.values[i] ?? 0));
-    cum.push(acc);
+    cum.push(n > 0 ? [...acc, acc[n - 1]!] : acc);
   }
   return [xs, ...cum.reverse()];
 }
+
+/** Marked when new series data arrives; `netflow:chart-redraw` measures from it to the drawn chart. */
+export const REDRAW_START = 'netflow:chart-redraw-start';
 
 let firstRenderMarked = false;
 
@@ -88,13 +99,14 @@ export function TrafficChart({
   useEffect(() => {
     const el = box.current;
     if (!el) return;
-    performance.mark('netflow:chart-redraw-start');
+    // The page marks the start when the data arrives; a change that fetched nothing starts here.
+    if (performance.getEntriesByName(REDRAW_START).length === 0) performance.mark(REDRAW_START);
     const data = stacked(series, lines);
     const fmt = (v: number) => formatMetric(metric, v);
     const drawn = () => {
       performance.mark('netflow:chart-drawn');
       try {
-        performance.measure('netflow:chart-redraw', 'netflow:chart-redraw-start', 'netflow:chart-drawn');
+        performance.measure('netflow:chart-redraw', REDRAW_START, 'netflow:chart-drawn');
       } catch {
         // A resize redraws without a data change: no start mark to measure from.
       }
@@ -102,7 +114,7 @@ export function TrafficChart({
         firstRenderMarked = true;
         performance.mark('netflow:first-render');
       }
-      performance.clearMarks('netflow:chart-redraw-start');
+      performance.clearMarks(REDRAW_START);
     };
     const opts: uPlot.Options = {
       width: Math.max(200, el.clientWidth),
@@ -116,13 +128,20 @@ export function TrafficChart({
       ],
       series: [
         {},
-        ...[...lines]
-          .reverse()
-          .map((l) => ({ label: l.name, stroke: l.colour, fill: `${l.colour}cc`, width: 1, points: { show: false } })),
+        ...[...lines].reverse().map((l) => ({
+          label: l.name,
+          stroke: l.colour,
+          fill: `${l.colour}cc`,
+          width: 1,
+          // Each point is a step's total: drawn as a step, not a slope into the next one.
+          paths: stepped,
+          points: { show: false },
+        })),
       ],
       hooks: {
         draw: [drawn],
-        setCursor: [(u) => setCursor(u.cursor.idx ?? null)],
+        // The closing x is the last step's end: it reads as the last step.
+        setCursor: [(u) => setCursor(u.cursor.idx == null ? null : Math.min(u.cursor.idx, series.points.length - 1))],
         setSelect: [
           (u) => {
             if (u.select.width < 2) return;
