@@ -3,7 +3,7 @@
  * the matching flows and the exporters' counters. Everything the page shows is named by the URL
  * (window, filter, dimension, metric, order), so a view can be bookmarked.
  */
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api.js';
 import { useServices } from '../context.js';
 import { useLoad } from '../hooks.js';
@@ -22,6 +22,7 @@ import {
   stepFor,
   windowOf,
   type FlowWindow,
+  type Metric,
 } from './netflow/query.js';
 import { TopLists } from './netflow/top-lists.js';
 import { REDRAW_START, TrafficChart, type SeriesResult } from './netflow/traffic-chart.js';
@@ -150,22 +151,26 @@ function WindowPicker({ w, now }: { w: FlowWindow; now: () => void }) {
   );
 }
 
-export default function Page({ params }: { path: string; params: URLSearchParams }) {
+/**
+ * The chart's own component: a new series re-renders it alone, not the lists and the flow table, so a
+ * redraw costs the chart. It reports its first answer and a filter mistake up to the page.
+ */
+function TrafficPanel({
+  w,
+  filter,
+  by,
+  metric,
+  onState,
+}: {
+  w: FlowWindow;
+  filter: string;
+  by: string;
+  metric: Metric;
+  onState: (answered: boolean, filterError: Error | undefined) => void;
+}) {
   const { api } = useServices();
-  const [tick, setTick] = useState(0);
-  const range = params.get('range');
-  const fromP = params.get('from');
-  const toP = params.get('to');
-  // A preset ends now: computed when the URL (or Refresh) changes, not on every render.
-  const w = useMemo(() => windowOf(params, Date.now()), [range, fromP, toP, tick]);
-  const filter = params.get('filter') ?? '';
-  const by = dimensionOf(params);
-  const metric = metricOf(params);
-  const order = params.get('order') === 'bytes' ? 'bytes' : 'time';
   const step = stepFor(w);
-
   const series = useLoad(
-    // Not queued behind the top lists: the chart is what the page shows first.
     (signal) =>
       api
         .get<SeriesResult>(
@@ -181,18 +186,56 @@ export default function Page({ params }: { path: string; params: URLSearchParams
     [w.start, w.end, filter, by, metric, step],
   );
   const filterError = isFilterError(series.error) ? series.error : undefined;
+  const answered = series.data !== undefined || series.error !== undefined;
+  const report = useRef(onState);
+  report.current = onState;
+  useEffect(() => report.current(answered, filterError), [answered, filterError]);
+  const span = `${new Date(w.from).toLocaleString()} – ${new Date(w.to + 59_999).toLocaleTimeString()}`;
+  return (
+    <section class="panel" aria-labelledby="nf-traffic" aria-busy={series.loading}>
+      <div class="nf-head">
+        <h2 id="nf-traffic">Traffic over time</h2>
+        <span class="hint">{span}</span>
+      </div>
+      {series.error && !filterError && <ErrorMessage error={series.error} onRetry={series.reload} />}
+      {filterError ? (
+        <p class="hint">No chart: the filter above is not valid.</p>
+      ) : series.data ? (
+        <TrafficChart
+          series={series.data}
+          metric={metric}
+          onZoom={(a, b) => setParams({ from: isoMinute(a), to: isoMinute(Math.max(a + 60_000, b)), range: null })}
+        />
+      ) : (
+        !series.error && <p class="busy">Loading…</p>
+      )}
+    </section>
+  );
+}
+
+export default function Page({ params }: { path: string; params: URLSearchParams }) {
+  const [tick, setTick] = useState(0);
+  const range = params.get('range');
+  const fromP = params.get('from');
+  const toP = params.get('to');
+  // A preset ends now: computed when the URL (or Refresh) changes, not on every render.
+  const w = useMemo(() => windowOf(params, Date.now()), [range, fromP, toP, tick]);
+  const filter = params.get('filter') ?? '';
+  const by = dimensionOf(params);
+  const metric = metricOf(params);
+  const order = params.get('order') === 'bytes' ? 'bytes' : 'time';
+
   // The chart is asked first and alone among the analytics: the first AS or country query loads
   // their tables, which can hold the server for seconds, and the chart must not wait behind it.
   const [chartAnswered, setChartAnswered] = useState(false);
-  if (!chartAnswered && (series.data || series.error)) setChartAnswered(true);
-  const span = `${new Date(w.from).toLocaleString()} – ${new Date(w.to + 59_999).toLocaleTimeString()}`;
+  const [filterError, setFilterError] = useState<Error>();
 
   return (
     <div class="nf-page">
       <h1>Traffic</h1>
       <div class="panel nf-controls">
-        <WindowPicker w={w} now={() => setTick((t) => t + 1)} />
-        <div class="row">
+        <div class="row nf-settings">
+          <WindowPicker w={w} now={() => setTick((t) => t + 1)} />
           <Field label="Series by">
             {(id) => (
               <select
@@ -223,28 +266,20 @@ export default function Page({ params }: { path: string; params: URLSearchParams
         <FilterBar filter={filter} error={filterError} />
       </div>
 
-      <section class="panel" aria-labelledby="nf-traffic" aria-busy={series.loading}>
-        <div class="nf-head">
-          <h2 id="nf-traffic">Traffic over time</h2>
-          <span class="hint">{span}</span>
-        </div>
-        {series.error && !filterError && <ErrorMessage error={series.error} onRetry={series.reload} />}
-        {filterError ? (
-          <p class="hint">No chart: the filter above is not valid.</p>
-        ) : series.data ? (
-          <TrafficChart
-            series={series.data}
-            metric={metric}
-            onZoom={(a, b) => setParams({ from: isoMinute(a), to: isoMinute(Math.max(a + 60_000, b)), range: null })}
-          />
-        ) : (
-          !series.error && <p class="busy">Loading…</p>
-        )}
-      </section>
+      <TrafficPanel
+        w={w}
+        filter={filter}
+        by={by}
+        metric={metric}
+        onState={(answered, error) => {
+          if (answered) setChartAnswered(true);
+          setFilterError(error);
+        }}
+      />
 
       <h2>Top</h2>
       <TopLists window={w} filter={filter} metric={metric} queue={queue} isFilterError={isFilterError} enabled={chartAnswered} />
-      <FlowTable window={w} filter={filter} order={order} queue={queue} isFilterError={isFilterError} />
+      <FlowTable window={w} filter={filter} order={order} queue={queue} isFilterError={isFilterError} enabled={chartAnswered} />
       <Exporters />
     </div>
   );

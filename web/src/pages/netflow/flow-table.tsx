@@ -70,12 +70,15 @@ export function FlowTable({
   order,
   queue,
   isFilterError,
+  enabled,
 }: {
   window: FlowWindow;
   filter: string;
   order: 'time' | 'bytes';
   queue: <T>(run: () => Promise<T>) => Promise<T>;
   isFilterError: (e: Error | undefined) => boolean;
+  /** False until the chart has its answer (the page's first query). */
+  enabled: boolean;
 }) {
   const { api } = useServices();
   // Cursors of the pages visited so far (page 1 has none): Previous goes back along them.
@@ -98,6 +101,7 @@ export function FlowTable({
         ),
       ).then((r) => ({ ...r.result, key: queryKey })),
     [queryKey, cursor],
+    enabled,
   );
   const [total, setTotal] = useState<{ key: string; n: number | null }>();
   const badFilter = isFilterError(search.error);

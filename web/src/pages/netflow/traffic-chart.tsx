@@ -91,6 +91,10 @@ export function TrafficChart({
 }) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
+  const shapeOf = useRef('');
+  // The chart's hooks outlive a render when data is replaced in place: they read the count here.
+  const points = useRef(0);
+  points.current = series.points.length;
   const zoom = useRef(onZoom);
   zoom.current = onZoom;
   const [cursor, setCursor] = useState<number | null>(null);
@@ -141,7 +145,7 @@ export function TrafficChart({
       hooks: {
         draw: [drawn],
         // The closing x is the last step's end: it reads as the last step.
-        setCursor: [(u) => setCursor(u.cursor.idx == null ? null : Math.min(u.cursor.idx, series.points.length - 1))],
+        setCursor: [(u) => setCursor(u.cursor.idx == null ? null : Math.min(u.cursor.idx, points.current - 1))],
         setSelect: [
           (u) => {
             if (u.select.width < 2) return;
@@ -153,8 +157,15 @@ export function TrafficChart({
         ],
       },
     };
+    // The same lines of the same metric (a refresh, a shifted window): new data into the same chart.
+    const shape = `${metric}|${series.step}|${lines.map((l) => l.name).join('\n')}`;
+    if (plot.current && shapeOf.current === shape) {
+      plot.current.setData(data);
+      return undefined;
+    }
     plot.current?.destroy();
     plot.current = new uPlot(opts, data, el);
+    shapeOf.current = shape;
     return undefined;
   }, [series, metric]);
 
