@@ -14,6 +14,7 @@ import { ok } from '../envelope.js';
 import { BadRequestError, ForbiddenError } from '../errors.js';
 import { createRouter } from '../router.js';
 import { addAnalyticsRoutes } from './netflow-analytics.js';
+import { addExportersRoute, type ExporterCounterSource } from './netflow-exporters.js';
 import { authFailures } from '../schemas.js';
 import {
   countJson,
@@ -45,6 +46,8 @@ export interface NetflowRouteDeps {
   resolveBudgetMs?: number;
   /** Flow analytics (`top`, `series`, `search`, netsvc extensions); absent: those routes are not served. */
   analytics?: FlowAnalytics;
+  /** The collector's counters (`exporters`, a netsvc extension); absent: that route is not served. */
+  exporters?: ExporterCounterSource;
 }
 
 /** Flow records per request (api.md 8). */
@@ -399,6 +402,7 @@ export function createNetflowRoutes(deps: NetflowRouteDeps): OpenAPIHono<AppEnv>
   });
 
   if (deps.analytics) addAnalyticsRoutes(router, { analytics: deps.analytics, timezone: zone, sourceFor, parseWindow });
+  if (deps.exporters) addExportersRoute(router, { counters: deps.exporters, sourcesOf: deps.sourcesOf });
 
   return router;
 }

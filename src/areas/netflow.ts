@@ -231,6 +231,10 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     dns,
     timezone: config.timezone,
     sourcesOf: (entity) => config.entities[entity]?.flowSources ?? [],
+    // The decoder's per-exporter counters (the decode thread's last report) and the configured sampling overrides.
+    exporters: {
+      sources: () => listeners.sourceStats().map((s) => ({ ...s, sampling: config.flowSources[s.source]?.sampling ?? {} })),
+    },
   });
 
   return {
