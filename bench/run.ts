@@ -14,6 +14,7 @@ const SUITES = [
   'serve',
   'hostile',
   'cli',
+  'console',
 ] as const;
 
 async function main(): Promise<void> {
