@@ -21,7 +21,7 @@ describe('what a CLI start loads (issue 19: every command loaded every module)',
   // module, stores, decoders, the schema library) is loaded when it runs. A heavy import at the
   // top of a command module shows here.
   for (const args of [['--help'], ['status', '--help'], ['admin', 'entity', 'list', '--help'], ['dump', '--help']]) {
-    it(`netsvc ${args.join(' ')} loads commander and small modules only`, () => {
+    it(`netsvc ${args.join(' ')} loads the CLI bundle and small modules only`, () => {
       const run = loadedModules([CLI, ...args]);
       expect(run.status, run.stderr).toBe(0);
       expect(packagesOf(run.urls)).toEqual([]);
