@@ -43,6 +43,7 @@ describe('what a CLI start loads (issue 19: every command loaded every module)',
     const dataDir = mkdtempSync(join(tmpdir(), 'netsvc-data-'));
     const first = loadedModules([CLI, 'admin', 'entity', 'list', '--data-dir', dataDir], env);
     expect(first.status, first.stderr).toBe(0);
+    // better-sqlite3 is given its addon's file: the `bindings` package (its path search) is not loaded.
     expect(packagesOf(first.urls)).toEqual(['better-sqlite3', 'zod']);
     const second = loadedModules([CLI, 'admin', 'entity', 'list', '--data-dir', dataDir], env);
     expect(second.status, second.stderr).toBe(0);
