@@ -8,6 +8,7 @@
 //   declares a class (errors tested with instanceof) are imported from dist/, not copied.
 // Packages other than commander stay external. Run from the repository root.
 import { chmodSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, relative, resolve } from 'node:path';
 import { build } from 'esbuild';
 
@@ -62,3 +63,18 @@ await build({
   },
 });
 chmodSync(outfile, 0o755);
+
+// better-sqlite3's JavaScript in one CommonJS file (storage/sql/sqlite-driver.ts loads it): one
+// module to resolve and read instead of fourteen. Made from the installed package at each build,
+// so it is always the version whose addon is installed; the addon itself stays in the package.
+await build({
+  entryPoints: [createRequire(resolve(root, 'package.json')).resolve('better-sqlite3')],
+  outfile: resolve(root, 'dist/vendor/better-sqlite3.cjs'),
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  logLevel: 'warning',
+  // Only asked for when no addon file is given (sqlite-driver.ts gives one when it finds it).
+  external: ['bindings'],
+});

@@ -49,6 +49,9 @@ describe('what a CLI start loads (issue 19: every command loaded every module)',
     expect(second.status, second.stderr).toBe(0);
     expect(packagesOf(second.urls)).toEqual(['better-sqlite3']);
     expect(ours(second.urls)).not.toContain('src/config.js');
+    // better-sqlite3's JavaScript in the build's one-file copy (tools/bundle-cli.mjs), not the package's fourteen files.
+    expect(ours(second.urls)).toContain('vendor/better-sqlite3.cjs');
+    expect(second.urls.filter((u) => u.includes('/better-sqlite3/lib/'))).toEqual([]);
   });
 
   it('the built CLI reports user errors in one line, thrown in the bundle or in the work it loads', () => {
