@@ -6,6 +6,9 @@
  * time it reports the CPU time (user + system) of each run, which the other processes on a shared
  * machine disturb less. Target (issue 19): `--help` and `admin entity list` ≤ 0.2 s. `--base DIR`
  * adds the same commands of another build (a checkout with its dist/ built), in the same rounds.
+ * The floor and the main commands run twice, with the environment as given and with
+ * NODE_EXTRA_CA_CERTS unset (Node reads that whole file at every start), and each round ends
+ * with what every command adds over the floor of its own environment.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -83,14 +86,29 @@ export async function run(args: string[]): Promise<void> {
   writeFileSync(configFile, JSON.stringify({ timezone: 'UTC', http: { port: 18080 }, log: { level: 'warn' } }));
   const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: cache };
   for (const k of Object.keys(env)) if (k.startsWith('NETSVC_')) delete env[k];
+  // Node 20 reads and parses the whole file NODE_EXTRA_CA_CERTS names at the start of every
+  // process (≈ 40–60 ms for the system bundle this machine's environment names): every command
+  // runs both with the environment as given and with that variable unset, so that what netsvc
+  // itself adds over the floor shows apart from it.
+  const noCa: NodeJS.ProcessEnv = { ...env };
+  delete noCa.NODE_EXTRA_CA_CERTS;
+  const floorEnv: NodeJS.ProcessEnv = { ...process.env };
+  const floorNoCa: NodeJS.ProcessEnv = { ...process.env };
+  delete floorNoCa.NODE_EXTRA_CA_CERTS;
+  const caVar = process.env.NODE_EXTRA_CA_CERTS;
   const node = (a: string[]): string[] => ['--import', probe, ...a];
   const baseIndex = args.indexOf('--base');
   const base = baseIndex >= 0 ? resolve(args[baseIndex + 1] ?? '.', 'dist/src/cli.js') : undefined;
+  const both = (name: string, a: string[], target: boolean, given: NodeJS.ProcessEnv, unset: NodeJS.ProcessEnv): Case[] => [
+    { name, args: node(a), env: given, target },
+    { name: `${name} [CA var unset]`, args: node(a), env: unset, target: false },
+  ];
+  const list = ['admin', 'entity', 'list', '--data-dir', dataDir];
   const cases: Case[] = [
-    { name: 'node -e 0 (floor)', args: node(['-e', '0']), target: false },
-    { name: 'netsvc --help', args: node([cli, '--help']), env, target: true },
+    ...both('node -e 0 (floor)', ['-e', '0'], false, floorEnv, floorNoCa),
+    ...both('netsvc --help', [cli, '--help'], true, env, noCa),
     { name: 'netsvc status --help', args: node([cli, 'status', '--help']), env, target: false },
-    { name: 'netsvc admin entity list', args: node([cli, 'admin', 'entity', 'list', '--data-dir', dataDir]), env, target: true },
+    ...both('netsvc admin entity list', [cli, ...list], true, env, noCa),
     {
       name: 'netsvc admin entity list --config',
       args: node([cli, 'admin', 'entity', 'list', '--config', configFile, '--data-dir', dataDir]),
@@ -99,18 +117,21 @@ export async function run(args: string[]): Promise<void> {
     },
   ];
   if (base) {
+    // The base build keeps its own validated-configuration cache, as a separate installation
+    // would: two builds sharing one, with different entry formats, would replace each other's
+    // entries and validate on every other run.
+    const baseEnv: NodeJS.ProcessEnv = { ...env, XDG_CACHE_HOME: join(work, 'base-cache') };
+    const baseNoCa: NodeJS.ProcessEnv = { ...noCa, XDG_CACHE_HOME: join(work, 'base-cache') };
     cases.push(
-      { name: 'base: netsvc --help', args: node([base, '--help']), env, target: false },
-      {
-        name: 'base: netsvc admin entity list',
-        args: node([base, 'admin', 'entity', 'list', '--data-dir', dataDir]),
-        env,
-        target: false,
-      },
+      ...both('base: netsvc --help', [base, '--help'], false, baseEnv, baseNoCa),
+      ...both('base: netsvc admin entity list', [base, ...list], false, baseEnv, baseNoCa),
     );
   }
   console.log(
     `# netsvc start-up: ${warmup} warm-up runs, then ${runs} runs per command, ${rounds} round(s); target ≤ ${TARGET_S} s`,
+  );
+  console.log(
+    `# NODE_EXTRA_CA_CERTS ${caVar === undefined ? 'not set' : `= ${caVar}`}; "[CA var unset]": the same run without it`,
   );
   console.log(
     `# node ${process.version}, load average ${(await import('node:os'))
@@ -137,6 +158,22 @@ export async function run(args: string[]): Promise<void> {
         `| ${c.name} | ${f3(w.mean)} ± ${f3(w.sd)} | ${f3(w.min)} | ${f3(w.max)} | ${f3(cpu.mean)} | ${met} | ${rs.map((r) => f3(r.wallS)).join(' ')} |`,
       );
     }
+    // What each command adds over the floor of the same environment (mean wall; CPU in brackets).
+    const mean = (c: Case, f: (r: Run) => number): number => stats(results.get(c)!.map(f)).mean;
+    const [floor, floorUnset] = [cases[0]!, cases[1]!];
+    const over = (c: Case): string => {
+      const f = c.env?.NODE_EXTRA_CA_CERTS === undefined ? floorUnset : floor;
+      return `${f3(mean(c, (r) => r.wallS) - mean(f, (r) => r.wallS))} (${f3(mean(c, (r) => r.cpuS) - mean(f, (r) => r.cpuS))})`;
+    };
+    console.log(
+      `\nfloor: ${f3(mean(floor, (r) => r.wallS))} s as given, ${f3(mean(floorUnset, (r) => r.wallS))} s with NODE_EXTRA_CA_CERTS unset`,
+    );
+    console.log(
+      `over the floor of the same environment, wall (CPU) s: ${cases
+        .slice(2)
+        .map((c) => `${c.name} +${over(c)}`)
+        .join('; ')}`,
+    );
   }
   console.log(
     `\ntarget ≤ ${TARGET_S} s (mean wall time) for --help and admin entity list: ${allMet ? 'met' : 'NOT met'} in every round`,

@@ -18,7 +18,7 @@ import { existsSync, linkSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import Database from 'better-sqlite3';
+import { openSqlite } from '../storage/sql/sqlite-driver.js';
 import { sealedName, sourceDir } from '../storage/capture/file-names.js';
 import { listCaptureFiles, newReadStats } from '../storage/capture/reader.js';
 import { cachedSeries, cachedTopN } from '../storage/flow-query/cached-answers.js';
@@ -58,7 +58,7 @@ export async function run(args: string[]): Promise<void> {
     const withMs = performance.now() - t;
     cache.put(entry);
 
-    const db = new Database(dbPath, { readonly: true });
+    const db = openSqlite(dbPath, { readonly: true });
     const minuteBytes = db
       .prepare<[], { b: number; r: number }>('SELECT sum(length(data)) AS b, sum(rows) AS r FROM kpi_minute')
       .get()!;

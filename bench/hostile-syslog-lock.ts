@@ -6,7 +6,7 @@
  * whether every message sent was stored after the lock or counted as
  * dropped (stored + dropped + kernel drops = sent, rows = stored).
  */
-import Database from 'better-sqlite3';
+import { openSqlite } from '../storage/sql/sqlite-driver.js';
 import { join } from 'node:path';
 import type { HostileRow } from './hostile.js';
 import { holdSqliteLock, spawnSyslogServe, syslogCounters, syslogLine, udpBurst } from './hostile-syslog-lib.js';
@@ -77,7 +77,7 @@ export async function run(_args: string[]): Promise<HostileRow[]> {
       '<= 100 ms',
       !(drainMax > 100),
     );
-    const db = new Database(file, { readonly: true, fileMustExist: true });
+    const db = openSqlite(file, { readonly: true, fileMustExist: true });
     const inTable = (db.prepare("SELECT COUNT(*) AS n FROM SystemEvents WHERE Message LIKE 'locked-%'").get() as { n: number }).n;
     db.close();
     const accounted = c.stored + c.dropped + c.kernelDrops;

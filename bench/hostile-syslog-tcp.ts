@@ -7,7 +7,7 @@
  * connections were held and refused, whether the honest messages were
  * stored, and when the idle ones were closed.
  */
-import Database from 'better-sqlite3';
+import { openSqlite } from '../storage/sql/sqlite-driver.js';
 import { join } from 'node:path';
 import type { HostileRow } from './hostile.js';
 import { openIdleConnections, sendTcpLines, spawnSyslogServe, syslogCounters, syslogLine } from './hostile-syslog-lib.js';
@@ -49,7 +49,7 @@ export async function run(_args: string[]): Promise<HostileRow[]> {
     ).catch(() => (honestOk = false));
     let stored = 0;
     for (const end = Date.now() + 10_000; Date.now() < end; await sleep(100)) {
-      const db = new Database(join(serve.dataDir, 'syslog.sqlite'), { readonly: true, fileMustExist: true });
+      const db = openSqlite(join(serve.dataDir, 'syslog.sqlite'), { readonly: true, fileMustExist: true });
       try {
         stored = (db.prepare("SELECT COUNT(*) AS n FROM SystemEvents WHERE Message LIKE 'honest-%'").get() as { n: number }).n;
       } finally {

@@ -6,13 +6,8 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError } from 'commander';
-import { AdminStoreError } from '../storage/admin/admin-store-error.js';
-import { DatabaseUrlError } from '../storage/sql/sql-errors.js';
-import { RadiusStoreError } from '../storage/radius/radius-store-error.js';
-import { SyslogStoreError } from '../storage/syslog/syslog-store-error.js';
 import { registerAdminCommands } from './commands/admin.js';
-import { DumpError, StatusError } from './commands/command-errors.js';
-import { processContext, UsageError, withGlobalOptions, type CliContext } from './commands/context.js';
+import { processContext, withGlobalOptions, type CliContext } from './commands/context.js';
 import { registerDbCommands } from './commands/db.js';
 import { registerDbIndexSyslogCommand } from './commands/db-index-syslog.js';
 import { registerDumpCommand } from './commands/dump.js';
@@ -20,17 +15,12 @@ import { registerDbIndexRadiusCommand } from './commands/db-radius.js';
 import { registerProfileCommands } from './commands/profile.js';
 import { registerQuotaCommands } from './commands/quota.js';
 import { registerRadiusCommands } from './commands/radius.js';
-import { RadiusInstallError } from './commands/radius-install-error.js';
 import { registerImportCommand } from './commands/import.js';
 import { registerKpiCommands } from './commands/kpi.js';
 import { registerReplayCommand } from './commands/replay.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerTopCommand } from './commands/top.js';
-import { ConfigError } from './config-error.js';
-import { DataDirLockedError } from './data-dir-lock.js';
-import { ListenError } from './listen-error.js';
-import { ListenerBindError, ListenerConfigError } from '../collector/listen/listener-errors.js';
 
 /** Builds the command tree; tests drive it with their own context. */
 export function buildProgram(ctx: CliContext): Command {
@@ -61,31 +51,6 @@ export function buildProgram(ctx: CliContext): Command {
   return program;
 }
 
-/**
- * Errors that are the user's to fix, printed as one line without a stack, with their exit code.
- * Each comes from a module of its own with no heavy import: a command's work is loaded only when it runs.
- */
-const USER_ERRORS: ReadonlyArray<readonly [abstract new (...args: never[]) => Error, number]> = [
-  [ConfigError, 2],
-  [UsageError, 2],
-  [DatabaseUrlError, 2],
-  [ListenError, 2],
-  [ListenerBindError, 2],
-  [ListenerConfigError, 2],
-  [AdminStoreError, 1],
-  [StatusError, 1],
-  [DumpError, 1],
-  [DataDirLockedError, 1],
-  [SyslogStoreError, 1],
-  [RadiusStoreError, 1],
-  [RadiusInstallError, 1],
-];
-
-function userMessage(err: unknown): { message: string; code: number } | undefined {
-  const match = USER_ERRORS.find(([type]) => err instanceof type);
-  return match && { message: (err as Error).message, code: match[1] };
-}
-
 /** Runs the CLI with `argv` (without node and script) and returns the exit code. */
 export async function runCli(argv: string[], ctx: CliContext = processContext()): Promise<number> {
   const program = buildProgram(ctx);
@@ -95,6 +60,8 @@ export async function runCli(argv: string[], ctx: CliContext = processContext())
   } catch (err) {
     // Help and version exit 0; every other commander error is a usage mistake.
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    // The error classes are loaded only when there is an error to match (--help needs none).
+    const { userMessage } = await import('./user-errors.js');
     const user = userMessage(err);
     if (user) {
       ctx.err(`netsvc: ${user.message}`);

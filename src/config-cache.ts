@@ -7,18 +7,20 @@
  * output depends on:
  * - the input the schema sees (`configInput`: the file's bytes as parsed, every `NETSVC_*`
  *   variable, the flags), so a changed file, variable or flag is validated again;
- * - the build: the bytes of the schema module and of every module of ours it imports, and the
- *   package.json of each library they import (zod's version);
+ * - the build: the schema module, every module of ours it imports and the package.json of each
+ *   library they import (zod's version), each by its inode, size and modification time (read with
+ *   one stat per file: hashing their bytes, and finding the packages, cost a start ~5 ms);
  * - what the defaults read besides: Node's version and time-zone data, and, when the
- *   configuration names no time zone, where the system's comes from (`TZ`, /etc/localtime,
- *   /etc/timezone: ICU's sources on Linux), which Intl would take ~30 ms to tell.
- * An entry that cannot be read, does not parse or holds another key is ignored; a cache that
- * cannot be written is done without. Entries go to 16 files picked by the key, so the cache stays
- * small whatever the number of configurations. The entry holds the configuration as validated,
- * secrets included (database URLs, `auth.jwtSecret`): files are 0600 in a 0700 directory.
+ *   configuration names no time zone, where the system's comes from (`TZ`, /etc/localtime by its
+ *   link and stat, /etc/timezone: ICU's sources on Linux), which Intl would take ~30 ms to tell.
+ * The key is kept whole in the entry and compared as it is, so no hash (and no node:crypto, ~5 ms
+ * to load) is needed; a cheap one only picks the entry's file. An entry that cannot be read, does
+ * not parse or holds another key is ignored; a cache that cannot be written is done without.
+ * Entries go to 16 files, so the cache stays small whatever the number of configurations. The
+ * entry holds the configuration as validated and its input, secrets included (database URLs,
+ * `auth.jwtSecret`): files are 0600 in a 0700 directory.
  */
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -27,7 +29,7 @@ import type { Config } from './config.js';
 import { configInput, finishConfig, type ConfigSources } from './config-sources.js';
 
 /** Bumped when the entry's layout changes. */
-const FORMAT = 1;
+const FORMAT = 2;
 /** Entry files; a key picks one by its first hex digit. */
 const SLOTS = 16;
 
@@ -35,6 +37,12 @@ const SLOTS = 16;
 export function defaultConfigCacheDir(env: NodeJS.ProcessEnv): string | undefined {
   const base = env.XDG_CACHE_HOME || (env.HOME ? join(env.HOME, '.cache') : undefined);
   return base ? join(base, 'netsvc') : undefined;
+}
+
+/** The build part of an entry: the schema's files and their stamps when it was validated. */
+interface BuildStamps {
+  files: string[];
+  stamps: string[];
 }
 
 /**
@@ -48,21 +56,28 @@ export async function loadConfigCached(
   const cwd = sources.cwd ?? process.cwd();
   const raw = configInput(sources, sources.env, cwd);
   const key = cacheDir === undefined ? undefined : cacheKey(raw, sources.env);
-  const file = key === undefined || cacheDir === undefined ? undefined : join(cacheDir, `config-${key[0]}.json`);
+  const file = key === undefined || cacheDir === undefined ? undefined : join(cacheDir, `config-${slot(key)}.json`);
   if (file !== undefined) {
     const cached = readEntry(file, key!);
     if (cached) return finishConfig(cached, cwd) as Config;
   }
+  // Stamped before the schema is loaded: a build changed meanwhile is validated again next time.
+  const build = file === undefined ? undefined : buildStamps();
   const { validateConfigInput } = await import('./config.js');
   const data = validateConfigInput(raw);
-  if (file !== undefined) writeEntry(cacheDir!, file, key!, data);
+  if (file !== undefined && build !== undefined) writeEntry(cacheDir!, file, key!, build, data);
   return finishConfig(data, cwd);
 }
 
 function readEntry(file: string, key: string): { dataDir: string } | undefined {
   try {
-    const entry = JSON.parse(readFileSync(file, 'utf8')) as { format?: unknown; key?: unknown; config?: unknown };
-    if (entry.format !== FORMAT || entry.key !== key) return undefined;
+    const entry = JSON.parse(readFileSync(file, 'utf8')) as {
+      format?: unknown;
+      key?: unknown;
+      build?: unknown;
+      config?: unknown;
+    };
+    if (entry.format !== FORMAT || entry.key !== key || !sameBuild(entry.build)) return undefined;
     const config = entry.config as { dataDir?: unknown } | null;
     if (typeof config !== 'object' || config === null || typeof config.dataDir !== 'string') return undefined;
     return config as { dataDir: string };
@@ -71,9 +86,16 @@ function readEntry(file: string, key: string): { dataDir: string } | undefined {
   }
 }
 
-function writeEntry(dir: string, file: string, key: string, data: unknown): void {
+/** Whether every file of the entry's build has the stamp it had (one stat each). */
+function sameBuild(build: unknown): boolean {
+  const { files, stamps } = (build ?? {}) as Partial<BuildStamps>;
+  if (!Array.isArray(files) || !Array.isArray(stamps) || files.length === 0 || files.length !== stamps.length) return false;
+  return files.every((f, i) => typeof f === 'string' && stamp(f) === stamps[i]);
+}
+
+function writeEntry(dir: string, file: string, key: string, build: BuildStamps, data: unknown): void {
   // Only what JSON gives back unchanged is kept: a value it would alter is validated every time.
-  const text = JSON.stringify({ format: FORMAT, key, config: data });
+  const text = JSON.stringify({ format: FORMAT, key, build, config: data });
   if (!isDeepStrictEqual((JSON.parse(text) as { config: unknown }).config, data)) return;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -91,51 +113,50 @@ function writeEntry(dir: string, file: string, key: string, data: unknown): void
   }
 }
 
-function cacheKey(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): string | undefined {
-  const build = buildFingerprint();
-  if (build === undefined) return undefined;
-  const hash = createHash('sha256');
-  hash.update(JSON.stringify([FORMAT, SLOTS, process.version, process.versions.icu, process.versions.tz, build]));
-  if (raw.timezone === undefined) hash.update(JSON.stringify(['tz', env.TZ ?? null, systemZoneSource()]));
-  hash.update(JSON.stringify(raw));
-  return hash.digest('hex');
+function cacheKey(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): string {
+  const zone = raw.timezone === undefined ? ['tz', env.TZ ?? null, systemZoneSource()] : null;
+  return JSON.stringify([FORMAT, SLOTS, process.version, process.versions.icu, process.versions.tz, zone, raw]);
+}
+
+/** The entry file a key goes to: FNV-1a of the key, its top hex digit. */
+function slot(key: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return ((h >>> 0) % SLOTS).toString(16);
+}
+
+/** A file's inode, size and modification time (ns); null when it cannot be read. */
+function stamp(file: string): string | null {
+  try {
+    const s = statSync(file, { bigint: true });
+    return `${s.ino}:${s.size}:${s.mtimeNs}`;
+  } catch {
+    return null;
+  }
 }
 
 /** What ICU reads on Linux to find the system's time zone when TZ is not set. */
 function systemZoneSource(): unknown[] {
-  const read = (f: () => string): string | null => {
+  const read = (f: () => string | null): string | null => {
     try {
       return f();
     } catch {
       return null;
     }
   };
-  return [
-    read(() => readlinkSync('/etc/localtime')),
-    read(() => createHash('sha256').update(readFileSync('/etc/localtime')).digest('hex')),
-    read(() => readFileSync('/etc/timezone', 'utf8')),
-  ];
+  return [read(() => readlinkSync('/etc/localtime')), stamp('/etc/localtime'), read(() => readFileSync('/etc/timezone', 'utf8'))];
 }
 
-let fingerprint: string | null | undefined;
-
-/**
- * A hash of the files `schemaFiles` names; undefined (no caching) when one cannot be read.
- * Computed once per process.
- */
-function buildFingerprint(): string | undefined {
-  if (fingerprint === undefined) {
-    try {
-      const hash = createHash('sha256');
-      for (const file of schemaFiles(new URL('./config.js', import.meta.url))) {
-        hash.update(`${file.slice(file.lastIndexOf('/') + 1)}\0${readFileSync(file, 'utf8')}\0`);
-      }
-      fingerprint = hash.digest('hex');
-    } catch {
-      fingerprint = null;
-    }
+/** The schema's files (`schemaFiles`) and their stamps; undefined (no caching) when one cannot be read. */
+function buildStamps(): BuildStamps | undefined {
+  try {
+    const files = schemaFiles(new URL('./config.js', import.meta.url));
+    const stamps = files.map(stamp);
+    if (stamps.some((s) => s === null)) return undefined;
+    return { files, stamps: stamps as string[] };
+  } catch {
+    return undefined;
   }
-  return fingerprint ?? undefined;
 }
 
 /**

@@ -1,5 +1,4 @@
 /** `netsvc admin …`: entities, users, per-area switches and API credentials. */
-import { isIP } from 'node:net';
 import type { Command } from 'commander';
 import {
   AREAS,
@@ -173,8 +172,10 @@ export function registerAdminCommands(program: Command, ctx: CliContext): void {
     )
     .option('--all', 'every address')
     .action((address: string | undefined, opts: { all?: boolean }, cmd: Command) =>
-      withStore(ctx, cmd, (store) => {
+      withStore(ctx, cmd, async (store) => {
         if ((opts.all ?? false) === (address !== undefined)) throw new UsageError('give one client address, or --all');
+        // node:net is loaded here, not at the top: the other commands' start does without it.
+        const { isIP } = await import('node:net');
         if (address !== undefined && !isIP(address))
           throw new UsageError(`'${address}' is not an IP address (the client address serve logs with 'login refused')`);
         store.requestUnlock(address ?? '*');

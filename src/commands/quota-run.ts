@@ -12,7 +12,7 @@ import { checkQuotaPurchase } from '../../storage/radius/quota-purchase.js';
 import { RadiusStoreError, type NewQuotaPurchase, type QuotaPurchase } from '../../storage/radius/radius-store.js';
 import { radiusDatabaseMissing } from '../areas/hotspot-entities.js';
 import { UsageError, type CliContext } from './context.js';
-import { pickEntity, withRadius } from './profile.js';
+import { pickEntity, withRadius } from './profile-run.js';
 
 const WALL = 'yyyy-LL-dd HH:mm:ss';
 /** Most purchases `list` prints unless `--limit` says otherwise. */

@@ -31,7 +31,7 @@ import { packageRoot } from '../../collector/listen/thread-id.js';
 import { DatabaseUrlError, parseDatabaseUrl } from '../../storage/sql/sql-client.js';
 import { resolveSqlitePath } from '../config-paths.js';
 import { UsageError, type CliContext } from './context.js';
-import { pickEntity } from './profile.js';
+import { pickEntity } from './profile-run.js';
 import { RadiusInstallError } from './radius-install-error.js';
 
 /** The database the sql module is to use, in rlm_sql's terms. */

@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqlite } from '../sql/sqlite-driver.js';
 import { prepareSqliteFile } from '../sql/sqlite-file.js';
 import {
   AdminStoreError,
@@ -88,7 +89,7 @@ export class SqliteAdminStore implements AdminStore {
     private readonly now: () => Date = () => new Date(),
   ) {
     prepareSqliteFile(path, 0o600);
-    this.db = new Database(path);
+    this.db = openSqlite(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('foreign_keys = ON');
     this.db.pragma('busy_timeout = 5000');

@@ -20,7 +20,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqlite } from '../sql/sqlite-driver.js';
 import type { RankedRows } from './key-table.js';
 import type { Level } from './levels.js';
 import { KEY_WIDTH, type CachedHour, type Dimension, type HourEntry, type KpiCache, type ProtocolRow } from './kpi-cache.js';
@@ -175,7 +176,7 @@ export class SqliteKpiCache implements KpiCache {
     private readonly now: () => number = Date.now,
   ) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
+    this.db = openSqlite(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.exec(SCHEMA);

@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import {
   SqlInputError,
   SqlUnavailableError,
@@ -8,6 +8,7 @@ import {
   type SqlIndexInfo,
   type SqlStatements,
 } from './sql-client.js';
+import { openSqlite, sqliteDriver } from './sqlite-driver.js';
 import { prepareSqliteFile } from './sqlite-file.js';
 
 type Sqlite = Database.Database;
@@ -24,7 +25,7 @@ function bind(params: readonly unknown[]): unknown[] {
  */
 export function classifySqliteError(err: unknown): SqlUnavailableError | undefined {
   if (err instanceof SqlUnavailableError) return err;
-  if (!(err instanceof Database.SqliteError)) return undefined;
+  if (!(err instanceof sqliteDriver().SqliteError)) return undefined;
   const code = err.code;
   const reason =
     code === 'SQLITE_FULL'
@@ -45,7 +46,7 @@ export function classifySqliteError(err: unknown): SqlUnavailableError | undefin
  */
 export function sqliteInputError(err: unknown): SqlInputError | undefined {
   if (err instanceof SqlInputError) return err;
-  if (!(err instanceof Database.SqliteError)) return undefined;
+  if (!(err instanceof sqliteDriver().SqliteError)) return undefined;
   const reason = err.code === 'SQLITE_TOOBIG' ? 'out_of_range' : err.code === 'SQLITE_MISMATCH' ? 'malformed' : undefined;
   return reason ? new SqlInputError(reason, `SQLite: ${err.message} (${err.code})`, { cause: err }) : undefined;
 }
@@ -109,7 +110,7 @@ export class SqliteSqlClient implements SqlClient {
   constructor(path: string, options: { busyTimeoutMs?: number } = {}) {
     // Group-readable, not world-readable: RADIUS databases hold cleartext passwords (radcheck, radpostauth).
     prepareSqliteFile(path, 0o640);
-    this.db = new Database(path);
+    this.db = openSqlite(path);
     this.db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('foreign_keys = ON');

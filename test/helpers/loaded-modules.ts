@@ -1,4 +1,8 @@
-/** Which modules a Node process loads, seen by a module loader hook (the ESM loader sees every import, and each CommonJS package's entry). */
+/**
+ * Which modules a Node process loads: every ES module, seen by a module loader hook, and every
+ * CommonJS module (also those loaded through require, which the hook does not see), from the
+ * require cache at exit.
+ */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +24,18 @@ export function loadedModules(
       '}\n',
   );
   const hooks = pathToFileURL(join(dir, 'hooks.mjs')).href;
-  writeFileSync(join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(hooks)});\n`);
+  writeFileSync(
+    join(dir, 'register.mjs'),
+    "import { appendFileSync } from 'node:fs';\n" +
+      "import { createRequire, register } from 'node:module';\n" +
+      "import { pathToFileURL } from 'node:url';\n" +
+      `register(${JSON.stringify(hooks)});\n` +
+      'const require = createRequire(import.meta.url);\n' +
+      "process.on('exit', () => {\n" +
+      "  const files = Object.keys(require.cache).filter((f) => f.startsWith('/'));\n" +
+      "  appendFileSync(process.env.LOADED_MODULES_FILE, files.map((f) => pathToFileURL(f).href + '\\n').join(''));\n" +
+      '});\n',
+  );
   const file = join(dir, 'loaded');
   writeFileSync(file, '');
   const run = spawnSync(process.execPath, ['--import', join(dir, 'register.mjs'), ...args], {

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -15,16 +16,20 @@ function ours(urls: readonly string[]): string[] {
 }
 
 describe('what a CLI start loads (issue 19: every command loaded every module)', () => {
-  // The command modules only register; what a command does (its -run module, stores, decoders,
-  // the schema library) is loaded when it runs. A heavy import at the top of a command module
-  // shows here.
+  // dist/src/cli.js is one module (tools/bundle-cli.mjs) holding cli.ts, the command registration
+  // modules and commander. The command modules only register; what a command does (its -run
+  // module, stores, decoders, the schema library) is loaded when it runs. A heavy import at the
+  // top of a command module shows here.
   for (const args of [['--help'], ['status', '--help'], ['admin', 'entity', 'list', '--help'], ['dump', '--help']]) {
-    it(`netsvc ${args.join(' ')} loads commander and small modules only`, () => {
+    it(`netsvc ${args.join(' ')} loads the CLI bundle and small modules only`, () => {
       const run = loadedModules([CLI, ...args]);
       expect(run.status, run.stderr).toBe(0);
-      expect(packagesOf(run.urls)).toEqual(['commander']);
+      expect(packagesOf(run.urls)).toEqual([]);
       const mine = ours(run.urls);
-      expect(mine).toContain('src/commands/admin.js');
+      expect(mine[0]).toBe('src/cli.js');
+      // The registration modules are in the bundle; context.js is shared with the commands' work.
+      expect(mine.filter((m) => m.startsWith('src/commands/'))).toEqual(['src/commands/context.js']);
+      expect(mine).not.toContain('src/user-errors.js');
       expect(mine.filter((m) => m.endsWith('-run.js'))).toEqual([]);
       expect(mine).not.toContain('src/config.js');
       expect(mine.filter((m) => /^(collector\/(decode|pcap|native)|storage\/(capture|kpi|sql\/sqlite)|api)\//.test(m))).toEqual(
@@ -38,10 +43,29 @@ describe('what a CLI start loads (issue 19: every command loaded every module)',
     const dataDir = mkdtempSync(join(tmpdir(), 'netsvc-data-'));
     const first = loadedModules([CLI, 'admin', 'entity', 'list', '--data-dir', dataDir], env);
     expect(first.status, first.stderr).toBe(0);
-    expect(packagesOf(first.urls)).toEqual(['better-sqlite3', 'commander', 'zod']);
+    // better-sqlite3 is given its addon's file: the `bindings` package (its path search) is not loaded.
+    expect(packagesOf(first.urls)).toEqual(['better-sqlite3', 'zod']);
     const second = loadedModules([CLI, 'admin', 'entity', 'list', '--data-dir', dataDir], env);
     expect(second.status, second.stderr).toBe(0);
-    expect(packagesOf(second.urls)).toEqual(['better-sqlite3', 'commander']);
+    expect(packagesOf(second.urls)).toEqual(['better-sqlite3']);
     expect(ours(second.urls)).not.toContain('src/config.js');
+    // better-sqlite3's JavaScript in the build's one-file copy (tools/bundle-cli.mjs), not the package's fourteen files.
+    expect(ours(second.urls)).toContain('vendor/better-sqlite3.cjs');
+    expect(second.urls.filter((u) => u.includes('/better-sqlite3/lib/'))).toEqual([]);
+  });
+
+  it('the built CLI reports user errors in one line, thrown in the bundle or in the work it loads', () => {
+    // The error classes the bundle's commands throw are the ones cli.js tests against: one instance each.
+    const env = { ...process.env, XDG_CACHE_HOME: mkdtempSync(join(tmpdir(), 'netsvc-cache-')) };
+    const dataDir = mkdtempSync(join(tmpdir(), 'netsvc-data-'));
+    const cli = (...args: string[]) =>
+      spawnSync(process.execPath, [CLI, ...args, '--data-dir', dataDir], { env, encoding: 'utf8' });
+    const usage = cli('admin', 'user', 'add', 'acme', 'bob', '--areas', 'netflow,radius');
+    expect([usage.status, usage.stderr]).toEqual([2, "netsvc: unknown area 'radius' (areas: netflow, logviewer, hotspot)\n"]);
+    const store = cli('admin', 'user', 'add', 'nosuch', 'bob');
+    expect([store.status, store.stderr]).toEqual([1, "netsvc: entity 'nosuch' does not exist\n"]);
+    const radius = cli('quota', 'list');
+    expect(radius.status).toBe(1);
+    expect(radius.stderr).toMatch(/^netsvc: entity 'default' has no RADIUS database yet .*\n$/);
   });
 });

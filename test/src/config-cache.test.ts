@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -104,6 +104,24 @@ describe('loadConfigCached', () => {
     await load({}, { TZ: 'UTC' });
     tamper(cacheDir);
     expect((await load({}, { TZ: 'Europe/Paris' })).http.port).toBe(9000);
+  });
+
+  it('validates again when a module of the schema is touched (the build part of the key: one stat per file)', async () => {
+    const { cacheDir, load } = setup();
+    await load();
+    tamper(cacheDir);
+    expect((await load()).http.port).toBe(1);
+    // Under the tests the schema is the sources: config-error.ts is one of its modules.
+    const file = resolve('src/config-error.ts');
+    const { atime, mtime } = statSync(file);
+    try {
+      utimesSync(file, atime, new Date(mtime.getTime() + 1000));
+      expect((await load()).http.port).toBe(9000);
+      tamper(cacheDir);
+      expect((await load()).http.port).toBe(1);
+    } finally {
+      utimesSync(file, atime, mtime);
+    }
   });
 
   it('resolves the data dir against the working directory of each run, not of the run that filled the cache', async () => {

@@ -1,0 +1,57 @@
+/**
+ * better-sqlite3, loaded as costs a CLI start least (issue 19; ~10-25 ms of `netsvc admin
+ * entity list` here):
+ * - in one file: the build (tools/bundle-cli.mjs) copies the installed package's JavaScript into
+ *   dist/vendor/better-sqlite3.cjs, one module instead of fourteen to resolve and read. Without
+ *   that file (the tests, on the sources) the package itself is loaded;
+ * - through require: imported from an ES module, a CommonJS package goes through Node's CommonJS
+ *   translation, whose lexer the first such import loads and runs;
+ * - with its addon's file named (`nativeBinding`): without it better-sqlite3 asks the `bindings`
+ *   package, which finds the module's root from a stack trace and tries a dozen paths. The file
+ *   is the first of the paths `bindings` tries first (build/, build/Debug/, build/Release/) that
+ *   exists, so the same addon loads; when none does, better-sqlite3 searches as before.
+ * Every SQLite user takes the driver from here, so a process holds one copy of it (one
+ * SqliteError class for instanceof).
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
+
+const require = createRequire(import.meta.url);
+
+let driver: typeof BetterSqlite3 | undefined;
+let addon: string | null | undefined;
+
+/** The better-sqlite3 module (its `Database` constructor, with `SqliteError`). */
+export function sqliteDriver(): typeof BetterSqlite3 {
+  if (driver === undefined) {
+    try {
+      driver = require('../../vendor/better-sqlite3.cjs') as typeof BetterSqlite3;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
+      driver = require('better-sqlite3') as typeof BetterSqlite3;
+    }
+  }
+  return driver;
+}
+
+/** `new Database(path, options)` of better-sqlite3. */
+export function openSqlite(path: string, options: BetterSqlite3.Options = {}): BetterSqlite3.Database {
+  const Database = sqliteDriver();
+  if (addon === undefined) addon = addonFile();
+  return new Database(
+    path,
+    addon === null || options.nativeBinding !== undefined ? options : { ...options, nativeBinding: addon },
+  );
+}
+
+function addonFile(): string | null {
+  try {
+    const root = dirname(require.resolve('better-sqlite3/package.json'));
+    const dirs = [['build'], ['build', 'Debug'], ['build', 'Release']];
+    return dirs.map((d) => join(root, ...d, 'better_sqlite3.node')).find((f) => existsSync(f)) ?? null;
+  } catch {
+    return null;
+  }
+}
