@@ -163,7 +163,10 @@ export async function run(args: string[]): Promise<void> {
   };
   cli(['admin', 'entity', 'add', 'default', '--areas', 'netflow,logviewer,hotspot']);
   cli(['admin', 'user', 'add', 'default', 'bench', '--areas', 'netflow,logviewer,hotspot']);
-  const cred = JSON.parse(cli(['admin', 'credentials', 'issue', 'default', 'bench', '--json'])) as { api_id: string; secret: string };
+  const cred = JSON.parse(cli(['admin', 'credentials', 'issue', 'default', 'bench', '--json'])) as {
+    api_id: string;
+    secret: string;
+  };
   const serve = await spawnServe(dataDir, base, () => true);
   const browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -171,8 +174,15 @@ export async function run(args: string[]): Promise<void> {
   });
   try {
     console.log(`\n# web console budgets (issue 21): ${flows.toLocaleString('en-US')} flows per hour, 24 cached hours`);
-    console.log(`# ${new Date().toISOString()}, load average ${(await import('node:os')).loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
-    console.log('| round | JS gzip (KB) | scripts | first render (ms) | chart redraw, 4 changes (ms) | change → drawn, API included (ms) |');
+    console.log(
+      `# ${new Date().toISOString()}, load average ${(await import('node:os'))
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}\n`,
+    );
+    console.log(
+      '| round | JS gzip (KB) | scripts | first render (ms) | chart redraw, 4 changes (ms) | change → drawn, API included (ms) |',
+    );
     console.log('|---|---|---|---|---|---|');
     const all: Round[] = [];
     for (let r = 1; r <= rounds; r++) {

@@ -95,7 +95,10 @@ export function App({ services }: { services: ConsoleServices }) {
       </header>
       <main id="main">{area && areas.includes(area) && <LazyPage area={area} path={path} params={params} />}</main>
       <Dialog title="Sign in again" open={session.needsSignIn} onClose={() => undefined} dismissable={false}>
-        <SignInForm session={session} reason="Your sign-in has expired or was revoked. Sign in again to carry on where you were." />
+        <SignInForm
+          session={session}
+          reason="Your sign-in has expired or was revoked. Sign in again to carry on where you were."
+        />
       </Dialog>
     </Services.Provider>
   );
