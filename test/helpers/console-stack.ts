@@ -59,6 +59,8 @@ export interface ConsoleStackOptions {
   tokenTtlSec?: number;
   /** Milliseconds between capture flushes (flows reach queries after one). */
   flushIntervalMs?: number;
+  /** Runs `netsvc <args…> --config <the stack's config>` before serve starts (e.g. an `import` of history). */
+  beforeServe?: Array<string[]>;
 }
 
 /** Starts the stack; `close()` stops serve by its PID and drops the database. */
@@ -108,6 +110,7 @@ export async function startConsoleStack(opts: ConsoleStackOptions = {}): Promise
       secret: string;
     };
     await cli(['db', 'migrate', ...(database ? ['--create-peer-tables'] : [])]);
+    for (const args of opts.beforeServe ?? []) await cli(args);
 
     const started = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
     child = started;
@@ -188,5 +191,9 @@ export async function signIn(page: Page, stack: Pick<ConsoleStack, 'url' | 'cred
   await page.getByRole('navigation', { name: 'Areas' }).waitFor();
 }
 
-/** Screenshots for docs/ go here (`docs/console-<area>.png`). */
-export const SCREENSHOT_DIR = resolve('docs');
+/**
+ * Where the tests' screenshots go: docs/ (`docs/console-<area>.png`, shown in the README) when
+ * UPDATE_SCREENSHOTS=1 (not NETSVC_: the config reads those), else a temp directory, so that a test run leaves the tree as it was.
+ */
+export const SCREENSHOT_DIR =
+  process.env.UPDATE_SCREENSHOTS === '1' ? resolve('docs') : mkdtempSync(join(tmpdir(), 'netsvc-console-shots-'));

@@ -3,8 +3,11 @@
  * loopback: what the page shows (chart series and sums, top lists, filter errors, flow pages,
  * exporter counters) is compared with the API's own answers for the same query.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { writeCapture, type CaptureRecord } from '../../../collector/pcap/pcap-write.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   chromiumInstalled,
@@ -60,6 +63,47 @@ function currentV5(): Buffer[] {
   return out;
 }
 
+/**
+ * History for the chart to show, as `netsvc import` reads it: a pcap of one NetFlow v5 datagram a
+ * minute from 6 h to 3 h 10 min ago (before the window the other checks use), traffic rising and
+ * falling through those hours.
+ */
+function historyPcap(dir: string): string {
+  const now = Date.now();
+  const records: CaptureRecord[] = [];
+  const uptime = 12 * 3_600_000;
+  for (let m = 0; m < 170; m++) {
+    const t = now - 6 * 3_600_000 + m * 60_000;
+    const level = 0.35 + 0.65 * Math.sin((Math.PI * m) / 170) ** 2;
+    const b = Buffer.alloc(24 + PER_DATAGRAM * 48);
+    b.writeUInt16BE(5, 0);
+    b.writeUInt16BE(PER_DATAGRAM, 2);
+    b.writeUInt32BE(uptime, 4);
+    b.writeUInt32BE(Math.floor(t / 1000), 8);
+    b.writeUInt32BE(m * PER_DATAGRAM, 16);
+    for (let r = 0; r < PER_DATAGRAM; r++) {
+      const o = 24 + r * 48;
+      const proto = [6, 6, 6, 17, 17, 1][r % 6]!;
+      b.writeUInt32BE((0x0a000100 | (1 + ((r * 7 + m) % 30))) >>> 0, o);
+      b.writeUInt32BE([0xc6336401, 0x08080808, 0x01010101, 0xcb007107][r % 4]! >>> 0, o + 4);
+      b.writeUInt16BE(1, o + 12);
+      b.writeUInt16BE(2, o + 14);
+      b.writeUInt32BE(1 + (r % 40), o + 16);
+      b.writeUInt32BE(Math.round(level * (500_000 + ((r * 7919) % 1_000_000))), o + 20);
+      b.writeUInt32BE(uptime - 40_000, o + 24);
+      b.writeUInt32BE(uptime - 1000, o + 28);
+      b.writeUInt16BE(proto === 1 ? 0 : 1024 + r * 97, o + 32);
+      b.writeUInt16BE(proto === 1 ? 0x0800 : proto === 17 ? [53, 123, 443][r % 3]! : [22, 80, 443, 8080][r % 4]!, o + 34);
+      b.writeUInt8(proto === 6 ? 0x1b : 0, o + 37);
+      b.writeUInt8(proto, o + 38);
+    }
+    records.push({ timeMs: t, src: '192.0.2.10', dst: '192.0.2.1', srcPort: 40000, dstPort: 2055, payload: b });
+  }
+  const path = join(dir, 'history.pcap');
+  writeFileSync(path, writeCapture(records));
+  return path;
+}
+
 const isoMinute = (ms: number) => `${new Date(ms).toISOString().slice(0, 16)}Z`;
 const digits = (s: string | null) => (s ?? '').replace(/\D/g, '');
 
@@ -70,11 +114,16 @@ describe.skipIf(!chromiumInstalled())('console: netflow page', () => {
   let start: string;
   let end: string;
   let view: string;
+  let history: string | undefined;
 
   const q = (params: Record<string, string>) => new URLSearchParams({ start, end, ...params }).toString();
 
   beforeAll(async () => {
-    [stack, browser] = await Promise.all([startConsoleStack(), launchChromium()]);
+    history = mkdtempSync(join(tmpdir(), 'netsvc-console-history-'));
+    [stack, browser] = await Promise.all([
+      startConsoleStack({ beforeServe: [['import', historyPcap(history)]] }),
+      launchChromium(),
+    ]);
     const datagrams = currentV5();
     await stack.sendFlows(datagrams.slice(0, DATAGRAMS));
     // A search counts the flows received before the newest received time on disk (its snapshot): one
@@ -98,6 +147,7 @@ describe.skipIf(!chromiumInstalled())('console: netflow page', () => {
   afterAll(async () => {
     await browser?.close();
     await stack?.close();
+    if (history) rmSync(history, { recursive: true, force: true });
   });
 
   /** The legend rows: series name and its window sum as the page states it. */
@@ -222,8 +272,10 @@ describe.skipIf(!chromiumInstalled())('console: netflow page', () => {
   });
 
   it('fits a phone’s width without page-wide horizontal scroll, and looks right at 1280 px', async () => {
-    // The last hour by protocol, as an operator opens it.
-    await page.goto(`${stack.url}/netflow?range=1h`);
+    // The imported history by protocol, as an operator looks back at it.
+    const from = isoMinute(Date.now() - 6 * 3_600_000);
+    const to = isoMinute(Date.now() - 3 * 3_600_000 - 12 * 60_000);
+    await page.goto(`${stack.url}/netflow?${new URLSearchParams({ from, to }).toString()}`);
     await page.locator('.nf-plot canvas').waitFor();
     await expect.poll(talkers, { timeout: 15_000 }).not.toEqual([]);
     await page.setViewportSize({ width: 375, height: 800 });
