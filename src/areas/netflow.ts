@@ -224,6 +224,11 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
   const { FlowAnalytics } = await import('../../storage/flow-query/flow-analytics.js');
   const { openGeoLookup } = await import('../../storage/geo/open-geo-lookup.js');
   const geo = openGeoLookup(config.geo, config.dataDir);
+  // The tables' cache files built away from the HTTP thread (storage/geo/geo-warm.ts); not awaited.
+  const { warmGeoCache } = await import('../../storage/geo/geo-warm.js');
+  void warmGeoCache(config.geo, config.dataDir)?.then((r) =>
+    r.ok ? log.info({ ms: Math.round(r.ms) }, 'geo tables ready') : log.warn({ err: r.error }, 'geo tables not built at start'),
+  );
   const analytics = new FlowAnalytics({ dataDir: config.dataDir, timezone: config.timezone, cache, geo: () => geo, now, log });
   const routes = createNetflowRoutes({
     query,

@@ -19,6 +19,7 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { threadId } from 'node:worker_threads';
 import type { GeoKind, GeoTables } from './ip-location-db.js';
 import { V4RangeTable, V6RangeTable } from './range-table.js';
 
@@ -45,7 +46,8 @@ export function cachedTables(dir: string, kind: GeoKind, key: string, build: () 
   const tables = build();
   try {
     mkdirSync(dir, { recursive: true });
-    const tmp = `${path}.${process.pid}.tmp`;
+    // The warm-up worker (geo-warm.ts) and a query may build at once in one process: one file each.
+    const tmp = `${path}.${process.pid}.${threadId}.tmp`;
     writeFileSync(tmp, encode(tables));
     renameSync(tmp, path);
     for (const old of readdirSync(dir)) if (old.startsWith(`${kind}-`) && old !== name) unlinkSync(join(dir, old));
