@@ -7,7 +7,7 @@
 // - a module of ours outside src/commands, context.ts, the `-run` modules and any module that
 //   declares a class (errors tested with instanceof) are imported from dist/, not copied.
 // Packages other than commander stay external. Run from the repository root.
-import { chmodSync, readFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, relative, resolve } from 'node:path';
 import { build } from 'esbuild';
@@ -78,3 +78,7 @@ await build({
   // Only asked for when no addon file is given (sqlite-driver.ts gives one when it finds it).
   external: ['bindings'],
 });
+// The version copied: sqlite-driver.ts loads the copy only while the installed package is the same
+// (an `npm update better-sqlite3` without a build must not pair old JavaScript with a new addon).
+const sqlitePackage = createRequire(resolve(root, 'package.json'))('better-sqlite3/package.json');
+writeFileSync(resolve(root, 'dist/vendor/better-sqlite3.json'), JSON.stringify({ version: sqlitePackage.version }) + '\n');

@@ -9,7 +9,8 @@
  * - with its addon's file named (`nativeBinding`): without it better-sqlite3 asks the `bindings`
  *   package, which finds the module's root from a stack trace and tries a dozen paths. The file
  *   is the first of the paths `bindings` tries first (build/, build/Debug/, build/Release/) that
- *   exists, so the same addon loads; when none does, better-sqlite3 searches as before.
+ *   exists, so the same addon loads; when none does, the package itself is loaded and searches as
+ *   before (so is it when the copy is of another version than the one installed).
  * Every SQLite user takes the driver from here, so a process holds one copy of it (one
  * SqliteError class for instanceof).
  */
@@ -25,15 +26,26 @@ let addon: string | null | undefined;
 
 /** The better-sqlite3 module (its `Database` constructor, with `SqliteError`). */
 export function sqliteDriver(): typeof BetterSqlite3 {
-  if (driver === undefined) {
-    try {
-      driver = require('../../vendor/better-sqlite3.cjs') as typeof BetterSqlite3;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
-      driver = require('better-sqlite3') as typeof BetterSqlite3;
-    }
-  }
+  driver ??= vendored() ?? (require('better-sqlite3') as typeof BetterSqlite3);
   return driver;
+}
+
+/**
+ * The build's one-file copy, when there is one of the installed version and the addon file is
+ * found (the copy cannot search for the addon itself: `bindings` would start from netsvc's root).
+ */
+function vendored(): typeof BetterSqlite3 | undefined {
+  try {
+    const built = require('../../vendor/better-sqlite3.json') as { version: string };
+    const installed = require('better-sqlite3/package.json') as { version: string };
+    if (built.version !== installed.version) return undefined;
+    if (addon === undefined) addon = addonFile();
+    if (addon === null) return undefined;
+    return require('../../vendor/better-sqlite3.cjs') as typeof BetterSqlite3;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw err;
+    return undefined;
+  }
 }
 
 /** `new Database(path, options)` of better-sqlite3. */

@@ -112,6 +112,11 @@ export class Session {
    * SignInError with the API's own message when none did.
    */
   async signIn(apiId: string, secret: string): Promise<Area[]> {
+    // Requests of the open page wait on this sign-in: they must resume as the user who made them,
+    // not as another (perhaps another entity's), under a page still showing the first one's data.
+    if (this.stale.size > 0 && this.state && apiId !== this.state.apiId) {
+      throw new SignInError(`Sign in again as ${this.state.apiId}, or sign out to change user.`);
+    }
     const results = await Promise.all(
       AREAS.map(async (area) => {
         let res: Response;

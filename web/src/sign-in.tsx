@@ -23,13 +23,15 @@ export function SignInForm({ session, reason }: { session: Session; reason?: str
     <form class="sign-in" onSubmit={(e) => void submit(e)} aria-label="Sign in">
       <h1>Sign in to netsvc</h1>
       {reason && <p class="notice">{reason}</p>}
-      <Field label="API id">
-        {(id) => (
+      <Field label="API id" hint={reason ? 'The same user as before: sign out to change user.' : undefined}>
+        {(id, describedBy) => (
           <input
             id={id}
             name="api_id"
             autocomplete="username"
             required
+            readOnly={!!reason}
+            aria-describedby={describedBy}
             value={apiId}
             onInput={(e) => setApiId(valueOf(e))}
             autofocus={!apiId}

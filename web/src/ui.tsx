@@ -188,6 +188,13 @@ export function Dialog({
         e.preventDefault();
         if (dismissable) onClose();
       }}
+      onClose={() => {
+        // Chromium closes a modal on a repeated Escape without a cancelable `cancel`: keep the
+        // state in step (an undismissable one is shown again; another one tells its owner).
+        if (!open) return;
+        if (dismissable) onClose();
+        else ref.current?.showModal();
+      }}
     >
       {open && (
         <>

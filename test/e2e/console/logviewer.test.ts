@@ -129,6 +129,8 @@ const SEED = [
   { host: 'core1', app: 'watchdog', sev: 1, msg: 'temperature 92C above limit' },
   { host: 'core1', app: 'kernel', sev: 0, msg: 'Kernel panic - not syncing: Fatal exception' },
   { host: 'edge2', app: 'excel', sev: 4, msg: '=HYPERLINK("http://198.51.100.9/x","click")' },
+  // A spreadsheet set to `;` as separator would split this unquoted and read `=1+2` as a formula.
+  { host: 'edge2', app: 'portal', sev: 6, msg: 'user a;=1+2 logged in' },
   { host: 'edge2', app: 'hostapd', sev: 6, msg: 'wlan0: STA 02:00:5e:10:00:02 WPA: pairwise key handshake completed (RSN)' },
 ];
 
@@ -264,6 +266,7 @@ describe.skipIf(!chromiumInstalled())('console: logviewer on MariaDB', () => {
       ),
     );
     expect(records.some((r) => r[8]!.startsWith(`'=HYPERLINK`))).toBe(true);
+    expect(text).toContain('"user a;=1+2 logged in"');
     await expect
       .poll(() =>
         page

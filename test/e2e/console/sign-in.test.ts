@@ -64,6 +64,9 @@ describe.skipIf(!chromiumInstalled())('console: sign-in', () => {
     await answered;
     const dialog = page.getByRole('dialog', { name: 'Sign in again' });
     await dialog.waitFor();
+    // The same user signs in again: the waiting request must not resume as someone else.
+    expect(await dialog.getByLabel('API id').inputValue()).toBe(stack.credentials.api_id);
+    expect(await dialog.getByLabel('API id').isEditable()).toBe(false);
     await dialog.getByLabel('Secret').fill(stack.credentials.secret);
     const retried = page.waitForResponse((r) => r.url().includes('/svc/api/logviewer/') && r.status() === 200);
     await dialog.getByRole('button', { name: 'Sign in' }).click();

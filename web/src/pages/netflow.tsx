@@ -200,7 +200,7 @@ function TrafficPanel({
       {series.error && !filterError && <ErrorMessage error={series.error} onRetry={series.reload} />}
       {filterError ? (
         <p class="hint">No chart: the filter above is not valid.</p>
-      ) : series.data ? (
+      ) : series.data && !series.error ? (
         <TrafficChart
           series={series.data}
           metric={metric}

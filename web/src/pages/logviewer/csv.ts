@@ -31,7 +31,9 @@ export const CSV_HEADER = [
 export function csvField(value: string | number | null): string {
   let s = value === null ? '' : String(value);
   if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  // Quoted also when it holds `;` or a tab: spreadsheets set to those separators would split the
+  // field there and could read what follows as a new cell, formula and all.
+  return /[",;\t\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
 /** The CSV text of `rows`: a header line, CRLF line ends (RFC 4180). */
@@ -72,6 +74,8 @@ export async function fetchAll(
   signal?: AbortSignal,
 ): Promise<Exported> {
   const rows: SyslogRecord[] = [];
+  // Offset pages of a newest-first search shift by one for each record stored meanwhile: keep each ID once.
+  const taken = new Set<number>();
   for (let page = 1; ; page++) {
     const env = await api.get<SyslogRecord[]>(
       'logviewer',
@@ -79,7 +83,11 @@ export async function fetchAll(
       { ...apiQuery(filters, withTime), page, perPage: PAGE },
       signal,
     );
-    rows.push(...env.result);
+    for (const r of env.result) {
+      if (taken.has(r.ID)) continue;
+      taken.add(r.ID);
+      rows.push(r);
+    }
     progress(rows.length);
     if (env.isLastPage !== false) return { rows: rows.slice(0, EXPORT_CAP), capped: rows.length > EXPORT_CAP };
     if (rows.length >= EXPORT_CAP) return { rows: rows.slice(0, EXPORT_CAP), capped: true };

@@ -80,7 +80,10 @@ export function useTail(api: Api, filters: Filters, key: string, enabled: boolea
         const env = await api.get<SyslogRecord[]>('logviewer', '/latest', { ...q(), page, perPage: TAIL_PAGE }, ctl.signal);
         for (const r of env.result) {
           if (newest && !isNewer(r, newest)) break pages;
-          if (!seen.has(r.ID)) arrived.push(r);
+          if (seen.has(r.ID)) continue;
+          // Offset pages shift while records arrive: the next page may repeat one taken here.
+          seen.add(r.ID);
+          arrived.push(r);
         }
         if (env.isLastPage !== false) break;
         if (page === TAIL_PAGES) gap = true;

@@ -43,7 +43,10 @@ function useNames(addresses: string[]): { names: Record<string, string>; error: 
     for (let i = 0; i < wanted.length; i += RESOLVE_BATCH) batches.push(wanted.slice(i, i + RESOLVE_BATCH));
     for (const b of batches) {
       api.get<Record<string, string>>('netflow', '/resolve', { ips: b.join(',') }, ctl.signal).then(
-        (r) => setNames((n) => ({ ...n, ...r.result })),
+        (r) => {
+          setNames((n) => ({ ...n, ...r.result }));
+          setError(undefined);
+        },
         (err: Error) => err.name !== 'AbortError' && setError(err),
       );
     }
@@ -105,7 +108,8 @@ export function FlowTable({
   );
   const [total, setTotal] = useState<{ key: string; n: number | null }>();
   const badFilter = isFilterError(search.error);
-  const r = badFilter ? undefined : search.data;
+  // On any error the table shows nothing rather than the last answer, which was another query's.
+  const r = search.error ? undefined : search.data;
   // The last answer stays on screen while the next loads: its count is only taken for its own query.
   if (r && r.key === queryKey && r.total !== null && pages.length === 1 && total?.key !== queryKey)
     setTotal({ key: queryKey, n: r.total });
@@ -115,7 +119,8 @@ export function FlowTable({
   const ports = (f: Flow) => f.proto === 6 || f.proto === 17 || f.proto === 132;
 
   const columns: Column<Flow>[] = [
-    { key: 'ts', label: 'Start', sortKey: 'time' },
+    // The API writes flow times in the service's time zone (the chart uses the browser's).
+    { key: 'ts', label: 'Start (server time)', sortKey: 'time' },
     {
       key: 'src',
       label: 'Source',

@@ -62,7 +62,8 @@ function TopList({
   );
   // A bad filter is shown once, at the filter bar: the list shows nothing rather than the last answer.
   const badFilter = isFilterError(top.error);
-  const t = badFilter ? undefined : top.data;
+  // On any error the list shows nothing rather than the last answer, which was another query's.
+  const t = top.error ? undefined : top.data;
   const total = t ? t.total[metric] : 0;
   const items = t
     ? [
