@@ -229,7 +229,15 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
   void warmGeoCache(config.geo, config.dataDir)?.then((r) =>
     r.ok ? log.info({ ms: Math.round(r.ms) }, 'geo tables ready') : log.warn({ err: r.error }, 'geo tables not built at start'),
   );
-  const analytics = new FlowAnalytics({ dataDir: config.dataDir, timezone: config.timezone, cache, geo: () => geo, now, log });
+  const analytics = new FlowAnalytics({
+    dataDir: config.dataDir,
+    timezone: config.timezone,
+    cache,
+    geo: () => geo,
+    now,
+    log,
+    settledMs: config.capture.flushIntervalMs + 2000,
+  });
   const routes = createNetflowRoutes({
     query,
     analytics,

@@ -51,6 +51,11 @@ export interface FlowAnalyticsOptions {
   /** Queries scanning files at once (default 2, the cores a small box has), and waiting beyond them (default 8); more are refused. */
   maxRunning?: number;
   maxWaiting?: number;
+  /**
+   * How long after its receipt a flow is surely on disk (the writer's flush interval and a margin):
+   * a search's snapshot then includes the newest received millisecond (flow-pages.ts).
+   */
+  settledMs?: number;
 }
 
 /** What every analytics query names. */
@@ -169,7 +174,7 @@ export class FlowAnalytics {
         asOf = cursor.asOf;
         total = cursor.total;
       } else {
-        asOf = snapshotEnd(scan, newestOnDisk, this.opts.now());
+        asOf = snapshotEnd(scan, newestOnDisk, this.opts.now(), this.opts.settledMs);
         total = q.count === false ? null : await countMatches({ ...scan, to: asOf });
       }
       const page = await flowPage({ ...scan, to: asOf }, { order: q.order, limit: q.limit, cursor, total });

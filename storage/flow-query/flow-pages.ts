@@ -6,8 +6,10 @@
  * - The first page fixes a snapshot, `asOf`: flows received before it. For a
  *   window that reaches into the open hour it is the newest received time
  *   already on disk (exclusive), so rows still in the writer's memory, or
- *   written later, are outside it on every page; for a past window it is the
- *   window's end. Every page reads [from, asOf).
+ *   written later, are outside it on every page; once that time is older than
+ *   `settledMs` (longer than the writer's flush interval), every row received
+ *   then is on disk and it is included. For a past window it is the window's
+ *   end. Every page reads [from, asOf).
  * - Rows are ordered by a full tuple of their fields (the sort field first),
  *   so the order is total and does not depend on where a row sits in a file
  *   (sealing rewrites an hour's file in another block order). Rows that are
@@ -162,7 +164,11 @@ export function snapshotEnd(
   scan: Pick<MatchScanOptions, 'files' | 'from' | 'to'>,
   newestOnDisk: (path: string) => number,
   now: number,
+  settledMs = Number.POSITIVE_INFINITY,
 ): number {
+  // The newest time on disk, and the rows received in that same millisecond with it once no more
+  // can follow (a quiet exporter's last burst is then listed, not held back until more arrives).
+  const end = (newest: number): number => (now - newest > settledMs ? newest + 1 : newest);
   let asOf = scan.to;
   // A window that reaches the present: what arrives later, or is still in the writer's memory,
   // comes after the newest received time on disk, whichever file holds it (an hour just begun
@@ -174,9 +180,9 @@ export function snapshotEnd(
     if (f.kind !== 'current' && !live) continue;
     const newest = newestOnDisk(f.path);
     if (newest > newestAll) newestAll = newest;
-    if (f.kind === 'current' && newest < asOf) asOf = Math.max(scan.from, newest);
+    if (f.kind === 'current' && end(newest) < asOf) asOf = Math.max(scan.from, end(newest));
   }
-  if (live) asOf = Math.min(asOf, Math.min(now, newestAll));
+  if (live) asOf = Math.min(asOf, Math.min(now, end(newestAll)));
   return asOf;
 }
 

@@ -262,6 +262,29 @@ describe('flow pages', () => {
   });
 });
 
+describe('the snapshot of a first page', () => {
+  it('leaves out the newest received millisecond while more may arrive in it, and takes it in once settled', async () => {
+    // The last flows on disk share one received time, as one datagram's flows do.
+    const { dir, batch, writer } = await hourOfFlows(600, 9, 30 * 60_000);
+    const last = batch.cols.received[batch.length - 1]!;
+    const burst = randomFlows(25, { received: last + 1000, stepMs: 0, seed: 11 });
+    writer.write('netflow', burst);
+    writer.flush();
+    const newest = last + 1000;
+    const scan = scanOf(dir, H9, H9 + 3_600_000);
+    const settledMs = 6000;
+
+    const early = snapshotEnd(scan, newestOnDisk, newest + 500, settledMs);
+    expect(early).toBe(newest);
+    expect(await countMatches({ ...scan, to: early })).toBe(batch.length);
+
+    const settled = snapshotEnd(scan, newestOnDisk, newest + settledMs + 1, settledMs);
+    expect(settled).toBe(newest + 1);
+    expect(await countMatches({ ...scan, to: settled })).toBe(batch.length + burst.length);
+    await writer.close();
+  });
+});
+
 describe('FlowAnalytics under load', () => {
   it('refuses queries beyond the running and waiting slots, and answers the others', async () => {
     const { dir } = await hourOfFlows(3000);
