@@ -6,11 +6,14 @@ import { useEffect, useId, useRef } from 'preact/hooks';
 export function ErrorMessage({ error, onRetry }: { error: Error | string | undefined; onRetry?: () => void }) {
   if (!error) return null;
   const text = typeof error === 'string' ? error : error.message;
+  // Asking again helps when the server was away, busy or failed; not when it refused the request itself.
+  const status = typeof error === 'object' && 'status' in error ? (error as { status: number }).status : 0;
+  const retry = status >= 400 && status < 500 && status !== 408 && status !== 429 ? undefined : onRetry;
   return (
     <div class="error" role="alert">
       <span>{text}</span>
-      {onRetry && (
-        <button type="button" class="link" onClick={onRetry}>
+      {retry && (
+        <button type="button" class="link" onClick={retry}>
           Try again
         </button>
       )}
