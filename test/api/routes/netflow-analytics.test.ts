@@ -1,22 +1,15 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../../api/app.js';
-import { AuthService } from '../../../api/auth.js';
-import { createNetflowRoutes } from '../../../api/routes/netflow.js';
-import { generateCredential, hashSecret } from '../../../storage/admin/secret-hash.js';
-import { SqliteAdminStore } from '../../../storage/admin/sqlite-admin-store.js';
 import { CachedReverseDns } from '../../../storage/dns/cached-reverse-dns.js';
 import { FlowAnalytics } from '../../../storage/flow-query/flow-analytics.js';
-import { createLogger } from '../../../src/log.js';
 import { flowFixture } from '../../helpers/flow-fixtures.js';
-import { getJson, postJson, serveOnLoopback, type TestServer } from '../../helpers/http.js';
+import { getJson } from '../../helpers/http.js';
+import { startNetflowApi, type NetflowApi } from '../../helpers/netflow-api.js';
 import { nfdumpFlows, threeHourCapture, type ThreeHourCapture } from '../../helpers/netflow-data.js';
 
 describe('netflow analytics routes (netsvc extension)', () => {
   let hours: ThreeHourCapture;
-  let admin: SqliteAdminStore;
   let dns: CachedReverseDns;
-  let server: TestServer;
+  let api: NetflowApi;
   let token: string;
   let otherToken: string;
   const a = flowFixture('1/softflowd-v9');
@@ -24,7 +17,7 @@ describe('netflow analytics routes (netsvc extension)', () => {
   const c = flowFixture('1/pmacct-v10');
 
   const get = (path: string, params: Record<string, string>, t = token) =>
-    getJson(`${server.url}/svc/api/netflow${path}?${new URLSearchParams(params).toString()}`, t);
+    getJson(`${api.url}/svc/api/netflow${path}?${new URLSearchParams(params).toString()}`, t);
   const hour8 = { start: '2026/03/25 08:00', end: '2026/03/25 08:59' };
 
   beforeAll(async () => {
@@ -38,43 +31,14 @@ describe('netflow analytics routes (netsvc extension)', () => {
       maxEntries: 10,
       now: hours.now,
     });
-    admin = new SqliteAdminStore(':memory:');
-    admin.addEntity('acme', { netflow: true, logviewer: false, hotspot: false });
-    admin.addUser('acme', 'alice', { netflow: true });
-    admin.addEntity('beta', { netflow: true, logviewer: false, hotspot: false });
-    admin.addUser('beta', 'bob', { netflow: true });
-    const auth = new AuthService(admin, {
-      key: randomBytes(32),
-      tokenTtlSec: 3600,
-      maxFailures: 10,
-      failureWindowSec: 300,
-      now: hours.now,
-    });
-    const owned: Record<string, string[]> = { acme: ['netflow'], beta: ['lentor'] };
     const analytics = new FlowAnalytics({ dataDir: hours.dir, timezone: 'UTC', cache: hours.cache, now: hours.now });
-    const app = createApp({
-      auth,
-      logger: createLogger('silent'),
-      bodyLimitBytes: 1024 * 1024,
-      areas: {
-        netflow: createNetflowRoutes({ query: hours.query, analytics, dns, timezone: 'UTC', sourcesOf: (e) => owned[e] ?? [] }),
-      },
-    });
-    server = await serveOnLoopback(app.fetch);
-    const login = async (entity: string, user: string) => {
-      const cred = generateCredential();
-      admin.replaceCredential(entity, user, cred.apiId, await hashSecret(cred.secret));
-      const res = await postJson(`${server.url}/svc/api/netflow/auth`, { api_id: cred.apiId, secret: cred.secret });
-      return res.body.result.access_token as string;
-    };
-    token = await login('acme', 'alice');
-    otherToken = await login('beta', 'bob');
+    api = await startNetflowApi({ query: hours.query, analytics, dns, timezone: 'UTC' }, hours.now);
+    ({ token, otherToken } = api);
   });
 
   afterAll(async () => {
-    await server.close();
+    await api.close();
     dns.close();
-    admin.close();
     await hours.close();
   });
 
@@ -206,7 +170,7 @@ describe('netflow analytics routes (netsvc extension)', () => {
   });
 
   it('the OpenAPI document marks the three routes as netsvc extensions', async () => {
-    const doc = (await getJson(`${server.url}/svc/api/openapi.json`)).body;
+    const doc = (await getJson(`${api.url}/svc/api/openapi.json`)).body;
     for (const path of ['/netflow/top', '/netflow/series', '/netflow/search']) {
       const op = doc.paths[`/svc/api${path}`]?.get ?? doc.paths[path]?.get;
       expect(op, path).toBeDefined();

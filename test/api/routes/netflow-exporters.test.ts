@@ -1,22 +1,15 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../../api/app.js';
-import { AuthService } from '../../../api/auth.js';
-import { createNetflowRoutes } from '../../../api/routes/netflow.js';
 import type { SourceCounterValues } from '../../../api/routes/netflow-exporters.js';
 import { createFlowDecoder, exporterRef } from '../../../collector/decode/decoder.js';
 import { FlowBatch } from '../../../common/flow-batch.js';
-import { generateCredential, hashSecret } from '../../../storage/admin/secret-hash.js';
-import { SqliteAdminStore } from '../../../storage/admin/sqlite-admin-store.js';
 import type { NetflowQuery } from '../../../storage/kpi/netflow-query.js';
 import type { ReverseDns } from '../../../storage/dns/reverse-dns.js';
-import { createLogger } from '../../../src/log.js';
 import { flowFixture } from '../../helpers/flow-fixtures.js';
-import { getJson, postJson, serveOnLoopback, type TestServer } from '../../helpers/http.js';
+import { getJson } from '../../helpers/http.js';
+import { startNetflowApi, type NetflowApi } from '../../helpers/netflow-api.js';
 
 describe('GET /netflow/exporters (netsvc extension)', () => {
-  let admin: SqliteAdminStore;
-  let server: TestServer;
+  let api: NetflowApi;
   let token: string;
   let otherToken: string;
   let sources: SourceCounterValues[];
@@ -39,52 +32,22 @@ describe('GET /netflow/exporters (netsvc extension)', () => {
     const netflow = decoded('netflow', ['1/softflowd-v9', '1/pmacct-v10']);
     const first = Object.keys(netflow.exporters)[0]!;
     sources = [{ ...netflow, sampling: { [first]: 100 } }, decoded('lentor', ['2/softflowd-v9'])];
-    admin = new SqliteAdminStore(':memory:');
-    admin.addEntity('acme', { netflow: true, logviewer: false, hotspot: false });
-    admin.addUser('acme', 'alice', { netflow: true });
-    admin.addEntity('beta', { netflow: true, logviewer: false, hotspot: false });
-    admin.addUser('beta', 'bob', { netflow: true });
-    const auth = new AuthService(admin, {
-      key: randomBytes(32),
-      tokenTtlSec: 3600,
-      maxFailures: 10,
-      failureWindowSec: 300,
-      now: () => Date.now(),
+    api = await startNetflowApi({
+      // Not reached by this route.
+      query: {} as NetflowQuery,
+      dns: {} as ReverseDns,
+      timezone: 'UTC',
+      exporters: { sources: () => sources },
     });
-    const owned: Record<string, string[]> = { acme: ['netflow'], beta: ['lentor'] };
-    const app = createApp({
-      auth,
-      logger: createLogger('silent'),
-      bodyLimitBytes: 1024 * 1024,
-      areas: {
-        netflow: createNetflowRoutes({
-          // Not reached by this route.
-          query: {} as NetflowQuery,
-          dns: {} as ReverseDns,
-          timezone: 'UTC',
-          sourcesOf: (e) => owned[e] ?? [],
-          exporters: { sources: () => sources },
-        }),
-      },
-    });
-    server = await serveOnLoopback(app.fetch);
-    const login = async (entity: string, user: string) => {
-      const cred = generateCredential();
-      admin.replaceCredential(entity, user, cred.apiId, await hashSecret(cred.secret));
-      const res = await postJson(`${server.url}/svc/api/netflow/auth`, { api_id: cred.apiId, secret: cred.secret });
-      return res.body.result.access_token as string;
-    };
-    token = await login('acme', 'alice');
-    otherToken = await login('beta', 'bob');
+    ({ token, otherToken } = api);
   });
 
   afterAll(async () => {
-    await server.close();
-    admin.close();
+    await api.close();
   });
 
   it('reports the decoder’s own counters per exporter of the caller’s sources only', async () => {
-    const res = await getJson(`${server.url}/svc/api/netflow/exporters`, token);
+    const res = await getJson(`${api.url}/svc/api/netflow/exporters`, token);
     expect(res.status).toBe(200);
     const r = res.body.result;
     expect(r.sources.map((s: any) => s.source)).toEqual(['netflow']);
@@ -118,15 +81,15 @@ describe('GET /netflow/exporters (netsvc extension)', () => {
   });
 
   it('another entity sees only its own source; no token is refused', async () => {
-    const other = await getJson(`${server.url}/svc/api/netflow/exporters`, otherToken);
+    const other = await getJson(`${api.url}/svc/api/netflow/exporters`, otherToken);
     expect(other.body.result.sources.map((s: any) => s.source)).toEqual(['lentor']);
-    const none = await getJson(`${server.url}/svc/api/netflow/exporters`);
+    const none = await getJson(`${api.url}/svc/api/netflow/exporters`);
     expect(none.status).toBe(401);
     expect(none.body.status).toBe(false);
   });
 
   it('is marked as a netsvc extension in the OpenAPI document', async () => {
-    const doc = (await getJson(`${server.url}/svc/api/openapi.json`)).body;
+    const doc = (await getJson(`${api.url}/svc/api/openapi.json`)).body;
     expect(doc.paths['/svc/api/netflow/exporters'].get['x-netsvc-extension']).toBe(true);
   });
 });

@@ -1,23 +1,16 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../../api/app.js';
-import { AuthService } from '../../../api/auth.js';
-import { createNetflowRoutes } from '../../../api/routes/netflow.js';
-import { generateCredential, hashSecret } from '../../../storage/admin/secret-hash.js';
-import { SqliteAdminStore } from '../../../storage/admin/sqlite-admin-store.js';
 import { CachedReverseDns } from '../../../storage/dns/cached-reverse-dns.js';
-import { createLogger } from '../../../src/log.js';
 import { startDnsServer, type TestDnsServer } from '../../helpers/dns-server.js';
 import { flowFixture } from '../../helpers/flow-fixtures.js';
-import { getJson, postJson, serveOnLoopback, type TestServer } from '../../helpers/http.js';
+import { getJson } from '../../helpers/http.js';
+import { startNetflowApi, type NetflowApi } from '../../helpers/netflow-api.js';
 import { nfdumpFlows, nfdumpReference, threeHourCapture, type ThreeHourCapture } from '../../helpers/netflow-data.js';
 
 describe('netflow routes over a loopback server', () => {
   let hours: ThreeHourCapture;
-  let admin: SqliteAdminStore;
   let dnsServer: TestDnsServer;
   let dns: CachedReverseDns;
-  let server: TestServer;
+  let api: NetflowApi;
   let token: string;
   let otherToken: string;
   const a = flowFixture('1/softflowd-v9');
@@ -25,7 +18,7 @@ describe('netflow routes over a loopback server', () => {
   const c = flowFixture('1/pmacct-v10');
   const dstOfA = nfdumpFlows(a).sort((x, y) => y.start - x.start)[0]!.dstIp;
 
-  const get = (path: string, t = token) => getJson(`${server.url}/svc/api/netflow${path}`, t);
+  const get = (path: string, t = token) => getJson(`${api.url}/svc/api/netflow${path}`, t);
   const q = (params: Record<string, string>) => `?${new URLSearchParams(params).toString()}`;
 
   beforeAll(async () => {
@@ -45,41 +38,14 @@ describe('netflow routes over a loopback server', () => {
       now: hours.now,
     });
 
-    admin = new SqliteAdminStore(':memory:');
-    admin.addEntity('acme', { netflow: true, logviewer: false, hotspot: false });
-    admin.addUser('acme', 'alice', { netflow: true });
-    admin.addEntity('beta', { netflow: true, logviewer: false, hotspot: false });
-    admin.addUser('beta', 'bob', { netflow: true });
-    const auth = new AuthService(admin, {
-      key: randomBytes(32),
-      tokenTtlSec: 3600,
-      maxFailures: 10,
-      failureWindowSec: 300,
-      now: hours.now,
-    });
-    const owned: Record<string, string[]> = { acme: ['netflow'], beta: ['lentor'] };
-    const app = createApp({
-      auth,
-      logger: createLogger('silent'),
-      bodyLimitBytes: 1024 * 1024,
-      areas: { netflow: createNetflowRoutes({ query: hours.query, dns, timezone: 'UTC', sourcesOf: (e) => owned[e] ?? [] }) },
-    });
-    server = await serveOnLoopback(app.fetch);
-    const login = async (entity: string, user: string) => {
-      const cred = generateCredential();
-      admin.replaceCredential(entity, user, cred.apiId, await hashSecret(cred.secret));
-      const res = await postJson(`${server.url}/svc/api/netflow/auth`, { api_id: cred.apiId, secret: cred.secret });
-      return res.body.result.access_token as string;
-    };
-    token = await login('acme', 'alice');
-    otherToken = await login('beta', 'bob');
+    api = await startNetflowApi({ query: hours.query, dns, timezone: 'UTC' }, hours.now);
+    ({ token, otherToken } = api);
   });
 
   afterAll(async () => {
-    await server.close();
+    await api.close();
     dns.close();
     await dnsServer.close();
-    admin.close();
     await hours.close();
   });
 
@@ -309,7 +275,7 @@ describe('netflow routes over a loopback server', () => {
   });
 
   it('documents the four routes in the OpenAPI document', async () => {
-    const doc = (await getJson(`${server.url}/svc/api/openapi.json`)).body;
+    const doc = (await getJson(`${api.url}/svc/api/openapi.json`)).body;
     for (const p of ['latest', 'kpi', 'flows', 'resolve']) expect(doc.paths[`/svc/api/netflow/${p}`]?.get).toBeDefined();
     const params = doc.paths['/svc/api/netflow/flows'].get.parameters.map((p: { name: string }) => p.name);
     expect(params).toEqual(expect.arrayContaining(['start', 'end', 'limit', 'entity']));
