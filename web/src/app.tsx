@@ -8,7 +8,7 @@ import { Services, type ConsoleServices } from './context.js';
 import { navigate, usePlace } from './location.js';
 import type { Area } from './session.js';
 import { SignInForm } from './sign-in.js';
-import { Dialog, ErrorMessage } from './ui.js';
+import { Dialog, ErrorMessage, Link } from './ui.js';
 
 type Page = ComponentType<{ path: string; params: URLSearchParams }>;
 
@@ -75,17 +75,9 @@ export function App({ services }: { services: ConsoleServices }) {
         <span class="brand">netsvc</span>
         <nav aria-label="Areas">
           {areas.map((a) => (
-            <a
-              key={a}
-              href={`/${a}`}
-              aria-current={a === area ? 'page' : undefined}
-              onClick={(e) => {
-                e.preventDefault();
-                navigate(`/${a}`);
-              }}
-            >
+            <Link key={a} href={`/${a}`} current={a === area}>
               {PAGES[a].label}
-            </a>
+            </Link>
           ))}
         </nav>
         <span class="who">{session.apiId}</span>

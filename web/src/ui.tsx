@@ -1,6 +1,27 @@
 /** Small building blocks every page shares: messages, fields, tables, paging, dialogs. */
 import type { ComponentChildren, TargetedEvent } from 'preact';
 import { useEffect, useId, useRef } from 'preact/hooks';
+import { navigate } from './location.js';
+
+/**
+ * A link to a console page that navigates in the page (the URL holds the view), and still opens a
+ * new tab or window on a middle, Ctrl, Cmd or Shift click, as any link does. `current`: the page shown.
+ */
+export function Link({ href, current, children }: { href: string; current?: boolean; children: ComponentChildren }) {
+  return (
+    <a
+      href={href}
+      aria-current={current ? 'page' : undefined}
+      onClick={(e) => {
+        if (e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) return;
+        e.preventDefault();
+        navigate(href);
+      }}
+    >
+      {children}
+    </a>
+  );
+}
 
 /** An API or network error, with the API's own message; never a blank page. */
 export function ErrorMessage({ error, onRetry }: { error: Error | string | undefined; onRetry?: () => void }) {

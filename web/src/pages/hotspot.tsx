@@ -3,7 +3,7 @@
  * and each tab's search in the query, so every view can be bookmarked.
  */
 import type { ComponentType } from 'preact';
-import { navigate } from '../location.js';
+import { Link } from '../ui.js';
 import { Attempts } from './hotspot/attempts.js';
 import { Quota } from './hotspot/quota.js';
 import { Sessions } from './hotspot/sessions.js';
@@ -31,17 +31,9 @@ export default function HotspotPage({ path, params }: { path: string; params: UR
       <h1 class="visually-hidden">Hotspot</h1>
       <nav class="tabs" aria-label="Hotspot">
         {TABS.map((t) => (
-          <a
-            key={t.id}
-            href={`/hotspot/${t.id}`}
-            aria-current={t === tab ? 'page' : undefined}
-            onClick={(e) => {
-              e.preventDefault();
-              navigate(`/hotspot/${t.id}`);
-            }}
-          >
+          <Link key={t.id} href={`/hotspot/${t.id}`} current={t === tab}>
             {t.label}
-          </a>
+          </Link>
         ))}
       </nav>
       <Page params={params} rest={rest} />

@@ -7,7 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { useServices } from '../../context.js';
 import { useLoad } from '../../hooks.js';
 import { navigate } from '../../location.js';
-import { Busy, Confirm, ErrorMessage, Field, Notice, valueOf } from '../../ui.js';
+import { Busy, Confirm, ErrorMessage, Field, Link, Notice, valueOf } from '../../ui.js';
 import { UserAccessAttributes } from './user-access.js';
 import {
   INFO_FIELDS,
@@ -33,15 +33,7 @@ import { UserProfiles } from './user-profiles.js';
 function BackToUsers() {
   return (
     <p class="crumbs">
-      <a
-        href="/hotspot/users"
-        onClick={(e) => {
-          e.preventDefault();
-          navigate('/hotspot/users');
-        }}
-      >
-        ← Users
-      </a>
+      <Link href="/hotspot/users">← Users</Link>
     </p>
   );
 }

@@ -7,7 +7,7 @@ import type { RefObject } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useServices } from '../../context.js';
 import { navigate } from '../../location.js';
-import { ErrorMessage, Field, valueOf, type InputEvent } from '../../ui.js';
+import { ErrorMessage, Field, Link, valueOf, type InputEvent } from '../../ui.js';
 import { INFO_FIELDS, infoProblem, passwordProblem, usernameProblem, type InfoKey, type UserType } from './user-checks.js';
 import { ProfileChoice } from './user-profiles.js';
 
@@ -188,15 +188,7 @@ export function UserCreate() {
   return (
     <section aria-labelledby="new-user-title">
       <p class="crumbs">
-        <a
-          href="/hotspot/users"
-          onClick={(e) => {
-            e.preventDefault();
-            navigate('/hotspot/users');
-          }}
-        >
-          ← Users
-        </a>
+        <Link href="/hotspot/users">← Users</Link>
       </p>
       <h2 id="new-user-title">New user</h2>
       <form ref={form} class="panel user-form" noValidate onSubmit={(e) => void submit(e)} aria-labelledby="new-user-title">

@@ -7,27 +7,15 @@ import { useEffect, useState } from 'preact/hooks';
 import { useServices } from '../../context.js';
 import { useLoad } from '../../hooks.js';
 import { navigate, setParams } from '../../location.js';
-import { Busy, DataTable, ErrorMessage, Field, Notice, Pager, valueOf, type Column } from '../../ui.js';
+import { Busy, DataTable, ErrorMessage, Field, Link, Notice, Pager, valueOf, type Column } from '../../ui.js';
 import { profilesOf, typeLabel, type UserSummary } from './user-checks.js';
 import { takeFlash } from './user-form.js';
 
 const PER_PAGE = 25;
 
-/** A link that navigates in the page (and still opens in a new tab with a middle click). */
+/** A link to a user's page. */
 export function UserLink({ id, children }: { id: number | string; children: ComponentChildren }) {
-  const href = `/hotspot/users/${id}`;
-  return (
-    <a
-      href={href}
-      onClick={(e) => {
-        if (e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) return;
-        e.preventDefault();
-        navigate(href);
-      }}
-    >
-      {children}
-    </a>
-  );
+  return <Link href={`/hotspot/users/${id}`}>{children}</Link>;
 }
 
 const COLUMNS: Column<UserSummary>[] = [
