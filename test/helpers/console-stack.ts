@@ -5,18 +5,17 @@
  * --create-peer-tables`, the embedded syslog receiver feeding rsyslog's SystemEvents), else on the
  * embedded SQLite default. And Debian's Chromium driven by playwright-core.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { spawnServe, type ServeProcess } from '../../bench/spawned-serve.js';
 import { createTestDatabase, requireAll, type TestDatabase } from './databases.js';
 import { runCliCaptured } from './cli.js';
 import { freeUdpPort } from './flow-fixtures.js';
 import { freePort } from './net.js';
 
-const CLI = resolve('dist/src/cli.js');
 export const CHROMIUM = '/usr/bin/chromium';
 
 /** True when Debian's Chromium is installed; under NETSVC_REQUIRE_ALL its absence is a failure. */
@@ -68,36 +67,35 @@ export async function startConsoleStack(opts: ConsoleStackOptions = {}): Promise
   const dir = mkdtempSync(join(tmpdir(), 'netsvc-console-'));
   const [flowPort, syslogPort, dnsPort] = [await freeUdpPort(), await freePort(), await freeUdpPort()];
   const database = opts.mariadb ? await createTestDatabase('mysql', 'netsvc_console') : undefined;
-  let child: ChildProcess | undefined;
+  let serve: ServeProcess | undefined;
   try {
     const dataDir = join(dir, 'data');
     mkdirSync(dataDir);
-    const config = join(dir, 'netsvc.config.json');
-    writeFileSync(
-      config,
-      JSON.stringify({
-        dataDir,
-        timezone: 'UTC',
-        http: { host: '127.0.0.1', port: 0 },
-        log: { level: 'info' },
-        admin: { database: `sqlite:${join(dataDir, 'admin.sqlite')}` },
-        auth: { tokenTtlSec: opts.tokenTtlSec ?? 3600 },
-        flowSources: { netflow: { listen: `127.0.0.1:${flowPort}` }, lentor: { listen: '127.0.0.1:0' } },
-        capture: { flushIntervalMs: opts.flushIntervalMs ?? 300 },
-        syslogReceiver: { host: '127.0.0.1', port: syslogPort, flushIntervalMs: 100, feedExternal: true },
-        // Nothing answers there: reverse lookups stay on loopback and fail fast.
-        dns: { servers: [`127.0.0.1:${dnsPort}`], timeoutMs: 200 },
-        entities: {
-          default: {
-            flowSources: ['netflow', 'lentor'],
-            // Else the embedded default's SQLite stores.
-            ...(database
-              ? { radius: database.url, syslog: database.url }
-              : { radius: 'sqlite:radius.sqlite', syslog: 'sqlite:syslog.sqlite' }),
-          },
+    // Where spawnServe writes it too (the same settings): the CLI steps below read this file.
+    const config = join(dataDir, 'netsvc.config.json');
+    const settings = {
+      dataDir,
+      timezone: 'UTC',
+      http: { host: '127.0.0.1', port: 0 },
+      log: { level: 'info' },
+      admin: { database: `sqlite:${join(dataDir, 'admin.sqlite')}` },
+      auth: { tokenTtlSec: opts.tokenTtlSec ?? 3600 },
+      flowSources: { netflow: { listen: `127.0.0.1:${flowPort}` }, lentor: { listen: '127.0.0.1:0' } },
+      capture: { flushIntervalMs: opts.flushIntervalMs ?? 300 },
+      syslogReceiver: { host: '127.0.0.1', port: syslogPort, flushIntervalMs: 100, feedExternal: true },
+      // Nothing answers there: reverse lookups stay on loopback and fail fast.
+      dns: { servers: [`127.0.0.1:${dnsPort}`], timeoutMs: 200 },
+      entities: {
+        default: {
+          flowSources: ['netflow', 'lentor'],
+          // Else the embedded default's SQLite stores.
+          ...(database
+            ? { radius: database.url, syslog: database.url }
+            : { radius: 'sqlite:radius.sqlite', syslog: 'sqlite:syslog.sqlite' }),
         },
-      }),
-    );
+      },
+    };
+    writeFileSync(config, JSON.stringify(settings));
     const cli = async (args: string[]) => {
       const r = await runCliCaptured([...args, '--config', config]);
       if (r.code !== 0) throw new Error(`netsvc ${args.join(' ')} failed: ${r.err || r.out}`);
@@ -112,23 +110,9 @@ export async function startConsoleStack(opts: ConsoleStackOptions = {}): Promise
     await cli(['db', 'migrate', ...(database ? ['--create-peer-tables'] : [])]);
     for (const args of opts.beforeServe ?? []) await cli(args);
 
-    const started = spawn(process.execPath, [CLI, 'serve', '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
-    child = started;
-    let out = '';
-    let err = '';
-    started.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    const url = await new Promise<string>((ok, fail) => {
-      const timer = setTimeout(() => fail(new Error(`serve did not start: ${out} ${err}`)), 30_000);
-      started.stdout!.on('data', (d: Buffer) => {
-        out += d.toString();
-        const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)"/.exec(out);
-        if (m) {
-          clearTimeout(timer);
-          ok(m[1]!);
-        }
-      });
-      started.once('exit', (code) => fail(new Error(`serve exited with ${code}: ${err}`)));
-    });
+    serve = await spawnServe(dataDir, settings, () => true, 5000);
+    const url = serve.url;
+    const started = serve;
 
     const token = async (area: string): Promise<string> => {
       const res = await fetch(`${url}/svc/api/${area}/auth`, {
@@ -156,30 +140,17 @@ export async function startConsoleStack(opts: ConsoleStackOptions = {}): Promise
         return res.json();
       },
       async close() {
-        await stop(started);
+        await started.stop();
         await database?.drop();
         rmSync(dir, { recursive: true, force: true });
       },
     };
   } catch (err) {
-    if (child) await stop(child);
+    await serve?.stop();
     await database?.drop();
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
-}
-
-/** SIGTERM to the PID, SIGKILL after 5 s. */
-function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((done) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      done();
-    });
-    child.kill('SIGTERM');
-  });
 }
 
 /** Signs in through the console's own form. */
