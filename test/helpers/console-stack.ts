@@ -43,6 +43,8 @@ export interface ConsoleStack {
   /** The MariaDB database of the entity's RADIUS and syslog tables (when `mariadb`). */
   database?: TestDatabase;
   dir: string;
+  /** The configuration file serve and the CLI steps read (`netsvc … --config <it>`). */
+  config: string;
   /** Sends export datagrams to the flow source over loopback. */
   sendFlows(payloads: readonly Buffer[]): Promise<void>;
   /** A token for `area`, for the API answers a test compares the page with. */
@@ -129,6 +131,7 @@ export async function startConsoleStack(opts: ConsoleStackOptions = {}): Promise
       syslogPort,
       database,
       dir,
+      config,
       async sendFlows(payloads) {
         const sock = createSocket('udp4');
         for (const p of payloads) await new Promise<void>((r) => sock.send(p, flowPort, '127.0.0.1', () => r()));

@@ -68,14 +68,7 @@ describe.skipIf(!ready)('console: hotspot reports (MariaDB, real FreeRADIUS)', (
     return res.json();
   };
   const quotaAdd = (args: string[]) =>
-    run(process.execPath, [
-      resolve('dist/src/cli.js'),
-      'quota',
-      'add',
-      ...args,
-      '--config',
-      join(stack.dir, 'netsvc.config.json'),
-    ]);
+    run(process.execPath, [resolve('dist/src/cli.js'), 'quota', 'add', ...args, '--config', stack.config]);
 
   const gina = {
     'User-Name': 'gina',
