@@ -3,15 +3,18 @@
  * and finish a light command, measured as hyperfine does (warm-up runs, then N timed runs of
  * each command, one process each, output to /dev/null), with `node -e 0` as the floor. Commands
  * alternate within a round so that the machine's load falls on all of them alike. Besides wall
- * time it reports the CPU time (user + system) of each run, which the other processes on a shared
- * machine disturb less. Target (issue 19): `--help` and `admin entity list` ≤ 0.2 s. `--base DIR`
- * adds the same commands of another build (a checkout with its dist/ built), in the same rounds.
- * The floor and the main commands run twice, with the environment as given and with
- * NODE_EXTRA_CA_CERTS unset (Node reads that whole file at every start), and each round ends
- * with what every command adds over the floor of its own environment.
+ * time it reports the CPU time (user + system) of each Node process, which the other processes on
+ * a shared machine disturb less. Target (issue 19): `--help` and `admin entity list` ≤ 0.2 s.
+ * `netsvc` is run as a user runs it: bin/netsvc (package.json's `bin`), which starts every command
+ * but `serve` without loading the file NODE_EXTRA_CA_CERTS names (src/extra-ca.ts). The floor runs
+ * with the environment as given and with NODE_EXTRA_CA_CERTS unset (Node reads that whole file
+ * at every start); `node dist/src/cli.js`, the bin before, runs both ways too, for comparison.
+ * Each round ends with what every command adds over the floor of the environment its Node process
+ * started with. `--base DIR` adds the same commands of another build (a checkout with its dist/
+ * built; its bin/netsvc when it has one), in the same rounds.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -19,8 +22,12 @@ const TARGET_S = 0.2;
 
 interface Case {
   name: string;
+  /** The program (node, or a bin script) and its arguments. */
+  file: string;
   args: string[];
-  env?: NodeJS.ProcessEnv;
+  env: NodeJS.ProcessEnv;
+  /** Whether the Node process starts with NODE_EXTRA_CA_CERTS (the floor it is compared with). */
+  caLoaded: boolean;
   /** Held to the target. */
   target: boolean;
 }
@@ -42,7 +49,7 @@ function option(args: string[], name: string, fallback: number): number {
 function runOnce(c: Case): Promise<Run> {
   return new Promise((done, fail) => {
     const started = process.hrtime.bigint();
-    const child = spawn(process.execPath, c.args, { stdio: ['ignore', 'ignore', 'pipe'], env: c.env ?? process.env });
+    const child = spawn(c.file, c.args, { stdio: ['ignore', 'ignore', 'pipe'], env: c.env });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', fail);
@@ -72,9 +79,11 @@ export async function run(args: string[]): Promise<void> {
   const runs = option(args, '--runs', 10);
   const warmup = option(args, '--warmup', 3);
   const rounds = option(args, '--rounds', 1);
+  const bin = resolve('bin/netsvc');
   const cli = resolve('dist/src/cli.js');
   const work = mkdtempSync(join(tmpdir(), 'netsvc-bench-cli-'));
-  // A preloaded module that reports the process's own CPU time at exit, as the last line of stderr.
+  // A preloaded module that reports the process's own CPU time at exit, as the last line of
+  // stderr; given through NODE_OPTIONS, which reaches the Node process bin/netsvc starts.
   const probe = join(work, 'cpu-probe.mjs');
   writeFileSync(
     probe,
@@ -84,54 +93,67 @@ export async function run(args: string[]): Promise<void> {
   const dataDir = join(work, 'data');
   const configFile = join(work, 'netsvc.config.json');
   writeFileSync(configFile, JSON.stringify({ timezone: 'UTC', http: { port: 18080 }, log: { level: 'warn' } }));
-  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: cache };
-  for (const k of Object.keys(env)) if (k.startsWith('NETSVC_')) delete env[k];
+  const nodeOptions = `${process.env.NODE_OPTIONS ?? ''} --import ${probe}`.trim();
+  const given: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: cache, NODE_OPTIONS: nodeOptions };
+  for (const k of Object.keys(given)) if (k.startsWith('NETSVC_') || k === '_NETSVC_EXTRA_CA_CERTS') delete given[k];
   // Node 20 reads and parses the whole file NODE_EXTRA_CA_CERTS names at the start of every
-  // process (≈ 40–60 ms for the system bundle this machine's environment names): every command
-  // runs both with the environment as given and with that variable unset, so that what netsvc
-  // itself adds over the floor shows apart from it.
-  const noCa: NodeJS.ProcessEnv = { ...env };
-  delete noCa.NODE_EXTRA_CA_CERTS;
-  const floorEnv: NodeJS.ProcessEnv = { ...process.env };
-  const floorNoCa: NodeJS.ProcessEnv = { ...process.env };
-  delete floorNoCa.NODE_EXTRA_CA_CERTS;
+  // process (≈ 40–80 ms for the system bundle this machine's environment names): the floor and
+  // the direct `node dist/src/cli.js` rows run both with the environment as given and with that
+  // variable unset.
+  const unset: NodeJS.ProcessEnv = { ...given };
+  delete unset.NODE_EXTRA_CA_CERTS;
   const caVar = process.env.NODE_EXTRA_CA_CERTS;
-  const node = (a: string[]): string[] => ['--import', probe, ...a];
   const baseIndex = args.indexOf('--base');
-  const base = baseIndex >= 0 ? resolve(args[baseIndex + 1] ?? '.', 'dist/src/cli.js') : undefined;
-  const both = (name: string, a: string[], target: boolean, given: NodeJS.ProcessEnv, unset: NodeJS.ProcessEnv): Case[] => [
-    { name, args: node(a), env: given, target },
-    { name: `${name} [CA var unset]`, args: node(a), env: unset, target: false },
-  ];
+  const baseDir = baseIndex >= 0 ? resolve(args[baseIndex + 1] ?? '.') : undefined;
   const list = ['admin', 'entity', 'list', '--data-dir', dataDir];
+  const listConfig = ['admin', 'entity', 'list', '--config', configFile, '--data-dir', dataDir];
+  // bin/netsvc starts these commands without the CA file (src/extra-ca.ts): their floor is the unset one.
+  const viaBin = (name: string, a: string[], target: boolean): Case => ({
+    name,
+    file: bin,
+    args: a,
+    env: given,
+    caLoaded: false,
+    target,
+  });
+  const direct = (name: string, a: string[], env: NodeJS.ProcessEnv): Case => ({
+    name,
+    file: process.execPath,
+    args: a,
+    env,
+    caLoaded: Boolean(env.NODE_EXTRA_CA_CERTS),
+    target: false,
+  });
   const cases: Case[] = [
-    ...both('node -e 0 (floor)', ['-e', '0'], false, floorEnv, floorNoCa),
-    ...both('netsvc --help', [cli, '--help'], true, env, noCa),
-    { name: 'netsvc status --help', args: node([cli, 'status', '--help']), env, target: false },
-    ...both('netsvc admin entity list', [cli, ...list], true, env, noCa),
-    {
-      name: 'netsvc admin entity list --config',
-      args: node([cli, 'admin', 'entity', 'list', '--config', configFile, '--data-dir', dataDir]),
-      env,
-      target: true,
-    },
+    direct('node -e 0 (floor)', ['-e', '0'], given),
+    direct('node -e 0 (floor) [CA var unset]', ['-e', '0'], unset),
+    viaBin('netsvc --help', ['--help'], true),
+    viaBin('netsvc status --help', ['status', '--help'], false),
+    viaBin('netsvc admin entity list', list, true),
+    viaBin('netsvc admin entity list --config', listConfig, true),
+    direct('node dist/src/cli.js --help', [cli, '--help'], given),
+    direct('node dist/src/cli.js admin entity list', [cli, ...list], given),
+    direct('node dist/src/cli.js --help [CA var unset]', [cli, '--help'], unset),
+    direct('node dist/src/cli.js admin entity list [CA var unset]', [cli, ...list], unset),
   ];
-  if (base) {
+  if (baseDir) {
     // The base build keeps its own validated-configuration cache, as a separate installation
     // would: two builds sharing one, with different entry formats, would replace each other's
     // entries and validate on every other run.
-    const baseEnv: NodeJS.ProcessEnv = { ...env, XDG_CACHE_HOME: join(work, 'base-cache') };
-    const baseNoCa: NodeJS.ProcessEnv = { ...noCa, XDG_CACHE_HOME: join(work, 'base-cache') };
-    cases.push(
-      ...both('base: netsvc --help', [base, '--help'], false, baseEnv, baseNoCa),
-      ...both('base: netsvc admin entity list', [base, ...list], false, baseEnv, baseNoCa),
-    );
+    const baseEnv: NodeJS.ProcessEnv = { ...given, XDG_CACHE_HOME: join(work, 'base-cache') };
+    const baseBin = join(baseDir, 'bin/netsvc');
+    const baseCli = join(baseDir, 'dist/src/cli.js');
+    const base = (a: string[]): Case =>
+      existsSync(baseBin)
+        ? { ...viaBin(`base: netsvc ${a.slice(0, 3).join(' ')}`, a, false), file: baseBin, env: baseEnv }
+        : direct(`base: node dist/src/cli.js ${a.slice(0, 3).join(' ')}`, [baseCli, ...a], baseEnv);
+    cases.push(base(['--help']), base(list));
   }
   console.log(
     `# netsvc start-up: ${warmup} warm-up runs, then ${runs} runs per command, ${rounds} round(s); target ≤ ${TARGET_S} s`,
   );
   console.log(
-    `# NODE_EXTRA_CA_CERTS ${caVar === undefined ? 'not set' : `= ${caVar}`}; "[CA var unset]": the same run without it`,
+    `# NODE_EXTRA_CA_CERTS ${caVar === undefined ? 'not set' : `= ${caVar}`}; "[CA var unset]": the same run without it; netsvc …: bin/netsvc`,
   );
   console.log(
     `# node ${process.version}, load average ${(await import('node:os'))
@@ -162,7 +184,7 @@ export async function run(args: string[]): Promise<void> {
     const mean = (c: Case, f: (r: Run) => number): number => stats(results.get(c)!.map(f)).mean;
     const [floor, floorUnset] = [cases[0]!, cases[1]!];
     const over = (c: Case): string => {
-      const f = c.env?.NODE_EXTRA_CA_CERTS === undefined ? floorUnset : floor;
+      const f = c.caLoaded ? floor : floorUnset;
       return `${f3(mean(c, (r) => r.wallS) - mean(f, (r) => r.wallS))} (${f3(mean(c, (r) => r.cpuS) - mean(f, (r) => r.cpuS))})`;
     };
     console.log(

@@ -4,7 +4,6 @@
  * commands open them without loading the HTTP API and the collectors.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { AdminStore } from '../storage/admin/admin-store.js';
 import { SqliteAdminStore } from '../storage/admin/sqlite-admin-store.js';
@@ -22,6 +21,8 @@ export function loadTokenKey(config: Config): Uint8Array {
   const file = join(config.dataDir, 'jwt.key');
   if (!existsSync(file)) {
     mkdirSync(config.dataDir, { recursive: true });
+    // node:crypto only here (serve's first start): an import would load it for every admin command (~3 ms).
+    const { randomBytes } = process.getBuiltinModule('node:crypto');
     writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
     chmodSync(file, 0o600);
   }

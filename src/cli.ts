@@ -21,6 +21,7 @@ import { registerReplayCommand } from './commands/replay.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerStatusCommand } from './commands/status.js';
 import { registerTopCommand } from './commands/top.js';
+import { deferredExtraCa } from './extra-ca.js';
 
 /** Builds the command tree; tests drive it with their own context. */
 export function buildProgram(ctx: CliContext): Command {
@@ -85,7 +86,8 @@ if (invokedDirectly) {
     if (err.code === 'EPIPE') process.exit(0);
     throw err;
   });
-  runCli(process.argv.slice(2)).then(
+  // Before the command runs: NODE_EXTRA_CA_CERTS as the user set it, when bin/netsvc deferred it (src/extra-ca.ts).
+  runCli(process.argv.slice(2), deferredExtraCa(processContext())).then(
     (code) => {
       process.exitCode = code;
     },

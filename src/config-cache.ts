@@ -24,7 +24,6 @@ import { existsSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, 
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { isDeepStrictEqual } from 'node:util';
 import type { Config } from './config.js';
 import { configInput, finishConfig, type ConfigSources } from './config-sources.js';
 
@@ -96,6 +95,8 @@ function sameBuild(build: unknown): boolean {
 function writeEntry(dir: string, file: string, key: string, build: BuildStamps, data: unknown): void {
   // Only what JSON gives back unchanged is kept: a value it would alter is validated every time.
   const text = JSON.stringify({ format: FORMAT, key, build, config: data });
+  // node:util only here, after a validation: imported, its module facade loads util's lazy parts for every start (~1 ms).
+  const { isDeepStrictEqual } = process.getBuiltinModule('node:util');
   if (!isDeepStrictEqual((JSON.parse(text) as { config: unknown }).config, data)) return;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });

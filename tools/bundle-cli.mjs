@@ -5,7 +5,8 @@
 // and is imported from there, so a module the commands' work also imports is one instance:
 // - every dynamic import (a command's `-run` module, the stores, the schema library) stays lazy;
 // - a module of ours outside src/commands, context.ts, the `-run` modules and any module that
-//   declares a class (errors tested with instanceof) are imported from dist/, not copied.
+//   declares a class (errors tested with instanceof) are imported from dist/, not copied; but
+//   src/extra-ca.ts, which only cli.ts imports and which keeps no state, is copied.
 // Packages other than commander stay external. Run from the repository root.
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -19,7 +20,7 @@ const outfile = resolve(root, 'dist/src/cli.js');
 
 /** Whether a source module of ours is copied into the bundle. */
 function bundled(file) {
-  if (file === resolve(srcDir, 'cli.ts')) return true;
+  if (file === resolve(srcDir, 'cli.ts') || file === resolve(srcDir, 'extra-ca.ts')) return true;
   if (dirname(file) !== commandsDir || file.endsWith('-run.ts') || file.endsWith('/context.ts')) return false;
   return !/^\s*(export\s+)?(abstract\s+)?class\s/m.test(readFileSync(file, 'utf8'));
 }
@@ -40,6 +41,33 @@ const frontOnly = {
       if (args.kind !== 'dynamic-import' && bundled(ts)) return { path: ts };
       return { path: fromOutput(args.importer, args.path), external: true };
     });
+    // Node's own modules, as the bundle's static imports and commander's require calls name them:
+    // - taken from process.getBuiltinModule, not imported: importing one into an ES module builds
+    //   its ES module facade, which reads every export and so loads what Node keeps lazy
+    //   (node:fs's streams and promises API, ~1 ms of a start);
+    // - commander's node:child_process, which it uses only to run executable subcommands (netsvc
+    //   has none), loaded when first used: loading it loads net, dgram and the streams (~3 ms).
+    // The dynamic imports (the commands' work) are left as they are.
+    b.onResolve({ filter: /^node:/ }, (args) => {
+      if (
+        args.kind === 'require-call' &&
+        args.path === 'node:child_process' &&
+        args.importer.includes('/node_modules/commander/')
+      )
+        return { path: args.path, namespace: 'node-on-first-use' };
+      if (args.kind === 'import-statement' || args.kind === 'require-call') return { path: args.path, namespace: 'node-builtin' };
+      return undefined;
+    });
+    b.onLoad({ filter: /^/, namespace: 'node-builtin' }, (args) => ({
+      contents: `module.exports = process.getBuiltinModule(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+    b.onLoad({ filter: /^/, namespace: 'node-on-first-use' }, (args) => ({
+      contents:
+        'let loaded;\n' +
+        `module.exports = new Proxy({}, { get: (_, key) => (loaded ??= process.getBuiltinModule(${JSON.stringify(args.path)}))[key] });`,
+      loader: 'js',
+    }));
     b.onResolve({ filter: /^[^./]/ }, (args) => {
       if (args.path === 'commander' || args.path.startsWith('node:')) return undefined;
       return { path: args.path, external: true };
@@ -57,10 +85,6 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
   plugins: [frontOnly],
-  // commander is CommonJS: its require() calls of node: modules need a require in an ES module.
-  banner: {
-    js: "import { createRequire as __netsvcRequire } from 'node:module';\nconst require = __netsvcRequire(import.meta.url);",
-  },
 });
 chmodSync(outfile, 0o755);
 

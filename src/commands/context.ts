@@ -6,6 +6,13 @@ import type { Config } from '../config.js';
 export interface CliContext {
   /** Configuration from `--config`/`--data-dir` (accepted before or after the subcommand), file and environment. */
   config(cmd: Command, overrides?: Record<string, unknown>): Promise<Config>;
+  /**
+   * Called before a command may open a TLS connection that its configuration's database URLs do
+   * not show (`serve`, `status --url`): makes sure the process trusts what NODE_EXTRA_CA_CERTS
+   * names, which may mean running the command again in a new process (src/extra-ca.ts). `config`
+   * does the same when the configuration names a database reached over TLS.
+   */
+  beforeTls(): Promise<void>;
   out(text: string): void;
   err(text: string): void;
   env: NodeJS.ProcessEnv;
@@ -27,6 +34,9 @@ export function processContext(): CliContext {
       const sources = { file: opts.config, dataDir: opts.dataDir, overrides, env: process.env };
       return loadConfigCached(sources, defaultConfigCacheDir(process.env));
     },
+    // Node loaded what NODE_EXTRA_CA_CERTS names at the start; cli.ts wraps this context when
+    // bin/netsvc deferred it (src/extra-ca.ts).
+    beforeTls: async () => undefined,
     out: (text) => process.stdout.write(text.endsWith('\n') ? text : `${text}\n`),
     err: (text) => process.stderr.write(text.endsWith('\n') ? text : `${text}\n`),
     // The one read of process.env outside config.ts: a command's own variables (quota's --by default).

@@ -193,7 +193,13 @@ export async function fetchStatus(url: string, timeoutMs = 5000): Promise<Status
   const report = statusFromSamples(url, parseMetrics(await res.text()));
   // The databases' states, from /health beside /metrics (an instance without it just has none).
   const health = await fetch(new URL('/health', url), { signal: AbortSignal.timeout(timeoutMs) }).catch(() => undefined);
-  if (health?.ok) report.databases = ((await health.json()) as { databases: StatusReport['databases'] }).databases;
+  if (health?.ok) {
+    // Something else answering /health (a proxy's page, another service) leaves the databases out.
+    const body = (await health.json().catch(() => undefined)) as { databases?: unknown } | undefined;
+    if (body && typeof body === 'object' && Array.isArray(body.databases)) {
+      report.databases = body.databases as StatusReport['databases'];
+    }
+  }
   return report;
 }
 

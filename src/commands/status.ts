@@ -9,6 +9,8 @@ export function registerStatusCommand(program: Command, ctx: CliContext): void {
     .option('--url <url>', 'metrics URL (default: http://<http.host>:<http.port>/metrics from the configuration)')
     .option('--json', 'print the counters as JSON')
     .action(async (opts: { url?: string; json?: boolean }, cmd: Command) => {
+      // A URL of the user's may be https: (or redirect there); the configuration's is netsvc's own, plain HTTP.
+      if (opts.url !== undefined) await ctx.beforeTls();
       const { fetchStatus, formatStatus, metricsUrl } = await import('./status-run.js');
       const url = opts.url ?? metricsUrl(await ctx.config(cmd));
       const report = await fetchStatus(url);

@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { loadedModules, packagesOf } from '../helpers/loaded-modules.js';
 
 const CLI = resolve('dist/src/cli.js');
+/** Node modules a light command has no use for, each a few milliseconds of a start with what it loads. */
+const HEAVY_BUILTINS = ['child_process', 'net', 'dgram', 'crypto', 'http', 'worker_threads'];
 
 /** Our modules among `urls`, relative to dist/. */
 function ours(urls: readonly string[]): string[] {
@@ -35,6 +37,9 @@ describe('what a CLI start loads (issue 19: every command loaded every module)',
       expect(mine.filter((m) => /^(collector\/(decode|pcap|native)|storage\/(capture|kpi|sql\/sqlite)|api)\//.test(m))).toEqual(
         [],
       );
+      // Node's heavier modules: commander's child_process (with net and dgram) only for
+      // executable subcommands, which netsvc has none of; crypto only for the work that uses it.
+      expect(run.builtins.filter((b) => HEAVY_BUILTINS.includes(b))).toEqual([]);
     });
   }
 
@@ -52,6 +57,7 @@ describe('what a CLI start loads (issue 19: every command loaded every module)',
     // better-sqlite3's JavaScript in the build's one-file copy (tools/bundle-cli.mjs), not the package's fourteen files.
     expect(ours(second.urls)).toContain('vendor/better-sqlite3.cjs');
     expect(second.urls.filter((u) => u.includes('/better-sqlite3/lib/'))).toEqual([]);
+    expect(second.builtins.filter((b) => HEAVY_BUILTINS.includes(b))).toEqual([]);
   });
 
   it('the built CLI reports user errors in one line, thrown in the bundle or in the work it loads', () => {
