@@ -176,6 +176,7 @@ export async function startService(config: Config, runtime: Runtime): Promise<Se
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   logger.info({ url, dataDir: config.dataDir }, 'netsvc listening');
+  flows.listening();
 
   let closing: Promise<void> | undefined;
   return {

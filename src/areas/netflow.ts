@@ -56,6 +56,8 @@ export interface FlowPath {
   close(): Promise<void>;
   /** Calls `fn` (once) if flow ingest dies while running (its worker thread failed): flows are no longer received. */
   onFatal(fn: (err: Error) => void): void;
+  /** Once serve listens: a scan worker is kept ready for queries (not before, so as not to slow the start). */
+  listening(): void;
 }
 
 /** Builds and starts the flow path; rejects (with everything it opened closed) when a listener cannot bind. */
@@ -234,10 +236,18 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     timezone: config.timezone,
     cache,
     geo: () => geo,
+    geoSource: { config: config.geo, dataDir: config.dataDir },
     now,
     log,
     settledMs: config.capture.flushIntervalMs + 2000,
   });
+  // Its scan worker thread (kept ready once serve listens, see listening()) stops with the flow path.
+  const { scanWorkers } = await import('../../storage/flow-query/scan-pool.js');
+  await parts.open(
+    'analytics scan worker',
+    () => scanWorkers,
+    (w) => w.close(),
+  );
   const routes = createNetflowRoutes({
     query,
     analytics,
@@ -258,6 +268,7 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     builder,
     retention,
     onFatal: (fn) => listeners.onFailure(fn),
+    listening: () => scanWorkers.keepWarm(),
     async flush() {
       // The decoders' held-back batches, then the writer's pending rows, in the decode thread.
       await listeners.flush();

@@ -129,7 +129,13 @@ export async function runTop(opts: TopOptions, config: Config, out: (s: string) 
   const to = opts.to !== undefined ? parseWhen(opts.to, zone, true) : Infinity;
   if (to <= from) throw new UsageError('--to must be after --from');
   const geo = openGeoLookup(config.geo, config.dataDir);
-  const analytics = new FlowAnalytics({ dataDir: config.dataDir, timezone: zone, geo: () => geo, now: Date.now });
+  const analytics = new FlowAnalytics({
+    dataDir: config.dataDir,
+    timezone: zone,
+    geo: () => geo,
+    geoSource: { config: config.geo, dataDir: config.dataDir },
+    now: Date.now,
+  });
   let t: TopAnswer;
   try {
     // The text table shows each group's first start and duration, as nfdump -s does.

@@ -8,7 +8,8 @@
  * for debugging and tests. Each column records the codec it was written with, so
  * a reader decodes any mix.
  */
-import { Compressor, Decompressor } from 'zstd-napi';
+import { Compressor } from 'zstd-napi';
+import zstdBinding from 'zstd-napi/binding.js';
 import { compressSync as lz4Compress, uncompressSync as lz4Uncompress } from 'lz4-napi';
 
 /** Codec identifiers as stored in a column directory entry. */
@@ -22,7 +23,10 @@ export interface ByteCodec {
   readonly name: CodecName;
   readonly id: number;
   compress(src: Uint8Array): Uint8Array;
-  /** `rawLen` is the length recorded at write time; a mismatch is an error. */
+  /**
+   * `rawLen` is the length recorded at write time; a mismatch is an error. The bytes answered
+   * may be the codec's own, reused by its next call: read them before decompressing again.
+   */
   decompress(src: Uint8Array, rawLen: number): Uint8Array;
 }
 
@@ -43,12 +47,19 @@ class NoneCodec implements ByteCodec {
   }
 }
 
+/** Streams up to this long are decompressed into one buffer the codec keeps (a block's column is far smaller). */
+const KEPT_OUTPUT = 2 << 20;
+/** Longer than any column of the largest block (2^20 rows of 17 bytes): a damaged or hostile directory. */
+const MAX_STREAM = 32 << 20;
+
 class ZstdCodec implements ByteCodec {
   readonly name = 'zstd' as const;
   readonly id = CODEC_IDS.zstd;
   // One context each, reused: creating a zstd context per column costs more than compressing a small one.
   private readonly cctx = new Compressor();
-  private readonly dctx = new Decompressor();
+  private readonly dctx = new zstdBinding.DCtx();
+  // Decompressed into this, reused: a fresh buffer per column cost a page fault per 4 KiB written.
+  private output = Buffer.alloc(0);
   constructor(level: number) {
     this.cctx.setParameters({ compressionLevel: level, checksumFlag: false, contentSizeFlag: true });
   }
@@ -56,13 +67,21 @@ class ZstdCodec implements ByteCodec {
     return this.cctx.compress(src);
   }
   decompress(src: Uint8Array, rawLen: number): Uint8Array {
-    let out: Uint8Array;
+    if (rawLen > MAX_STREAM) throw new CodecError(`zstd stream of ${rawLen} bytes is longer than any column`);
+    if (rawLen > KEPT_OUTPUT) return this.decompressInto(Buffer.allocUnsafe(rawLen), src, rawLen);
+    if (this.output.length < rawLen)
+      this.output = Buffer.allocUnsafe(Math.min(KEPT_OUTPUT, Math.max(rawLen, 2 * this.output.length)));
+    return this.decompressInto(this.output.subarray(0, rawLen), src, rawLen);
+  }
+  private decompressInto(out: Buffer, src: Uint8Array, rawLen: number): Buffer {
+    let n: number;
     try {
-      out = this.dctx.decompress(src);
+      // Fails when the frames hold more than rawLen bytes (the buffer is too small).
+      n = this.dctx.decompress(out, src);
     } catch (err) {
       throw new CodecError(`zstd: ${(err as Error).message}`, { cause: err });
     }
-    if (out.length !== rawLen) throw new CodecError(`zstd gave ${out.length} bytes, expected ${rawLen}`);
+    if (n !== rawLen) throw new CodecError(`zstd gave ${n} bytes, expected ${rawLen}`);
     return out;
   }
 }

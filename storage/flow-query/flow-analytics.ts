@@ -13,11 +13,11 @@ import type { GeoLookup } from '../geo/geo-lookup.js';
 import type { KpiCache } from '../kpi/kpi-cache.js';
 import { cachedSeries, cachedTopN } from './cached-answers.js';
 import type { Dimension } from './dimensions.js';
+import type { FilterExpr } from './filter-ast.js';
 import { compileFilter } from './filter-compile.js';
 import { parseFilter } from './filter-parse.js';
 import {
   TUPLE_LENGTH,
-  countMatches,
   flowPage,
   newestOnDisk,
   snapshotEnd,
@@ -26,8 +26,9 @@ import {
   type FlowPage,
 } from './flow-pages.js';
 import type { RowFilter } from './match-scan.js';
+import { scanWorkers, type GeoSource, type ScanWorkers } from './scan-pool.js';
 import { series, type SeriesAnswer, type StepName } from './series.js';
-import { topN, type Metric, type TopAnswer } from './top-n.js';
+import { countMatching, topN, type Metric, type SplitOptions, type TopAnswer } from './top-n.js';
 
 /** Too many analytics queries are running or waiting; the client should retry later. */
 export class FlowAnalyticsBusyError extends Error {
@@ -44,6 +45,11 @@ export interface FlowAnalyticsOptions {
   timezone: string;
   /** Enrichment for AS and country; without it, countries are unknown and AS is the exporter's. */
   geo?: () => GeoLookup | undefined;
+  /**
+   * Where `geo` was opened from (openGeoLookup's arguments), for the scan worker to open its own;
+   * without it, queries that read geo data scan in one thread.
+   */
+  geoSource?: GeoSource;
   /** The KPI cache: series and top-N without a filter come from its counters where it has them (cached-answers.ts). */
   cache?: KpiCache;
   log?: Log;
@@ -56,6 +62,14 @@ export interface FlowAnalyticsOptions {
    * a search's snapshot then includes the newest received millisecond (flow-pages.ts).
    */
   settledMs?: number;
+  /**
+   * Threads a top-N (and a series' ranking pass) scans with: 2 (the default) shares the blocks of
+   * a large enough window with a worker thread (top-n.ts's groupMatches), 1 scans in the calling
+   * thread alone. The answers are the same.
+   */
+  scanThreads?: 1 | 2;
+  /** The worker pool for scanThreads 2; default the process's one (scan-pool.ts). */
+  scanWorkers?: ScanWorkers;
 }
 
 /** What every analytics query names. */
@@ -130,6 +144,18 @@ export class FlowAnalytics {
     return { files, from: q.from, to: q.to, filter: this.compile(q.filter), stats: this.stats, onError: this.onError };
   }
 
+  /**
+   * How a grouping scan may be split with the worker thread: undefined for one thread (asked for,
+   * or the query reads geo data the worker could not open).
+   */
+  private split(q: WindowQuery & { by: readonly Dimension[] }): SplitOptions | undefined {
+    if ((this.opts.scanThreads ?? 2) < 2) return undefined;
+    const filter = q.filter?.trim() ? q.filter : undefined;
+    const withGeo = this.opts.geo?.() !== undefined;
+    if (withGeo && !this.opts.geoSource && readsGeo(q.by, filter)) return undefined;
+    return { workers: this.opts.scanWorkers ?? scanWorkers, filter, geo: withGeo ? this.opts.geoSource : undefined };
+  }
+
   /** Top-N; `times` adds each group's first start and last end (read from the files, never the cache). */
   top(q: WindowQuery & { by: readonly Dimension[]; metric: Metric; limit: number; times?: boolean }): Promise<TopAnswer> {
     return this.gated(() => this.topNow(q));
@@ -143,7 +169,7 @@ export class FlowAnalytics {
       const cached = await cachedTopN(this.opts.cache, q.source, scan, { dims: q.by, metric: q.metric, n: q.limit });
       if (cached) return cached;
     }
-    return topN(scan, q.by, q.metric, q.limit, { geo: this.opts.geo?.(), times: q.times });
+    return topN(scan, q.by, q.metric, q.limit, { geo: this.opts.geo?.(), times: q.times, split: this.split(q) });
   }
 
   series(q: WindowQuery & { by: readonly Dimension[]; metric: Metric; limit: number; step: StepName }): Promise<SeriesAnswer> {
@@ -151,7 +177,7 @@ export class FlowAnalytics {
       const scan = this.scan(q);
       const query = { dims: q.by, metric: q.metric, n: q.limit, step: q.step };
       const cached = this.opts.cache && !scan.filter ? await cachedSeries(this.opts.cache, q.source, scan, query) : undefined;
-      return cached ?? series(scan, { ...query, geo: this.opts.geo?.() });
+      return cached ?? series(scan, { ...query, geo: this.opts.geo?.(), split: this.split(q) });
     });
   }
 
@@ -175,10 +201,27 @@ export class FlowAnalytics {
         total = cursor.total;
       } else {
         asOf = snapshotEnd(scan, newestOnDisk, this.opts.now(), this.opts.settledMs);
-        total = q.count === false ? null : await countMatches({ ...scan, to: asOf });
+        total = null;
       }
-      const page = await flowPage({ ...scan, to: asOf }, { order: q.order, limit: q.limit, cursor, total });
-      return { ...page, cursor: page.next && encodeCursor(page.next, fingerprint) };
+      // The first page's count (the filter's columns of the whole window) is taken while the page
+      // is read, and shared with the worker thread as a top-N's grouping is.
+      // When one fails, the other is stopped at its next block and waited for: nothing of this
+      // query runs on once its slot is free.
+      const stop = new AbortController();
+      const guarded = <T>(p: Promise<T>): Promise<T> =>
+        p.catch((err: unknown) => {
+          stop.abort();
+          throw err;
+        });
+      const both = { ...scan, to: asOf, signal: stop.signal };
+      const [read, count] = await Promise.allSettled([
+        guarded(flowPage(both, { order: q.order, limit: q.limit, cursor, total })),
+        guarded(q.cursor || q.count === false ? Promise.resolve(total) : countMatching(both, this.split({ ...q, by: [] }))),
+      ]);
+      if (read.status === 'rejected') throw read.reason;
+      if (count.status === 'rejected') throw count.reason;
+      const answer = withTotal(read.value, count.value);
+      return { ...answer, cursor: answer.next && encodeCursor(answer.next, fingerprint) };
     });
   }
 
@@ -189,6 +232,28 @@ export class FlowAnalytics {
       .digest('base64url')
       .slice(0, 16);
   }
+}
+
+/** The page with the count of matches: taken beside the first page, carried by the cursor after it. */
+function withTotal(page: FlowPage, total: number | null): FlowPage {
+  return { ...page, total, next: page.next && { ...page.next, total } };
+}
+
+/** Whether a query's dimensions or filter read geo data (AS numbers a flow left 0, countries). */
+function readsGeo(dims: readonly Dimension[], filter: string | undefined): boolean {
+  if (dims.some((d) => d.name.endsWith('_as') || d.name.endsWith('_country'))) return true;
+  const walk = (e: FilterExpr): boolean => {
+    switch (e.kind) {
+      case 'and':
+      case 'or':
+        return e.operands.some(walk);
+      case 'not':
+        return walk(e.operand);
+      default:
+        return e.kind === 'as' || e.kind === 'country';
+    }
+  };
+  return filter !== undefined && walk(parseFilter(filter));
 }
 
 function encodeCursor(c: FlowCursor, fingerprint: string): string {

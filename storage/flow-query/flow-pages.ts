@@ -202,15 +202,6 @@ export function newestOnDisk(path: string): number {
   }
 }
 
-/** Matching rows of [from, asOf), counted with the filter's columns only. */
-export async function countMatches(scan: Omit<MatchScanOptions, 'columns'>): Promise<number> {
-  let n = 0;
-  await scanMatches({ ...scan, columns: [] }, (m) => {
-    n += m.n;
-  });
-  return n;
-}
-
 /**
  * One page. `scan.to` must already be the snapshot end (`cursor.asOf` on
  * later pages); `total` is the count for the first page.

@@ -30,21 +30,59 @@ export interface RowValues {
   end?: Float64Array;
 }
 
+/** Slots and one value of each, `slots[i]` holding `values[i]`. */
+export interface SlotValues {
+  slots: Uint32Array;
+  values: Float64Array;
+}
+
 /** Counters per key; `slots` are visited by `forEach` and read with `key`/`value`. */
 export interface Groups {
   readonly width: number;
   /** Distinct keys held. */
   readonly size: number;
+  /** At least the distinct keys held, and at most the rows added; cheap to read while rows are added. */
+  readonly held: number;
   /** Adds one flow per row r < n, its key at keys[r * width …], its values at row idx[r] of `v` (start and end only with `times`). */
   addRows(keys: Uint32Array, n: number, idx: Uint32Array, v: RowValues, times?: boolean): void;
   /** Calls fn for every occupied slot. */
   forEach(fn: (slot: number) => void): void;
+  /** Every occupied slot (in forEach's order) and its value `m`, for ranking: one pass, no call per slot. */
+  slotValues(m: ValueIndex): SlotValues;
   /** Value `m` of a slot. */
   value(slot: number, m: ValueIndex): number;
   /** The key words of a slot, copied into `out` at `at`. */
   key(slot: number, out: Uint32Array, at: number): void;
   /** The slot of a key (words at keys[at …]), or -1. */
   find(keys: Uint32Array, at: number): number;
+  /**
+   * Adds a whole group to the group of key keys[at …]: its bytes, packets and flows at
+   * vals[v + BYTES …], and with `times` its first start and last end (v + FIRST, v + LAST).
+   * How groups counted apart (another thread's) are merged.
+   */
+  addGroup(keys: Uint32Array, at: number, vals: Float64Array, v: number, times?: boolean): void;
+  /** Bytes, packets and flows over every group: the rows' totals, without a pass over the rows. */
+  totals(): Counts;
+}
+
+/** Flows, packets and bytes of a group, of `other`, or of the total. */
+export interface Counts {
+  flows: number;
+  packets: number;
+  bytes: number;
+}
+
+/** Sums the counts of slots 0 … n (values `stride` apart; an empty slot holds zeros). */
+function sumSlots(vals: Float64Array, stride: number, n: number): Counts {
+  let bytes = 0;
+  let packets = 0;
+  let flows = 0;
+  for (let v = 0, end = n * stride; v < end; v += stride) {
+    bytes += vals[v + BYTES]!;
+    packets += vals[v + PACKETS]!;
+    flows += vals[v + FLOWS]!;
+  }
+  return { bytes, packets, flows };
 }
 
 function fmix(h: number): number {
@@ -62,6 +100,10 @@ export class HashGroups implements Groups {
   private keys: Uint32Array;
   private vals: Float64Array;
   size = 0;
+
+  get held(): number {
+    return this.size;
+  }
 
   /** Values per slot: 3, or 5 when groups keep their first start and last end (`times`). */
   private readonly stride: number;
@@ -124,20 +166,40 @@ export class HashGroups implements Groups {
   }
 
   addRows(keys: Uint32Array, n: number, idx: Uint32Array, rv: RowValues, times = false): void {
-    times &&= this.stride === V;
-    for (let r = 0; r < n; r++) {
-      // slotOf first: it may grow the table, which replaces this.vals.
-      const v = this.slotOf(keys, r * this.width);
-      count(this.vals, v, rv, idx[r]!, times);
+    if (times && this.stride === V) {
+      for (let r = 0; r < n; r++) {
+        // slotOf first: it may grow the table, which replaces this.vals.
+        const v = this.slotOf(keys, r * this.width);
+        countTimes(this.vals, v, rv, idx[r]!);
+      }
+      return;
     }
+    const { bytes, packets } = rv;
+    const w = this.width;
+    for (let r = 0; r < n; r++) {
+      const v = this.slotOf(keys, r * w);
+      const i = idx[r]!;
+      this.addCounts(v, bytes[i]!, packets[i]!);
+    }
+  }
+
+  /** Adds one row whose key is keys[at …] and whose values are row i of `rv`. */
+  addRow(keys: Uint32Array, at: number, rv: RowValues, i: number, times: boolean): void {
+    const v = this.slotOf(keys, at);
+    if (times && this.stride === V) countTimes(this.vals, v, rv, i);
+    else this.addCounts(v, rv.bytes[i]!, rv.packets[i]!);
+  }
+
+  private addCounts(v: number, bytes: number, packets: number): void {
+    const vals = this.vals;
+    vals[v + BYTES] = vals[v + BYTES]! + bytes;
+    vals[v + PACKETS] = vals[v + PACKETS]! + packets;
+    vals[v + FLOWS] = vals[v + FLOWS]! + 1;
   }
 
   /** Adds one flow with key keys[at …] and these counts. */
   addOne(keys: Uint32Array, at: number, bytes: number, packets: number): void {
-    const v = this.slotOf(keys, at);
-    this.vals[v + BYTES] = this.vals[v + BYTES]! + bytes;
-    this.vals[v + PACKETS] = this.vals[v + PACKETS]! + packets;
-    this.vals[v + FLOWS] = this.vals[v + FLOWS]! + 1;
+    this.addCounts(this.slotOf(keys, at), bytes, packets);
   }
 
   /** Where the values of key keys[at …] are, the key stored there when new (its flows still 0). */
@@ -155,6 +217,10 @@ export class HashGroups implements Groups {
     for (let s = 0; s < this.slots; s++) if (this.vals[s * this.stride + FLOWS] !== 0) fn(s);
   }
 
+  slotValues(m: ValueIndex): SlotValues {
+    return occupied(this.vals, this.stride, this.slots, m);
+  }
+
   value(slot: number, m: ValueIndex): number {
     return this.vals[slot * this.stride + m]!;
   }
@@ -167,33 +233,73 @@ export class HashGroups implements Groups {
     const s = this.probe(keys, at);
     return this.vals[s * this.stride + FLOWS] === 0 ? -1 : s;
   }
+
+  addGroup(keys: Uint32Array, at: number, vals: Float64Array, v: number, times = false): void {
+    const o = this.slotOf(keys, at);
+    addCounts(this.vals, o, vals, v, times && this.stride === V);
+  }
+
+  totals(): Counts {
+    return sumSlots(this.vals, this.stride, this.slots);
+  }
 }
 
 /** Groups of a one-word key no larger than `max`, counted in plain arrays indexed by the key. */
 export class DenseGroups implements Groups {
   readonly width = 1;
   private readonly vals: Float64Array;
+  /** Values per key: 3, or 5 with `times` (a smaller table stays in cache longer). */
+  private readonly stride: number;
   size = 0;
 
-  constructor(readonly max: number) {
-    this.vals = new Float64Array((max + 1) * V);
+  get held(): number {
+    return this.size;
+  }
+
+  constructor(
+    readonly max: number,
+    times = false,
+  ) {
+    this.stride = times ? V : FLOWS + 1;
+    this.vals = new Float64Array((max + 1) * this.stride);
   }
 
   addRows(keys: Uint32Array, n: number, idx: Uint32Array, rv: RowValues, times = false): void {
     const vals = this.vals;
-    for (let r = 0; r < n; r++) {
-      const v = keys[r]! * V;
-      if (vals[v + FLOWS] === 0) this.size++;
-      count(vals, v, rv, idx[r]!, times);
+    const st = this.stride;
+    let fresh = 0;
+    if (times && st === V) {
+      for (let r = 0; r < n; r++) {
+        const v = keys[r]! * V;
+        if (vals[v + FLOWS] === 0) fresh++;
+        countTimes(vals, v, rv, idx[r]!);
+      }
+    } else {
+      // The columns in locals: a property read per row of an object with thirty columns costs more than the sums.
+      const { bytes, packets } = rv;
+      for (let r = 0; r < n; r++) {
+        const v = keys[r]! * st;
+        const i = idx[r]!;
+        const flows = vals[v + FLOWS]!;
+        if (flows === 0) fresh++;
+        vals[v + BYTES] = vals[v + BYTES]! + bytes[i]!;
+        vals[v + PACKETS] = vals[v + PACKETS]! + packets[i]!;
+        vals[v + FLOWS] = flows + 1;
+      }
     }
+    this.size += fresh;
   }
 
   forEach(fn: (slot: number) => void): void {
-    for (let s = 0; s <= this.max; s++) if (this.vals[s * V + FLOWS] !== 0) fn(s);
+    for (let s = 0; s <= this.max; s++) if (this.vals[s * this.stride + FLOWS] !== 0) fn(s);
+  }
+
+  slotValues(m: ValueIndex): SlotValues {
+    return occupied(this.vals, this.stride, this.max + 1, m);
   }
 
   value(slot: number, m: ValueIndex): number {
-    return this.vals[slot * V + m]!;
+    return this.vals[slot * this.stride + m]!;
   }
 
   key(slot: number, out: Uint32Array, at: number): void {
@@ -202,109 +308,549 @@ export class DenseGroups implements Groups {
 
   find(keys: Uint32Array, at: number): number {
     const k = keys[at]!;
-    return k <= this.max && this.vals[k * V + FLOWS] !== 0 ? k : -1;
+    return k <= this.max && this.vals[k * this.stride + FLOWS] !== 0 ? k : -1;
+  }
+
+  addGroup(keys: Uint32Array, at: number, vals: Float64Array, v: number, times = false): void {
+    const o = keys[at]! * this.stride;
+    if (this.vals[o + FLOWS] === 0) this.size++;
+    addCounts(this.vals, o, vals, v, times && this.stride === V);
+  }
+
+  totals(): Counts {
+    return sumSlots(this.vals, this.stride, this.max + 1);
   }
 }
 
+/** Rows a WordGroups holds unsorted before it sorts them into its groups. */
+const SORT_CHUNK = 1 << 19;
+
 /**
- * Groups of a one-word key, each a record of float64s in one array — the key,
- * bytes, packets, flows (and first, last with `times`) — so that a probe
- * touches one cache line, not one in a key array and one in a value array.
- * What counts interfaces, AS numbers and IPv4 addresses with millions of keys.
+ * Groups of a one-word key (interfaces, AS numbers, IPv4 addresses; millions of keys), kept
+ * sorted by key: rows are appended as they come, and every SORT_CHUNK rows they are radix-sorted,
+ * summed per key and merged into the groups. Every pass is sequential, where a hash table of a
+ * million keys pays a cache miss per row and rehashes as it grows (twice the time here).
+ * Values per group: bytes, packets, flows (and first, last with `times`).
  */
 export class WordGroups implements Groups {
   readonly width = 1;
-  private slots = 4096;
-  private mask = 4095;
-  private rec: Float64Array;
-  /** Doubles per record: the key, then the values. */
+  /** Values per group: 3, or 5 with `times`. */
   private readonly stride: number;
-  size = 0;
+  // The groups, keys ascending.
+  private keys: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
+  private vals: Float64Array<ArrayBufferLike> = new Float64Array(0);
+  private groups = 0;
+  // Rows not sorted in yet: key, and bytes, packets, flows (first, last) `stride` apart, so that
+  // summing them in key order reads one place per row.
+  private rowKeys: Uint32Array;
+  private rowVals: Float64Array;
+  private rows = 0;
 
-  constructor(times = false) {
-    this.stride = 1 + (times ? V : FLOWS + 1);
-    this.rec = new Float64Array(this.slots * this.stride);
+  /** `chunk`: rows held before they are sorted in (smaller in tests, to merge often). */
+  constructor(
+    private readonly times = false,
+    private readonly chunk = SORT_CHUNK,
+  ) {
+    this.stride = times ? V : FLOWS + 1;
+    // Room for a block's rows at once: growing from a few thousand copied and faulted in every step.
+    const room = Math.min(chunk, 1 << 16);
+    this.rowKeys = new Uint32Array(room);
+    this.rowVals = new Float64Array(room * this.stride);
   }
 
-  private probe(key: number): number {
-    const rec = this.rec;
-    const st = this.stride;
-    let s = fmix(Math.imul(key, 0x9e3779b1)) & this.mask;
-    for (;;) {
-      const o = s * st;
-      if (rec[o + 1 + FLOWS] === 0 || rec[o] === key) return s;
-      s = (s + 1) & this.mask;
-    }
+  /** Distinct keys held (sorts what is pending first). */
+  get size(): number {
+    this.settle();
+    return this.groups;
   }
 
-  private grow(): void {
-    const old = this.rec;
-    const oldSlots = this.slots;
-    const st = this.stride;
-    this.slots = grown(this.slots);
-    this.mask = this.slots - 1;
-    this.rec = new Float64Array(this.slots * st);
-    for (let s = 0; s < oldSlots; s++) {
-      const o = s * st;
-      if (old[o + 1 + FLOWS] === 0) continue;
-      const t = this.probe(old[o]!) * st;
-      for (let k = 0; k < st; k++) this.rec[t + k] = old[o + k]!;
-    }
+  /** At least the distinct keys held, without sorting: the groups plus the rows pending. */
+  get held(): number {
+    return this.groups + this.rows;
   }
 
   /** Adds one flow of key `key` (a uint32) and row i's values. */
   addKey(key: number, rv: RowValues, i: number, times: boolean): void {
-    if (this.size * 2 >= this.slots) this.grow();
-    const rec = this.rec;
-    const o = this.probe(key) * this.stride;
-    if (rec[o + 1 + FLOWS] === 0) {
-      rec[o] = key;
-      this.size++;
-    }
-    count(rec, o + 1, rv, i, times);
+    if (this.rows === this.rowKeys.length) this.makeRoom(1);
+    const at = this.rows++;
+    this.rowKeys[at] = key;
+    const v = at * this.stride;
+    putRow(this.rowVals, v, rv, i, this.times, times);
+    if (this.rows >= this.chunk) this.settle();
   }
 
   addRows(keys: Uint32Array, n: number, idx: Uint32Array, rv: RowValues, times = false): void {
-    times &&= this.stride === 1 + V;
-    for (let r = 0; r < n; r++) this.addKey(keys[r]!, rv, idx[r]!, times);
+    const st = this.stride;
+    for (let from = 0; from < n;) {
+      const take = Math.min(n - from, this.chunk - this.rows);
+      if (this.rows + take > this.rowKeys.length) this.makeRoom(take);
+      const at = this.rows;
+      const rk = this.rowKeys;
+      const vals = this.rowVals;
+      const { bytes, packets } = rv;
+      for (let r = 0; r < take; r++) {
+        const i = idx[from + r]!;
+        const v = (at + r) * st;
+        rk[at + r] = keys[from + r]!;
+        vals[v + BYTES] = bytes[i]!;
+        vals[v + PACKETS] = packets[i]!;
+        vals[v + FLOWS] = 1;
+      }
+      if (this.times && times) {
+        const { start, end } = rv;
+        for (let r = 0; r < take; r++) {
+          const i = idx[from + r]!;
+          const v = (at + r) * st;
+          vals[v + FIRST] = start![i]!;
+          vals[v + LAST] = end![i]!;
+        }
+      } else if (this.times) {
+        for (let r = 0; r < take; r++) {
+          const v = (at + r) * st;
+          vals[v + FIRST] = Infinity;
+          vals[v + LAST] = -Infinity;
+        }
+      }
+      this.rows += take;
+      from += take;
+      if (this.rows >= this.chunk) this.settle();
+    }
+  }
+
+  /** Room for `more` pending rows. */
+  private makeRoom(more: number): void {
+    let cap = this.rowKeys.length;
+    while (cap < this.rows + more) cap *= 2;
+    const keys = new Uint32Array(cap);
+    keys.set(this.rowKeys.subarray(0, this.rows));
+    const vals = new Float64Array(cap * this.stride);
+    vals.set(this.rowVals.subarray(0, this.rows * this.stride));
+    this.rowKeys = keys;
+    this.rowVals = vals;
+  }
+
+  /** Sorts the pending rows, sums them per key and merges them into the groups. */
+  private settle(): void {
+    const n = this.rows;
+    if (n === 0) return;
+    this.rows = 0;
+    const { order, sorted } = sortedOrder(this.rowKeys, n);
+    const st = this.stride;
+    const times = st === V;
+    // The pending rows summed per key, keys ascending.
+    const runKeys = new Uint32Array(n);
+    const run = new Float64Array(n * st);
+    const rv = this.rowVals;
+    let u = -1;
+    let last = -1;
+    let o = 0;
+    for (let j = 0; j < n; j++) {
+      const v = order[j]! * st;
+      const k = sorted[j]!;
+      if (k !== last) {
+        last = k;
+        u++;
+        o = u * st;
+        runKeys[u] = k;
+        for (let k = 0; k < st; k++) run[o + k] = rv[v + k]!;
+        continue;
+      }
+      addCounts(run, o, rv, v, times);
+    }
+    this.mergeRun(runKeys, run, u + 1);
+  }
+
+  /** Merges `m` summed groups (keys ascending) into the groups. */
+  private mergeRun(runKeys: Uint32Array, run: Float64Array, m: number): void {
+    const st = this.stride;
+    const times = st === V;
+    if (this.groups === 0) {
+      this.keys = runKeys.subarray(0, m);
+      this.vals = run.subarray(0, m * st);
+      this.groups = m;
+      return;
+    }
+    const a = this.keys;
+    const av = this.vals;
+    const na = this.groups;
+    const keys = new Uint32Array(na + m);
+    const vals = new Float64Array((na + m) * st);
+    let i = 0;
+    let j = 0;
+    let o = 0;
+    while (i < na || j < m) {
+      if (j === m || (i < na && a[i]! < runKeys[j]!)) {
+        keys[o] = a[i]!;
+        for (let k = 0; k < st; k++) vals[o * st + k] = av[i * st + k]!;
+        i++;
+      } else if (i === na || runKeys[j]! < a[i]!) {
+        keys[o] = runKeys[j]!;
+        for (let k = 0; k < st; k++) vals[o * st + k] = run[j * st + k]!;
+        j++;
+      } else {
+        keys[o] = a[i]!;
+        for (let k = 0; k < st; k++) vals[o * st + k] = av[i * st + k]!;
+        addCounts(vals, o * st, run, j * st, times);
+        i++;
+        j++;
+      }
+      o++;
+    }
+    this.keys = keys.subarray(0, o);
+    this.vals = vals.subarray(0, o * st);
+    this.groups = o;
+  }
+
+  /**
+   * Adds `n` whole groups whose keys ascend strictly (another WordGroups' groups, in its order),
+   * their values `stride` apart as this table keeps them, in one merge; false, adding nothing,
+   * when the keys do not ascend or the values are laid out otherwise.
+   */
+  mergeSorted(keys: Uint32Array, values: Float64Array, n: number, times: boolean): boolean {
+    if (times !== this.times || values.length < n * this.stride) return false;
+    for (let i = 1; i < n; i++) if (keys[i]! <= keys[i - 1]!) return false;
+    if (n === 0) return true;
+    this.settle();
+    this.mergeRun(keys.slice(0, n), values.slice(0, n * this.stride), n);
+    return true;
   }
 
   forEach(fn: (slot: number) => void): void {
-    const st = this.stride;
-    for (let s = 0; s < this.slots; s++) if (this.rec[s * st + 1 + FLOWS] !== 0) fn(s);
+    this.settle();
+    for (let s = 0; s < this.groups; s++) fn(s);
+  }
+
+  slotValues(m: ValueIndex): SlotValues {
+    this.settle();
+    return packed(this.vals, this.stride, this.groups, m);
+  }
+
+  totals(): Counts {
+    this.settle();
+    return sumSlots(this.vals, this.stride, this.groups);
   }
 
   value(slot: number, m: ValueIndex): number {
-    return this.rec[slot * this.stride + 1 + m]!;
+    return this.vals[slot * this.stride + m]!;
   }
 
   key(slot: number, out: Uint32Array, at: number): void {
-    out[at] = this.rec[slot * this.stride]!;
+    out[at] = this.keys[slot]!;
   }
 
   find(keys: Uint32Array, at: number): number {
-    const s = this.probe(keys[at]!);
-    return this.rec[s * this.stride + 1 + FLOWS] === 0 ? -1 : s;
+    this.settle();
+    const k = keys[at]!;
+    let lo = 0;
+    let hi = this.groups - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = this.keys[mid]!;
+      if (v === k) return mid;
+      if (v < k) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+
+  addGroup(keys: Uint32Array, at: number, vals: Float64Array, v: number, times = false): void {
+    // A pending row that stands for a whole group: its flows, and its first and last as a row's start and end.
+    if (this.rows === this.rowKeys.length) this.makeRoom(1);
+    const r = this.rows++;
+    this.rowKeys[r] = keys[at]!;
+    putGroup(this.rowVals, r * this.stride, vals, v, this.times, times);
+    if (this.rows >= this.chunk) this.settle();
+  }
+}
+
+/** Bits per pass of the radix sort: 2 048 buckets, whose counts and write positions stay in cache. */
+const RADIX_BITS = 11;
+
+/**
+ * The positions of keys[0 … n) in ascending key order (stable), and the keys in that order: a
+ * least-significant-digit radix sort in three passes of 11 bits, each skipped when every key has
+ * the same digit there (the high bits of interface numbers or of one site's addresses). Keys
+ * travel with their positions, so every pass reads both in sequence.
+ */
+export function sortedOrder(keys: Uint32Array, n: number): { order: Uint32Array; sorted: Uint32Array } {
+  let order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  let sorted = keys.slice(0, n);
+  let spareOrder = new Uint32Array(n);
+  let spareKeys = new Uint32Array(n);
+  const counts = new Uint32Array(1 << RADIX_BITS);
+  const mask = (1 << RADIX_BITS) - 1;
+  for (let shift = 0; shift < 32; shift += RADIX_BITS) {
+    counts.fill(0);
+    for (let i = 0; i < n; i++) counts[(sorted[i]! >>> shift) & mask]!++;
+    if (counts[(sorted[0]! >>> shift) & mask] === n) continue; // one digit for all
+    let sum = 0;
+    for (let d = 0; d <= mask; d++) {
+      const c = counts[d]!;
+      counts[d] = sum;
+      sum += c;
+    }
+    for (let i = 0; i < n; i++) {
+      const k = sorted[i]!;
+      const at = counts[(k >>> shift) & mask]!++;
+      spareOrder[at] = order[i]!;
+      spareKeys[at] = k;
+    }
+    [order, spareOrder] = [spareOrder, order];
+    [sorted, spareKeys] = [spareKeys, sorted];
+  }
+  return { order, sorted };
+}
+
+/** The hash of a key of `width` words at keys[at …] that orders a KeyGroups table. */
+export function keyHash(keys: Uint32Array, at: number, width: number): number {
+  let h = 0x811c9dc5;
+  for (let k = 0; k < width; k++) h = Math.imul(h ^ keys[at + k]!, 0x9e3779b1);
+  return fmix(h);
+}
+
+/**
+ * Groups of a key of several words (IPv6 addresses), kept sorted by a 32-bit hash of the key and
+ * then by its words, as WordGroups keeps one-word keys: rows are appended as they come, and every
+ * SORT_CHUNK rows they are radix-sorted by hash, summed per key and merged into the groups in one
+ * sequential pass. A hash table of a million such keys pays two cache misses per row and
+ * rehashes as it grows (three times the time here). Keys of equal hash are told apart by their
+ * words (sorted, so crafted collisions cost a sort, not a quadratic walk).
+ */
+export class KeyGroups implements Groups {
+  private readonly stride: number;
+  // The groups, by (hash, key words) ascending.
+  private hashes: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
+  private keys: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
+  private vals: Float64Array<ArrayBufferLike> = new Float64Array(0);
+  private groups = 0;
+  // Rows not sorted in yet: hash, key words, and bytes, packets, flows (first, last) `stride` apart.
+  private rowHashes = new Uint32Array(1024);
+  private rowKeys: Uint32Array;
+  private rowVals: Float64Array;
+  private rows = 0;
+
+  constructor(
+    readonly width: number,
+    private readonly times = false,
+    private readonly chunk = SORT_CHUNK,
+  ) {
+    this.stride = times ? V : FLOWS + 1;
+    this.rowKeys = new Uint32Array(1024 * width);
+    this.rowVals = new Float64Array(1024 * this.stride);
+  }
+
+  get size(): number {
+    this.settle();
+    return this.groups;
+  }
+
+  get held(): number {
+    return this.groups + this.rows;
+  }
+
+  /** A new pending row for the key at keys[at …]: its position, values zero. */
+  private pending(keys: Uint32Array, at: number): number {
+    if (this.rows === this.rowHashes.length) this.makeRoom();
+    const r = this.rows++;
+    const w = this.width;
+    this.rowHashes[r] = keyHash(keys, at, w);
+    for (let k = 0; k < w; k++) this.rowKeys[r * w + k] = keys[at + k]!;
+    return r;
+  }
+
+  private makeRoom(): void {
+    const cap = this.rowHashes.length * 2;
+    const grow = <T extends Uint32Array | Float64Array>(a: T, n: number, make: (n: number) => T): T => {
+      const b = make(n);
+      b.set(a);
+      return b;
+    };
+    this.rowHashes = grow(this.rowHashes, cap, (n) => new Uint32Array(n));
+    this.rowKeys = grow(this.rowKeys, cap * this.width, (n) => new Uint32Array(n));
+    this.rowVals = grow(this.rowVals, cap * this.stride, (n) => new Float64Array(n));
+  }
+
+  /** Adds row i of `rv` to the key at keys[at …]. */
+  addRow(keys: Uint32Array, at: number, rv: RowValues, i: number, times = false): void {
+    const r = this.pending(keys, at);
+    const v = r * this.stride;
+    putRow(this.rowVals, v, rv, i, this.times, times);
+    if (this.rows >= this.chunk) this.settle();
+  }
+
+  addRows(keys: Uint32Array, n: number, idx: Uint32Array, rv: RowValues, times = false): void {
+    for (let r = 0; r < n; r++) this.addRow(keys, r * this.width, rv, idx[r]!, times);
+  }
+
+  addGroup(keys: Uint32Array, at: number, vals: Float64Array, v: number, times = false): void {
+    const r = this.pending(keys, at);
+    putGroup(this.rowVals, r * this.stride, vals, v, this.times, times);
+    if (this.rows >= this.chunk) this.settle();
+  }
+
+  /** Sorts the pending rows, sums them per key and merges them into the groups. */
+  private settle(): void {
+    const n = this.rows;
+    if (n === 0) return;
+    this.rows = 0;
+    const w = this.width;
+    const st = this.stride;
+    const rh = this.rowHashes;
+    const rk = this.rowKeys;
+    const rv = this.rowVals;
+    const { order } = sortedOrder(rh, n);
+    // Rows of one hash that differ in their words are put in key order (a crafted collision of
+    // many keys costs this sort); rows of one key stay together either way.
+    for (let j = 0; j < n;) {
+      let e = j + 1;
+      const h = rh[order[j]!]!;
+      while (e < n && rh[order[e]!] === h) e++;
+      if (e - j > 1) {
+        let mixed = false;
+        for (let q = j + 1; q < e && !mixed; q++) mixed = compareKeyWords(rk, order[q]! * w, rk, order[j]! * w, w) !== 0;
+        if (mixed) {
+          const run = Array.from(order.subarray(j, e)).sort((a, b) => compareKeyWords(rk, a * w, rk, b * w, w));
+          order.set(run, j);
+        }
+      }
+      j = e;
+    }
+    // The pending rows summed per key, in (hash, key) order.
+    const runHashes = new Uint32Array(n);
+    const runKeys = new Uint32Array(n * w);
+    const run = new Float64Array(n * st);
+    const times = st === V;
+    let u = -1;
+    let prev = -1;
+    for (let j = 0; j < n; j++) {
+      const r = order[j]!;
+      const v = r * st;
+      if (u < 0 || rh[r] !== runHashes[u] || compareKeyWords(rk, r * w, rk, prev * w, w) !== 0) {
+        u++;
+        runHashes[u] = rh[r]!;
+        for (let k = 0; k < w; k++) runKeys[u * w + k] = rk[r * w + k]!;
+        for (let k = 0; k < st; k++) run[u * st + k] = rv[v + k]!;
+      } else {
+        addCounts(run, u * st, rv, v, times);
+      }
+      prev = r;
+    }
+    this.mergeRun(runHashes, runKeys, run, u + 1);
+  }
+
+  /** Orders group i of (ha, ka) against group j of (hb, kb): hash, then key words. */
+  private compare(ha: Uint32Array, ka: Uint32Array, i: number, hb: Uint32Array, kb: Uint32Array, j: number): number {
+    const d = ha[i]! - hb[j]!;
+    return d !== 0 ? d : compareKeyWords(ka, i * this.width, kb, j * this.width, this.width);
+  }
+
+  /** Merges `m` summed groups, in (hash, key) order, into the groups. */
+  private mergeRun(runHashes: Uint32Array, runKeys: Uint32Array, run: Float64Array, m: number): void {
+    const w = this.width;
+    const st = this.stride;
+    const times = st === V;
+    if (this.groups === 0) {
+      this.hashes = runHashes.subarray(0, m);
+      this.keys = runKeys.subarray(0, m * w);
+      this.vals = run.subarray(0, m * st);
+      this.groups = m;
+      return;
+    }
+    const [ah, ak, av, na] = [this.hashes, this.keys, this.vals, this.groups];
+    const hashes = new Uint32Array(na + m);
+    const keys = new Uint32Array((na + m) * w);
+    const vals = new Float64Array((na + m) * st);
+    let i = 0;
+    let j = 0;
+    let o = 0;
+    while (i < na || j < m) {
+      const c = j === m ? -1 : i === na ? 1 : this.compare(ah, ak, i, runHashes, runKeys, j);
+      if (c <= 0) {
+        hashes[o] = ah[i]!;
+        for (let k = 0; k < w; k++) keys[o * w + k] = ak[i * w + k]!;
+        for (let k = 0; k < st; k++) vals[o * st + k] = av[i * st + k]!;
+        if (c === 0) {
+          addCounts(vals, o * st, run, j * st, times);
+          j++;
+        }
+        i++;
+      } else {
+        hashes[o] = runHashes[j]!;
+        for (let k = 0; k < w; k++) keys[o * w + k] = runKeys[j * w + k]!;
+        for (let k = 0; k < st; k++) vals[o * st + k] = run[j * st + k]!;
+        j++;
+      }
+      o++;
+    }
+    this.hashes = hashes.subarray(0, o);
+    this.keys = keys.subarray(0, o * w);
+    this.vals = vals.subarray(0, o * st);
+    this.groups = o;
+  }
+
+  forEach(fn: (slot: number) => void): void {
+    this.settle();
+    for (let s = 0; s < this.groups; s++) fn(s);
+  }
+
+  slotValues(m: ValueIndex): SlotValues {
+    this.settle();
+    return packed(this.vals, this.stride, this.groups, m);
+  }
+
+  totals(): Counts {
+    this.settle();
+    return sumSlots(this.vals, this.stride, this.groups);
+  }
+
+  value(slot: number, m: ValueIndex): number {
+    return this.vals[slot * this.stride + m]!;
+  }
+
+  key(slot: number, out: Uint32Array, at: number): void {
+    for (let k = 0; k < this.width; k++) out[at + k] = this.keys[slot * this.width + k]!;
+  }
+
+  find(keys: Uint32Array, at: number): number {
+    this.settle();
+    const h = keyHash(keys, at, this.width);
+    const one = Uint32Array.of(h);
+    const probe = keys.subarray(at, at + this.width);
+    let lo = 0;
+    let hi = this.groups - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const c = this.compare(this.hashes, this.keys, mid, one, probe, 0);
+      if (c === 0) return mid;
+      if (c < 0) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
   }
 }
 
 /**
  * Groups of one address (four words, IPv4 mapped): IPv4 addresses in a
- * WordGroups by their last word, the rest in a HashGroups. Slots are the
+ * WordGroups by their last word, the rest in a KeyGroups. Slots are the
  * two tables' slots interleaved (even: IPv4, odd: the rest).
  */
 export class AddressGroups implements Groups {
   readonly width = 4;
   private readonly v4: WordGroups;
-  private readonly other: HashGroups;
+  private readonly other: KeyGroups;
 
   constructor(private readonly times = false) {
     this.v4 = new WordGroups(times);
-    this.other = new HashGroups(4, 0, times);
+    this.other = new KeyGroups(4, times);
   }
 
   get size(): number {
     return this.v4.size + this.other.size;
+  }
+
+  get held(): number {
+    return this.v4.held + this.other.held;
   }
 
   addRows(keys: Uint32Array, n: number, idx: Uint32Array, rv: RowValues, times = false): void {
@@ -312,13 +858,32 @@ export class AddressGroups implements Groups {
     for (let r = 0; r < n; r++) {
       const o = r * 4;
       if (keys[o] === 0 && keys[o + 1] === 0 && keys[o + 2] === 0xffff) this.v4.addKey(keys[o + 3]!, rv, idx[r]!, times);
-      else this.other.addRows(keys.subarray(o, o + 4), 1, idx.subarray(r, r + 1), rv, times);
+      else this.other.addRow(keys, o, rv, idx[r]!, times);
     }
   }
 
   forEach(fn: (slot: number) => void): void {
     this.v4.forEach((s) => fn(s * 2));
     this.other.forEach((s) => fn(s * 2 + 1));
+  }
+
+  totals(): Counts {
+    const a = this.v4.totals();
+    const b = this.other.totals();
+    return { bytes: a.bytes + b.bytes, packets: a.packets + b.packets, flows: a.flows + b.flows };
+  }
+
+  slotValues(m: ValueIndex): SlotValues {
+    const a = this.v4.slotValues(m);
+    const b = this.other.slotValues(m);
+    const n = a.slots.length;
+    const slots = new Uint32Array(n + b.slots.length);
+    const values = new Float64Array(n + b.slots.length);
+    for (let i = 0; i < n; i++) slots[i] = a.slots[i]! * 2;
+    for (let i = 0; i < b.slots.length; i++) slots[n + i] = b.slots[i]! * 2 + 1;
+    values.set(a.values);
+    values.set(b.values, n);
+    return { slots, values };
   }
 
   value(slot: number, m: ValueIndex): number {
@@ -344,18 +909,95 @@ export class AddressGroups implements Groups {
     const s = this.other.find(keys, at);
     return s < 0 ? -1 : s * 2 + 1;
   }
+
+  addGroup(keys: Uint32Array, at: number, vals: Float64Array, v: number, times = false): void {
+    if (keys[at] === 0 && keys[at + 1] === 0 && keys[at + 2] === 0xffff) this.v4.addGroup(keys, at + 3, vals, v, times);
+    else this.other.addGroup(keys, at, vals, v, times);
+  }
+
+  /**
+   * Adds the IPv4 ones of `n` whole groups (keys 4 words each, values 3 or 5 apart), which another
+   * AddressGroups lists in key order, in one merge; answers the rows of the others, for the
+   * caller to add with addGroup.
+   */
+  addFlatV4(keys: Uint32Array, values: Float64Array, n: number, times: boolean): number[] {
+    const stride = times ? V : FLOWS + 1;
+    const v4Keys = new Uint32Array(n);
+    const v4Values = new Float64Array(n * stride);
+    const rest: number[] = [];
+    let m = 0;
+    for (let r = 0; r < n; r++) {
+      const o = r * 4;
+      if (keys[o] === 0 && keys[o + 1] === 0 && keys[o + 2] === 0xffff) {
+        v4Keys[m] = keys[o + 3]!;
+        for (let k = 0; k < stride; k++) v4Values[m * stride + k] = values[r * stride + k]!;
+        m++;
+      } else rest.push(r);
+    }
+    if (!this.v4.mergeSorted(v4Keys, v4Values, m, times)) {
+      for (let r = 0; r < m; r++) this.v4.addGroup(v4Keys, r, v4Values, r * stride, times);
+    }
+    return rest;
+  }
+}
+
+/** Slots 0 … n of a table without gaps (the sorted tables), and value `m` of each. */
+function packed(vals: Float64Array, stride: number, n: number, m: ValueIndex): SlotValues {
+  const slots = new Uint32Array(n);
+  const values = new Float64Array(n);
+  for (let s = 0; s < n; s++) {
+    slots[s] = s;
+    values[s] = vals[s * stride + m]!;
+  }
+  return { slots, values };
+}
+
+/** The slots of a table of `slots` (values `stride` apart) whose flows are not 0, and value `m` of each. */
+function occupied(vals: Float64Array, stride: number, slots: number, m: ValueIndex): SlotValues {
+  let size = 0;
+  for (let s = 0; s < slots; s++) if (vals[s * stride + FLOWS] !== 0) size++;
+  const out = new Uint32Array(size);
+  const values = new Float64Array(size);
+  let k = 0;
+  for (let s = 0; s < slots; s++) {
+    const v = s * stride;
+    if (vals[v + FLOWS] === 0) continue;
+    out[k] = s;
+    values[k++] = vals[v + m]!;
+  }
+  return { slots: out, values };
+}
+
+/** Writes row i of `rv` as one flow at vals[v …]; a table with `withTimes` takes its start and end when `times`, else ±Infinity (which leave a group's first and last as they are). */
+function putRow(vals: Float64Array, v: number, rv: RowValues, i: number, withTimes: boolean, times: boolean): void {
+  vals[v + BYTES] = rv.bytes[i]!;
+  vals[v + PACKETS] = rv.packets[i]!;
+  vals[v + FLOWS] = 1;
+  if (withTimes) {
+    vals[v + FIRST] = times ? rv.start![i]! : Infinity;
+    vals[v + LAST] = times ? rv.end![i]! : -Infinity;
+  }
+}
+
+/** Writes a whole group's values (from[f …]) at vals[v …], its first and last as putRow does a row's start and end. */
+function putGroup(vals: Float64Array, v: number, from: Float64Array, f: number, withTimes: boolean, times: boolean): void {
+  vals[v + BYTES] = from[f + BYTES]!;
+  vals[v + PACKETS] = from[f + PACKETS]!;
+  vals[v + FLOWS] = from[f + FLOWS]!;
+  if (withTimes) {
+    vals[v + FIRST] = times ? from[f + FIRST]! : Infinity;
+    vals[v + LAST] = times ? from[f + LAST]! : -Infinity;
+  }
 }
 
 /**
  * Adds row i to the group at vals[v …] (its flows still 0 when the group is new): counts, and
- * with `times` the group's first start and last end.
+ * the group's first start and last end (`times`).
  */
-function count(vals: Float64Array, v: number, rv: RowValues, i: number, times: boolean): void {
-  if (times) {
-    const fresh = vals[v + FLOWS] === 0;
-    if (fresh || rv.start![i]! < vals[v + FIRST]!) vals[v + FIRST] = rv.start![i]!;
-    if (fresh || rv.end![i]! > vals[v + LAST]!) vals[v + LAST] = rv.end![i]!;
-  }
+function countTimes(vals: Float64Array, v: number, rv: RowValues, i: number): void {
+  const fresh = vals[v + FLOWS] === 0;
+  if (fresh || rv.start![i]! < vals[v + FIRST]!) vals[v + FIRST] = rv.start![i]!;
+  if (fresh || rv.end![i]! > vals[v + LAST]!) vals[v + LAST] = rv.end![i]!;
   vals[v + BYTES] = vals[v + BYTES]! + rv.bytes[i]!;
   vals[v + PACKETS] = vals[v + PACKETS]! + rv.packets[i]!;
   vals[v + FLOWS] = vals[v + FLOWS]! + 1;
@@ -381,16 +1023,11 @@ export function compareKeyWords(a: Uint32Array, at: number, b: Uint32Array, bt: 
  * selection, and only what reaches it is sorted.
  */
 export function topSlots(groups: Groups, m: MetricIndex, n: number): number[] {
-  const values: number[] = [];
-  const slots: number[] = [];
-  groups.forEach((s) => {
-    slots.push(s);
-    values.push(groups.value(s, m));
-  });
+  const { slots, values } = groups.slotValues(m);
   const w = groups.width;
   const keyOf = (s: number, out: Uint32Array, at: number): void => groups.key(s, out, at);
-  if (slots.length <= n) return sortSlots(slots, groups, m);
-  const bar = nthLargest(Float64Array.from(values), n);
+  if (slots.length <= n) return sortSlots([...slots], groups, m);
+  const bar = nthLargest(values.slice(), n);
   const above: number[] = [];
   const ties: number[] = [];
   for (let i = 0; i < slots.length; i++) {
@@ -485,4 +1122,19 @@ function nthLargest(v: Float64Array, n: number): number {
     else return v[k]!;
   }
   return v[k]!;
+}
+
+/**
+ * Adds the group at from[v …] to the group at vals[o …] (its flows still 0 when new): counts, and
+ * with `times` the earlier first start and the later last end.
+ */
+function addCounts(vals: Float64Array, o: number, from: Float64Array, v: number, times: boolean): void {
+  if (times) {
+    const fresh = vals[o + FLOWS] === 0;
+    if (fresh || from[v + FIRST]! < vals[o + FIRST]!) vals[o + FIRST] = from[v + FIRST]!;
+    if (fresh || from[v + LAST]! > vals[o + LAST]!) vals[o + LAST] = from[v + LAST]!;
+  }
+  vals[o + BYTES] = vals[o + BYTES]! + from[v + BYTES]!;
+  vals[o + PACKETS] = vals[o + PACKETS]! + from[v + PACKETS]!;
+  vals[o + FLOWS] = vals[o + FLOWS]! + from[v + FLOWS]!;
 }

@@ -17,6 +17,26 @@ import type { CaptureFileInfo, ReadStats } from '../capture/reader.js';
 /** Blocks scanned between turns of the event loop (a block is up to 65 536 rows). */
 const YIELD_EVERY = 2;
 
+/**
+ * Batches of finished scans, kept for the next ones: the columns of a block's rows are about
+ * 10 MB, and allocating them anew per query cost more than a count of an hour's matches.
+ * Two running queries of two batches each; larger batches (a file written with larger blocks)
+ * are let go.
+ */
+const spareBatches: FlowBatch[] = [];
+const MAX_SPARE_BATCHES = 4;
+const MAX_SPARE_ROWS = 1 << 17;
+
+function takeBatch(): FlowBatch {
+  const b = spareBatches.pop() ?? new FlowBatch(4096);
+  b.length = 0;
+  return b;
+}
+
+function giveBack(...batches: FlowBatch[]): void {
+  for (const b of batches) if (spareBatches.length < MAX_SPARE_BATCHES && b.capacity <= MAX_SPARE_ROWS) spareBatches.push(b);
+}
+
 /** A compiled filter, as the scan uses it (storage/flow-query/filter-compile.ts). */
 export interface RowFilter {
   /** The columns the predicate reads. */
@@ -40,6 +60,31 @@ export interface MatchScanOptions {
   onError?: (err: CaptureFileError) => void;
   /** Visit blocks in this order instead of file order (e.g. newest first); return false to skip one. */
   order?: (blocks: BlockRef[]) => BlockRef[];
+  /**
+   * Visit only the blocks a plan hands out, for scans of the same files in several threads
+   * (block-claims.ts); a function makes the plan once the blocks are known (undefined: all of
+   * them). Blocks are numbered after the window and `order`.
+   */
+  part?: BlockPlan | ((blocks: readonly BlockRef[]) => BlockPlan | undefined);
+  /** Ends the scan between blocks once aborted (what was visited stays visited). */
+  signal?: AbortSignal;
+}
+
+/** Which of its blocks a scan visits, when scans of the same files in other threads visit the rest. */
+export interface BlockPlan {
+  /** The number of the next block to visit, or -1 when there is none left for this scan. */
+  next(): number;
+  /**
+   * Whether this scan counts what every scan of the files meets alike: damaged files (passed to
+   * `onError` too) and blocks outside the window. One of the scans should; a function's plan does.
+   */
+  readonly counts: boolean;
+  /**
+   * Whether this scan found the blocks the plan was made for (the files may have changed since
+   * another thread's scan opened them: an open hour sealed and renamed, an old hour removed); a
+   * scan that did not takes none of them.
+   */
+  fits?(blocks: readonly BlockRef[]): boolean;
 }
 
 /** A block of an opened file, with its footer's ranges. */
@@ -78,35 +123,44 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
   // The rows picked out of a block go to a batch of their own: every column the caller reads, the filter's too.
   const callerColumns = [...withDependencies(opts.columns)];
   const opened: CaptureFile[] = [];
-  const batch = new FlowBatch(4096);
-  const picked = new FlowBatch(4096);
+  const batch = takeBatch();
+  const picked = takeBatch();
   let idx = new Uint32Array(4096);
   let identity = Uint32Array.from({ length: 4096 }, (_, i) => i);
+  // Another thread's scan may count what all of them meet alike (damaged files, blocks outside the window).
+  const counts = typeof opts.part !== 'object' || opts.part.counts;
   try {
     let refs: BlockRef[] = [];
     for (const info of opts.files) {
       if (info.hourEnd <= opts.from || info.hourStart >= opts.to) continue;
       let f: CaptureFile;
       try {
-        f = CaptureFile.open(info.path, { requireSealed: info.kind === 'sealed', codecs });
+        f = CaptureFile.open(info.path, { requireSealed: info.kind === 'sealed', codecs, reuseBlockBuffer: true });
         stats.filesOpened++;
       } catch (err) {
         if (!(err instanceof CaptureFileError)) throw err;
         if (err.code === 'io' && info.kind === 'current') continue; // sealed and renamed meanwhile
-        stats.corruptFiles++;
-        opts.onError?.(err);
+        if (counts) {
+          stats.corruptFiles++;
+          opts.onError?.(err);
+        }
         continue;
       }
       opened.push(f);
       f.blocks.forEach((b, i) => {
-        if (b.receivedMax < opts.from || b.receivedMin >= opts.to) stats.blocksSkipped++;
-        else refs.push({ file: f, block: i, receivedMin: b.receivedMin, receivedMax: b.receivedMax, startMax: b.startMax });
+        if (b.receivedMax < opts.from || b.receivedMin >= opts.to) {
+          if (counts) stats.blocksSkipped++;
+        } else refs.push({ file: f, block: i, receivedMin: b.receivedMin, receivedMax: b.receivedMax, startMax: b.startMax });
       });
     }
     if (opts.order) refs = opts.order(refs);
+    const plan = typeof opts.part === 'function' ? opts.part(refs) : opts.part;
+    const fits = plan?.fits === undefined || plan.fits(refs);
     /** The matching rows of one block; undefined when it has none. Throws CaptureFileError. */
     const matchesOf = (ref: BlockRef): Matches | undefined => {
-      const loaded = ref.file.loadBlock(ref.block);
+      const whole = ref.receivedMin >= opts.from && ref.receivedMax < opts.to;
+      // Only the columns this scan may decode are read from the file.
+      const loaded = ref.file.loadBlock(ref.block, whole ? inner : cut);
       let verdict: 'none' | 'some' | 'all' = 'all';
       if (opts.filter) {
         const byName = new Map<ColumnName, { min: number; max: number }>();
@@ -121,7 +175,6 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
         return undefined;
       }
       batch.length = 0;
-      const whole = ref.receivedMin >= opts.from && ref.receivedMax < opts.to;
       const some = verdict === 'some';
       ref.file.readBlock(ref.block, some ? (whole ? filterOnly : filterCut) : whole ? inner : cut, batch, 0, loaded);
       stats.blocksRead++;
@@ -151,7 +204,11 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
       return { batch: picked, idx: identity, n, ref };
     };
     let sinceYield = 0;
-    for (const ref of refs) {
+    for (let k = 0; fits; k++) {
+      if (opts.signal?.aborted) break;
+      const at = plan ? plan.next() : k;
+      if (at < 0 || at >= refs.length) break;
+      const ref = refs[at]!;
       // A long scan gives the event loop a turn every few blocks, so the API keeps answering.
       if (++sinceYield >= YIELD_EVERY) {
         sinceYield = 0;
@@ -171,6 +228,7 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
     }
   } finally {
     for (const f of opened) f.close();
+    giveBack(batch, picked);
   }
 }
 

@@ -7,15 +7,25 @@
  * window's total.
  *
  * With dimensions it takes two passes: the first ranks the groups over the
- * whole window (top-n.ts), the second adds each row to its group's step, or
- * to `other`'s. Per-step counters for every group at once would need memory
- * in groups × steps.
+ * whole window (top-n.ts; shared with the scan worker thread, with `split`),
+ * the second adds each row to its group's step, or to `other`'s, in this
+ * thread. Per-step counters for every group at once would need memory in
+ * groups × steps.
  */
 import type { GeoLookup } from '../geo/geo-lookup.js';
 import type { Dimension, DimensionValue } from './dimensions.js';
 import { BYTES, HashGroups, PACKETS, topSlots } from './group-table.js';
 import { scanMatches, type MatchScanOptions } from './match-scan.js';
-import { groupMatches, keyLayout, keyValues, layoutColumns, METRIC_INDEX, writeKeys, type Metric } from './top-n.js';
+import {
+  groupMatches,
+  keyLayout,
+  keyValues,
+  layoutColumns,
+  METRIC_INDEX,
+  writeKeys,
+  type Metric,
+  type SplitOptions,
+} from './top-n.js';
 
 /** Step lengths a series can have, in ms. */
 export const STEPS = { '1m': 60_000, '5m': 300_000, '1h': 3_600_000 } as const;
@@ -47,7 +57,7 @@ export function stepPoints(from: number, to: number, step: StepName): number[] {
 
 export async function series(
   scan: Omit<MatchScanOptions, 'columns'>,
-  opts: { dims: readonly Dimension[]; metric: Metric; n: number; step: StepName; geo?: GeoLookup },
+  opts: { dims: readonly Dimension[]; metric: Metric; n: number; step: StepName; geo?: GeoLookup; split?: SplitOptions },
 ): Promise<SeriesAnswer> {
   const points = stepPoints(scan.from, scan.to, opts.step);
   const len = STEPS[opts.step];
@@ -71,7 +81,7 @@ export async function series(
   }
 
   const layout = keyLayout(opts.dims, opts.geo);
-  const ranked = await groupMatches(scan, layout);
+  const ranked = await groupMatches(scan, layout, false, opts.split && { ...opts.split, dims: opts.dims });
   const slots = topSlots(ranked.groups, m, opts.n);
   // The chosen groups, in a table of their own whose flow count is the line number + 1.
   const chosen = new HashGroups(layout.width, slots.length);

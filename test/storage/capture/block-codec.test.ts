@@ -123,4 +123,32 @@ describe('data block encoding', () => {
     expect([columnId('bytesRest'), columnId('packetsRest')]).toEqual([20, 21]);
     expect([...ALL_COLUMNS].sort()).toEqual([...NUMERIC_COLUMNS, ...ADDRESS_COLUMNS].sort());
   });
+  it('decodes block after block through one CodecSet (whose zstd output buffer is reused), each exactly', () => {
+    const codecs = new CodecSet();
+    const sizes = [3000, 20000, 500, 65536, 1];
+    const batches = sizes.map((n, k) => randomFlows(n, { received: Date.UTC(2026, 2, 25, 9), seed: 11 + k, v6: 0.3 }));
+    const blocks = batches.map((b) => encodeBlock(b, 0, b.length, createCodec('zstd', 3)).block.subarray(BLOCK_HEADER_SIZE));
+    batches.forEach((b, k) => {
+      const { index, columns } = decodeBlockMeta(blocks[k]!, blocks[k]!.length);
+      const out = new FlowBatch(index.rows);
+      out.length = index.rows;
+      decodeBlockColumns(blocks[k]!, columns, index.rows, new Set(ALL_COLUMNS), codecs, out, 0);
+      expect(rowsOf([out])).toEqual(rowsOf([b]));
+    });
+  });
+
+  it('refuses a zstd column whose directory length disagrees with its frame, or is longer than any column, as a bad block', () => {
+    const b = randomFlows(2000, { received: Date.UTC(2026, 2, 25, 9), seed: 5 });
+    const payload = encodeBlock(b, 0, b.length, createCodec('zstd', 3)).block.subarray(BLOCK_HEADER_SIZE);
+    const { index, columns } = decodeBlockMeta(payload, payload.length);
+    const bytesId = columnId('bytes');
+    for (const rawLen of [1, 2 ** 31]) {
+      const lying = columns.map((e) => (e.id === bytesId ? { ...e, rawLen } : e));
+      const out = new FlowBatch(index.rows);
+      out.length = index.rows;
+      expect(() => decodeBlockColumns(payload, lying, index.rows, new Set(['bytes'] as const), new CodecSet(), out, 0)).toThrow(
+        expect.objectContaining({ code: 'bad-block', message: expect.stringMatching(/column \d+: zstd/) }),
+      );
+    }
+  });
 });

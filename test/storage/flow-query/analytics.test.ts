@@ -9,9 +9,9 @@ import { parseDimensions, DimensionError } from '../../../storage/flow-query/dim
 import { compileFilter } from '../../../storage/flow-query/filter-compile.js';
 import { parseFilter } from '../../../storage/flow-query/filter-parse.js';
 import { FlowAnalytics, FlowAnalyticsBusyError } from '../../../storage/flow-query/flow-analytics.js';
-import { countMatches, flowPage, newestOnDisk, snapshotEnd, type FlowCursor } from '../../../storage/flow-query/flow-pages.js';
+import { flowPage, newestOnDisk, snapshotEnd, type FlowCursor } from '../../../storage/flow-query/flow-pages.js';
 import { series } from '../../../storage/flow-query/series.js';
-import { topN, type Metric } from '../../../storage/flow-query/top-n.js';
+import { countMatching, topN, type Metric } from '../../../storage/flow-query/top-n.js';
 import { randomFlows } from '../capture/flows.js';
 
 const H9 = Date.UTC(2026, 2, 25, 9);
@@ -200,7 +200,7 @@ describe('flow pages', () => {
   async function allPages(dir: string, order: 'time' | 'bytes', limit: number, between?: (page: number) => Promise<void>) {
     const first = scanOf(dir, H9, H9 + 3_600_000);
     const asOf = snapshotEnd(first, newestOnDisk, H9 + 60 * 60_000);
-    const total = await countMatches({ ...first, to: asOf });
+    const total = await countMatching({ ...first, to: asOf });
     const seen: string[] = [];
     let cursor: FlowCursor | undefined;
     for (let page = 0; page < 10_000; page++) {
@@ -276,11 +276,11 @@ describe('the snapshot of a first page', () => {
 
     const early = snapshotEnd(scan, newestOnDisk, newest + 500, settledMs);
     expect(early).toBe(newest);
-    expect(await countMatches({ ...scan, to: early })).toBe(batch.length);
+    expect(await countMatching({ ...scan, to: early })).toBe(batch.length);
 
     const settled = snapshotEnd(scan, newestOnDisk, newest + settledMs + 1, settledMs);
     expect(settled).toBe(newest + 1);
-    expect(await countMatches({ ...scan, to: settled })).toBe(batch.length + burst.length);
+    expect(await countMatching({ ...scan, to: settled })).toBe(batch.length + burst.length);
     await writer.close();
   });
 });

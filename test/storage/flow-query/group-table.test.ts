@@ -1,0 +1,420 @@
+import { describe, expect, it } from 'vitest';
+import {
+  AddressGroups,
+  BYTES,
+  DenseGroups,
+  FIRST,
+  FLOWS,
+  HashGroups,
+  KeyGroups,
+  keyHash,
+  LAST,
+  PACKETS,
+  sortedOrder,
+  topSlots,
+  WordGroups,
+  type Groups,
+} from '../../../storage/flow-query/group-table.js';
+import { prng } from '../capture/flows.js';
+import { xorshift } from '../../helpers/xorshift.js';
+
+/** Deterministic 32-bit integers (test/helpers/xorshift.ts), so a failure can be replayed. */
+function rng(seed: number): () => number {
+  const next = xorshift(seed);
+  return () => Math.floor(next() * 0x1_0000_0000);
+}
+
+interface Expected {
+  bytes: number;
+  packets: number;
+  flows: number;
+  first: number;
+  last: number;
+}
+
+/** Every group of `g` by its one-word key. */
+function contents(g: Groups, times: boolean): Map<number, Expected> {
+  const out = new Map<number, Expected>();
+  const w = new Uint32Array(g.width);
+  g.forEach((s) => {
+    g.key(s, w, 0);
+    out.set(w[g.width - 1]!, {
+      bytes: g.value(s, BYTES),
+      packets: g.value(s, PACKETS),
+      flows: g.value(s, FLOWS),
+      first: times ? g.value(s, FIRST) : 0,
+      last: times ? g.value(s, LAST) : 0,
+    });
+  });
+  return out;
+}
+
+describe('WordGroups (one-word keys, sorted in chunks)', () => {
+  it('sums every key exactly across many sort chunks, with first and last times', () => {
+    const next = rng(7);
+    const n = 200_000; // about fifty chunks of 4 096 rows
+    const keys = new Uint32Array(n);
+    const bytes = new Float64Array(n);
+    const packets = new Float64Array(n);
+    const start = new Float64Array(n);
+    const end = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      // Heavy keys, a long tail, and the extremes of the word.
+      const r = next() % 100;
+      keys[i] = r < 30 ? next() % 50 : r < 31 ? (r & 1 ? 0 : 0xffffffff) : next();
+      bytes[i] = next() % 1_000_000;
+      packets[i] = 1 + (next() % 1000);
+      start[i] = 1_700_000_000_000 + (next() % 3_600_000);
+      end[i] = start[i]! + (next() % 60_000);
+    }
+    const want = new Map<number, Expected>();
+    for (let i = 0; i < n; i++) {
+      const e = want.get(keys[i]!);
+      if (!e) want.set(keys[i]!, { bytes: bytes[i]!, packets: packets[i]!, flows: 1, first: start[i]!, last: end[i]! });
+      else {
+        e.bytes += bytes[i]!;
+        e.packets += packets[i]!;
+        e.flows++;
+        e.first = Math.min(e.first, start[i]!);
+        e.last = Math.max(e.last, end[i]!);
+      }
+    }
+    const g = new WordGroups(true, 4096);
+    // Rows arrive in blocks of varying size, as a scan hands them over, a few one at a time.
+    const idx = Uint32Array.from({ length: n }, (_, i) => i);
+    const rv = { bytes, packets, start, end };
+    let at = 0;
+    while (at < n) {
+      const take = Math.min(n - at, 1 + (next() % 9_000));
+      if (take < 10) {
+        for (let r = 0; r < take; r++) g.addKey(keys[at + r]!, rv, at + r, true);
+      } else {
+        g.addRows(keys.subarray(at, at + take), take, idx.subarray(at, at + take), rv, true);
+      }
+      at += take;
+      expect(g.held).toBeLessThanOrEqual(at); // at most the rows added, read without sorting
+    }
+    expect(g.size).toBe(want.size);
+    expect(contents(g, true)).toEqual(want);
+    // find: present keys point at their own group, absent ones at none.
+    const probe = new Uint32Array(1);
+    for (const k of [0, 0xffffffff, 3, keys[n - 1]!]) {
+      probe[0] = k;
+      const s = g.find(probe, 0);
+      expect(s).toBeGreaterThanOrEqual(0);
+      expect(g.value(s, FLOWS)).toBe(want.get(k)!.flows);
+    }
+    let absent = 1;
+    while (want.has(absent)) absent++;
+    probe[0] = absent;
+    expect(g.find(probe, 0)).toBe(-1);
+    // The ranking is the reference's: bytes descending, ties by key.
+    const top = topSlots(g, BYTES, 20).map((s) => {
+      g.key(s, probe, 0);
+      return probe[0];
+    });
+    const ref = [...want]
+      .sort((a, b) => b[1].bytes - a[1].bytes || a[0] - b[0])
+      .slice(0, 20)
+      .map(([k]) => k);
+    expect(top).toEqual(ref);
+  });
+
+  it('answers the same inside an address table, IPv4 beside IPv6', () => {
+    const g = new AddressGroups(false);
+    const keys = new Uint32Array([0, 0, 0xffff, 0x0a000001, 0x20010db8, 0, 0, 1, 0, 0, 0xffff, 0x0a000001]);
+    const bytes = Float64Array.of(100, 200, 300);
+    const packets = Float64Array.of(1, 2, 3);
+    g.addRows(keys, 3, Uint32Array.of(0, 1, 2), { bytes, packets });
+    expect(g.size).toBe(2);
+    const seen: Array<[string, number, number]> = [];
+    const w = new Uint32Array(4);
+    g.forEach((s) => {
+      g.key(s, w, 0);
+      seen.push([[...w].map((x) => x.toString(16)).join(':'), g.value(s, BYTES), g.value(s, FLOWS)]);
+    });
+    expect(seen.sort()).toEqual([
+      ['0:0:ffff:a000001', 400, 2],
+      ['20010db8:0:0:1', 200, 1],
+    ]);
+  });
+});
+
+describe('sortedOrder', () => {
+  it('orders keys ascending and keeps equal keys in arrival order', () => {
+    const next = rng(11);
+    const n = 100_000;
+    const keys = Uint32Array.from({ length: n }, () => (next() % 3 === 0 ? next() % 16 : next()));
+    const { order, sorted } = sortedOrder(keys, n);
+    const ref = Array.from({ length: n }, (_, i) => i).sort((a, b) => keys[a]! - keys[b]! || a - b);
+    expect([...order]).toEqual(ref);
+    expect([...sorted]).toEqual(ref.map((i) => keys[i]));
+  });
+
+  it('leaves keys that share every digit in their order', () => {
+    const keys = new Uint32Array(1000).fill(0xdeadbeef);
+    const { order, sorted } = sortedOrder(keys, 1000);
+    expect([...order]).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    expect([...sorted]).toEqual([...keys]);
+  });
+});
+
+// Groups counted apart (another thread's) and added together with addGroup: the same groups as
+// counted in one table, for every kind of table.
+/** Every group of a table: key words joined, then bytes, packets, flows (and first, last). */
+function contentsByKey(g: Groups, times: boolean): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  const key = new Uint32Array(g.width);
+  g.forEach((s) => {
+    g.key(s, key, 0);
+    out.set(
+      key.join('.'),
+      [0, 1, FLOWS, ...(times ? [FIRST, LAST] : [])].map((m) => g.value(s, m as 0)),
+    );
+  });
+  return out;
+}
+
+describe('adding groups counted apart', () => {
+  const kinds: Array<{ name: string; width: number; make: (times: boolean) => Groups; key: (r: () => number) => number[] }> = [
+    { name: 'dense', width: 1, make: (t) => new DenseGroups(0xffff, t), key: (r) => [Math.floor(r() * 300)] },
+    { name: 'word', width: 1, make: (t) => new WordGroups(t), key: (r) => [Math.floor(r() * 5000) * 7919] },
+    {
+      name: 'address',
+      width: 4,
+      make: (t) => new AddressGroups(t),
+      key: (r) => (r() < 0.7 ? [0, 0, 0xffff, Math.floor(r() * 3000)] : [0x20010db8, 0, 0, Math.floor(r() * 1000)]),
+    },
+    {
+      name: 'sorted wide-key',
+      width: 4,
+      make: (t) => new KeyGroups(4, t, 4096),
+      key: (r) => [0x20010db8, Math.floor(r() * 3), 0, Math.floor(r() * 3000)],
+    },
+    {
+      name: 'hash',
+      width: 3,
+      make: (t) => new HashGroups(3, 0, t),
+      key: (r) => [Math.floor(r() * 40), 6, Math.floor(r() * 100)],
+    },
+  ];
+  for (const kind of kinds) {
+    for (const times of [false, true]) {
+      it(`${kind.name} groups${times ? ' with first and last' : ''}`, () => {
+        const r = prng(11);
+        const n = 20_000;
+        const keys = new Uint32Array(n * kind.width);
+        const bytes = new Float64Array(n);
+        const packets = new Float64Array(n);
+        const start = new Float64Array(n);
+        const end = new Float64Array(n);
+        for (let i = 0; i < n; i++) {
+          keys.set(kind.key(r), i * kind.width);
+          bytes[i] = Math.floor(r() * 1e6);
+          packets[i] = 1 + Math.floor(r() * 100);
+          start[i] = 1e12 + Math.floor(r() * 1e6);
+          end[i] = start[i]! + Math.floor(r() * 1e5);
+        }
+        const rows = { bytes, packets, start, end };
+        const idx = Uint32Array.from({ length: n }, (_, i) => i);
+        const whole = kind.make(times);
+        whole.addRows(keys, n, idx, rows, times);
+        // Two tables of every other row, the second added to the first group by group.
+        const a = kind.make(times);
+        const b = kind.make(times);
+        const even = idx.filter((i) => i % 2 === 0);
+        const odd = idx.filter((i) => i % 2 === 1);
+        const keysOf = (sel: Uint32Array) => {
+          const k = new Uint32Array(sel.length * kind.width);
+          sel.forEach((i, j) => k.set(keys.subarray(i * kind.width, (i + 1) * kind.width), j * kind.width));
+          return k;
+        };
+        a.addRows(keysOf(even), even.length, even, rows, times);
+        b.addRows(keysOf(odd), odd.length, odd, rows, times);
+        const key = new Uint32Array(kind.width);
+        const vals = new Float64Array(5);
+        b.forEach((s) => {
+          b.key(s, key, 0);
+          for (let m = 0; m < 5; m++) vals[m] = m <= FLOWS || times ? b.value(s, m as 0) : 0;
+          a.addGroup(key, 0, vals, 0, times);
+        });
+        expect(a.size).toBe(whole.size);
+        expect(contentsByKey(a, times)).toEqual(contentsByKey(whole, times));
+        // What a ranking reads in one pass: every group once, with its value.
+        for (const m of [BYTES, PACKETS, FLOWS] as const) {
+          const { slots, values } = a.slotValues(m);
+          const seen: Array<[number, number]> = [];
+          a.forEach((s) => seen.push([s, a.value(s, m)]));
+          expect([...slots].map((s, i) => [s, values[i]])).toEqual(seen);
+          expect(slots.length).toBe(whole.size);
+        }
+        // The totals a top-N reports come from the groups: the rows' own sums, rows still pending included.
+        const sum = (v: Float64Array) => v.reduce((x, y) => x + y, 0);
+        const rowsTotal = { bytes: sum(bytes), packets: sum(packets), flows: n };
+        expect(whole.totals()).toEqual(rowsTotal);
+        expect(a.totals()).toEqual(rowsTotal);
+        const pending = kind.make(times);
+        pending.addRows(keys, 100, idx, rows, times);
+        expect(pending.totals()).toEqual({
+          bytes: sum(bytes.subarray(0, 100)),
+          packets: sum(packets.subarray(0, 100)),
+          flows: 100,
+        });
+      });
+    }
+  }
+});
+
+describe('merging sorted groups in one pass', () => {
+  it('gives what adding them one by one gives, and refuses keys out of order', () => {
+    const r = prng(5);
+    const make = (): WordGroups => {
+      const g = new WordGroups(true, 512);
+      const keys = Uint32Array.from({ length: 3000 }, () => Math.floor(r() * 2000));
+      const f = (n: number) => Float64Array.from({ length: 3000 }, () => Math.floor(r() * n));
+      const start = f(1e6);
+      g.addRows(
+        keys,
+        3000,
+        Uint32Array.from({ length: 3000 }, (_, i) => i),
+        {
+          bytes: f(1e5),
+          packets: f(100),
+          start,
+          end: start.map((s) => s + 1000),
+        },
+        true,
+      );
+      return g;
+    };
+    const [a, b] = [make(), make()];
+    const flat = { keys: new Uint32Array(b.size), values: new Float64Array(b.size * 5) };
+    let n = 0;
+    b.forEach((s) => {
+      b.key(s, flat.keys, n);
+      for (let k = 0; k < 5; k++) flat.values[n * 5 + k] = b.value(s, k as 0);
+      n++;
+    });
+    // `a` plus `b`, added one group at a time.
+    const copy = new WordGroups(true);
+    a.forEach((s) => {
+      const k = new Uint32Array(1);
+      a.key(s, k, 0);
+      copy.addGroup(
+        k,
+        0,
+        Float64Array.from({ length: 5 }, (_, m) => a.value(s, m as 0)),
+        0,
+        true,
+      );
+    });
+    for (let i = 0; i < n; i++) copy.addGroup(flat.keys, i, flat.values, i * 5, true);
+    expect(a.mergeSorted(flat.keys, flat.values, n, true)).toBe(true);
+    expect(contentsByKey(a, true)).toEqual(contentsByKey(copy, true));
+    const shuffled = Uint32Array.of(5, 3);
+    expect(a.mergeSorted(shuffled, new Float64Array(10), 2, true)).toBe(false);
+    expect(a.mergeSorted(flat.keys, flat.values, n, false)).toBe(false);
+    expect(contentsByKey(a, true)).toEqual(contentsByKey(copy, true));
+  });
+});
+
+describe('KeyGroups (several-word keys, sorted by hash and key)', () => {
+  it('sums every key exactly across sort chunks, with first and last times, whole groups and rows without times', () => {
+    const next = rng(31);
+    const n = 60_000;
+    // IPv6-like keys; the last word names the key (the others follow from it).
+    const keys = new Uint32Array(n * 4);
+    const bytes = new Float64Array(n);
+    const packets = new Float64Array(n);
+    const start = new Float64Array(n);
+    const end = new Float64Array(n);
+    const want = new Map<number, Expected>();
+    for (let i = 0; i < n; i++) {
+      const k = next() % 100 < 40 ? next() % 30 : next();
+      keys.set([0x20010db8, k % 7, 0, k], i * 4);
+      bytes[i] = next() % 1_000_000;
+      packets[i] = 1 + (next() % 1000);
+      start[i] = 1_700_000_000_000 + (next() % 3_600_000);
+      end[i] = start[i]! + (next() % 60_000);
+    }
+    const g = new KeyGroups(4, true, 4096);
+    const rv = { bytes, packets, start, end };
+    const idx = Uint32Array.from({ length: n }, (_, i) => i);
+    for (let at = 0; at < n;) {
+      const take = Math.min(n - at, 1 + (next() % 5_000));
+      // Some rows come without their times (they leave a group's first and last as they are).
+      const times = take % 5 !== 0;
+      g.addRows(keys.subarray(at * 4, (at + take) * 4), take, idx.subarray(at, at + take), rv, times);
+      for (let i = at; i < at + take; i++) {
+        const k = keys[i * 4 + 3]!;
+        const e = want.get(k) ?? { bytes: 0, packets: 0, flows: 0, first: Infinity, last: -Infinity };
+        e.bytes += bytes[i]!;
+        e.packets += packets[i]!;
+        e.flows++;
+        if (times) {
+          e.first = Math.min(e.first, start[i]!);
+          e.last = Math.max(e.last, end[i]!);
+        }
+        want.set(k, e);
+      }
+      at += take;
+    }
+    // A whole group counted apart (another thread's), added to a key held and to a new one.
+    for (const k of [keys[3]!, 0xfffffff0]) {
+      g.addGroup(
+        Uint32Array.of(0x20010db8, k % 7, 0, k),
+        0,
+        Float64Array.of(10, 2, 3, 1_600_000_000_000, 1_800_000_000_000),
+        0,
+        true,
+      );
+      const e = want.get(k) ?? { bytes: 0, packets: 0, flows: 0, first: Infinity, last: -Infinity };
+      want.set(k, {
+        bytes: e.bytes + 10,
+        packets: e.packets + 2,
+        flows: e.flows + 3,
+        first: 1_600_000_000_000,
+        last: 1_800_000_000_000,
+      });
+    }
+    expect(g.size).toBe(want.size);
+    expect(contents(g, true)).toEqual(want);
+  });
+
+  it('tells apart keys of equal hash, and sums every key exactly across sort chunks', () => {
+    const r = rng(23);
+    const n = 200_000;
+    const keys = new Uint32Array(n * 4);
+    for (let i = 0; i < n * 4; i++) keys[i] = r();
+    // Among 200 000 random keys some share their 32-bit hash (about 4.6 pairs are expected).
+    const byHash = new Map<number, number>();
+    const colliding: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const h = keyHash(keys, i * 4, 4);
+      if (byHash.has(h)) colliding.push(byHash.get(h)!, i);
+      byHash.set(h, i);
+    }
+    expect(colliding.length).toBeGreaterThan(0);
+    // Every key twice, the second time after the first was sorted in (chunks of 50 000 rows), or
+    // both in one chunk (colliding keys then meet in one sort); once more as a whole group.
+    for (const chunk of [50_000, 1 << 19]) {
+      const g = new KeyGroups(4, false, chunk);
+      const idx = Uint32Array.from({ length: n }, (_, i) => i);
+      const bytes = Float64Array.from({ length: n }, (_, i) => i + 1);
+      const packets = new Float64Array(n).fill(1);
+      g.addRows(keys, n, idx, { bytes, packets });
+      g.addRows(keys, n, idx, { bytes, packets });
+      g.addGroup(keys, 7 * 4, Float64Array.of(1000, 10, 5), 0);
+      expect(g.size).toBe(n);
+      for (const i of [0, 7, 12_345, n - 1, ...colliding]) {
+        const s = g.find(keys, i * 4);
+        expect(s).toBeGreaterThanOrEqual(0);
+        const key = new Uint32Array(4);
+        g.key(s, key, 0);
+        expect([...key]).toEqual([...keys.subarray(i * 4, i * 4 + 4)]);
+        expect([g.value(s, BYTES), g.value(s, FLOWS)]).toEqual(i === 7 ? [2 * 8 + 1000, 7] : [2 * (i + 1), 2]);
+      }
+      expect(g.find(Uint32Array.of(1, 2, 3, 4), 0)).toBe(-1);
+    }
+  });
+});
