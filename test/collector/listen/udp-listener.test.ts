@@ -461,7 +461,8 @@ describe('flow listener, worker thread, handing batches over', () => {
       packets: ref.packets * loops,
     });
     const full = seen.filter((b) => b.rows >= 2048);
-    expect(full.length).toBeGreaterThan(0);
+    // The batches seen, should none be full (CI saw this once under load and it did not recur).
+    expect(full.length, JSON.stringify(seen)).toBeGreaterThan(0);
     for (const b of full) expect(b).toMatchObject({ how: 'take', room: 4096 });
     // What idle() flushed at the end is a few rows: copied out to exactly their size.
     const last = seen[seen.length - 1]!;
