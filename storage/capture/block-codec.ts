@@ -11,8 +11,10 @@ import {
   decodeNumeric,
   gatherNumeric,
   encodeNumeric,
+  plainColumn,
   ColumnDecodeError,
   type NumericArray,
+  type PlainColumn,
   type TransformedColumn,
 } from './column-codec.js';
 import {
@@ -243,4 +245,38 @@ export function decodeBlockRows(
       throw err;
     }
   }
+}
+
+/**
+ * The `wanted` numeric columns of a data block payload as stored (column-codec.ts's
+ * PlainColumn), each stream checked and decompressed; a column the block lacks reads as 0, as
+ * decoded. Undefined when one of them is an address column or is stored otherwise: the caller
+ * decodes the block instead (and meets its damage, if that is why).
+ */
+export function plainBlockColumns(
+  payload: Buffer,
+  columns: ColumnEntry[],
+  rows: number,
+  wanted: readonly ColumnName[],
+  codecs: CodecSet,
+  path?: string,
+  offset?: number,
+): Map<ColumnName, PlainColumn> | undefined {
+  const { byId, stream } = columnStreams(payload, columns, codecs, path, offset);
+  const out = new Map<ColumnName, PlainColumn>();
+  for (const [k, name] of wanted.entries()) {
+    if (isAddressColumn(name)) return undefined;
+    const e = byId.get(ALL_COLUMNS.indexOf(name));
+    if (!e) {
+      out.set(name, { width: 0, base: 0, bytes: new Uint8Array(0) });
+      continue;
+    }
+    // A codec may hand back its own buffer, which its next stream overwrites: all but the last
+    // are copied (into a Uint8Array: a Buffer's slice is a view).
+    const bytes = stream(e);
+    const plain = plainColumn(e, k < wanted.length - 1 ? new Uint8Array(bytes) : bytes, rows);
+    if (!plain) return undefined;
+    out.set(name, plain);
+  }
+  return out;
 }

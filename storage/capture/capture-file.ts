@@ -5,7 +5,8 @@
  * chosen rows. Listing files and scanning many of them is reader.ts's.
  */
 import { FlowBatch } from '../../common/flow-batch.js';
-import { decodeBlockColumns, decodeBlockRows } from './block-codec.js';
+import { decodeBlockColumns, decodeBlockRows, plainBlockColumns } from './block-codec.js';
+import type { PlainColumn } from './column-codec.js';
 import { nodeFs, type CaptureFs } from './capture-fs.js';
 import { CodecSet } from './codec.js';
 import {
@@ -146,6 +147,16 @@ export class CaptureFile {
     const { payload, columns, rows, offset } = loaded ?? this.loadBlock(i);
     if (loaded) assertLoaded(loaded, wanted);
     decodeBlockRows(payload, columns, rows, idx, new Set(wanted), this.codecs, out, at, this.path, offset);
+  }
+
+  /**
+   * The `wanted` numeric columns of block `i` as stored, for reading without decoding
+   * (block-codec.ts's plainBlockColumns); undefined when one of them is not stored so.
+   */
+  plainColumns(i: number, wanted: readonly ColumnName[], loaded?: LoadedBlock): Map<ColumnName, PlainColumn> | undefined {
+    const { payload, columns, rows, offset } = loaded ?? this.loadBlock(i);
+    if (loaded) assertLoaded(loaded, wanted);
+    return plainBlockColumns(payload, columns, rows, wanted, this.codecs, this.path, offset);
   }
 
   /**

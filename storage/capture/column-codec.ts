@@ -385,3 +385,32 @@ export function gatherNumeric(
     } else throw new ColumnDecodeError(`unknown transform ${transform}`);
   }
 }
+
+/**
+ * A numeric column as stored, when its values are integers a reader can take where they lie:
+ * `base` alone (`width` 0, a constant column), or `base` plus the shuffled unsigned integers of
+ * `width` bytes in `bytes` (frame-of-reference). Written into the column's array, each value
+ * becomes what decodeNumeric writes there; a count of a filter's matches reads the column so,
+ * without decoding it (storage/flow-query/filter-compile.ts).
+ */
+export interface PlainColumn {
+  width: 0 | 1 | 2 | 4;
+  base: number;
+  bytes: Uint8Array;
+}
+
+/** The column as a PlainColumn, or undefined when it is stored otherwise (deltas, relative, raw float64) or does not hold what its entry says. */
+export function plainColumn(
+  col: { transform: number; width: number; base: number },
+  bytes: Uint8Array,
+  n: number,
+): PlainColumn | undefined {
+  if (col.transform === TRANSFORM.const) {
+    if (bytes.length !== 8) return undefined;
+    return { width: 0, base: new DataView(bytes.buffer, bytes.byteOffset, 8).getFloat64(0, true), bytes };
+  }
+  const { width, base } = col;
+  if (col.transform !== TRANSFORM.int || (width !== 1 && width !== 2 && width !== 4) || bytes.length !== n * width)
+    return undefined;
+  return { width, base, bytes };
+}

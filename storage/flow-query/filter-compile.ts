@@ -11,7 +11,8 @@
  * (`K`), never spliced into the text. Addresses are compared as four native
  * 32-bit words per row against the net's masked words.
  */
-import type { FlowBatch } from '../../common/flow-batch.js';
+import { COLUMN_TYPES, type FlowBatch, type NumericColumn } from '../../common/flow-batch.js';
+import type { PlainColumn } from '../capture/column-codec.js';
 import { ALL_COLUMNS, isAddressColumn, type ColumnEntry, type ColumnName } from '../capture/format.js';
 import type { GeoLookup } from '../geo/geo-lookup.js';
 import type { Direction, FilterExpr, IpNet, NumberTest } from './filter-ast.js';
@@ -30,6 +31,12 @@ export interface CompiledFilter {
   block(stats: BlockStats): BlockVerdict;
   /** Writes the indices of matching rows in [from, to) of `batch` into `out`, ascending; returns how many. */
   select(batch: FlowBatch, from: number, to: number, out: Uint32Array): number;
+  /**
+   * How many of a block's `rows` match, from its filter columns as stored (`columns` by name,
+   * capture/column-codec.ts's PlainColumn), without decoding them; undefined when the filter
+   * reads what is never stored so (addresses, geo data): the caller then decodes and selects.
+   */
+  countPlain(columns: ReadonlyMap<ColumnName, PlainColumn>, rows: number): number | undefined;
 }
 
 /** What a filter needs from outside the flow: geo data for `country` and for AS numbers a flow left 0. */
@@ -293,7 +300,10 @@ function nativeWords(be: readonly number[]): Int32Array {
 
 type Select = (batch: FlowBatch, from: number, to: number, out: Uint32Array) => number;
 
-function generate(e: FilterExpr, env: FilterEnv): { select: Select; columns: ColumnName[]; source: string } {
+function generate(
+  e: FilterExpr,
+  env: FilterEnv,
+): { select: Select; columns: ColumnName[]; source: string; countPlain: CompiledFilter['countPlain'] } {
   const g = new CodeGen(env);
   const cond = g.expr(e);
   const reads = [...g.locals].map(([key, local]) => {
@@ -324,7 +334,85 @@ ${g.usesWords ? '    const i4 = i << 2;\n' : ''}    out[n] = i;
 };`;
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from the syntax tree; values come in through K, never as text
   const select = new Function('K', source)(g.K) as Select;
-  return { select, columns: [...g.columns], source };
+  const plain = [...g.locals.keys()].every((key) => !key.startsWith('w:') && !isAddressColumn(key as ColumnName));
+  return { select, columns: [...g.columns], source, countPlain: plain ? plainCounter(g, cond) : () => undefined };
+}
+
+type PlainCount = (planes: readonly Uint8Array[], bases: readonly number[], n: number) => number;
+
+/**
+ * A filter's count over columns as stored: the condition of `select`, each `c_<column>[i]`
+ * read from the stored bytes instead, as decodeNumeric would write it into the column's array
+ * (an integer array keeps the low bits of base + stored value, so the same wrap is applied).
+ * One function per combination of the columns' widths, made at its first use.
+ */
+function plainCounter(g: CodeGen, cond: string): CompiledFilter['countPlain'] {
+  const names = [...g.locals.keys()] as NumericColumn[];
+  const byWidths = new Map<string, PlainCount>();
+  const planes: Uint8Array[] = [];
+  const bases: number[] = [];
+  return (columns, rows) => {
+    planes.length = 0;
+    bases.length = 0;
+    let key = '';
+    for (const name of names) {
+      const c = columns.get(name);
+      if (!c) return undefined;
+      planes.push(c.bytes);
+      bases.push(c.base);
+      key += c.width;
+    }
+    let count = byWidths.get(key);
+    if (!count) {
+      count = makePlainCount(g, cond, names, key);
+      byWidths.set(key, count);
+    }
+    return count(planes, bases, rows);
+  };
+}
+
+function makePlainCount(g: CodeGen, cond: string, names: readonly NumericColumn[], widths: string): PlainCount {
+  const wrap = (name: NumericColumn, v: string): string => {
+    const kind = COLUMN_TYPES[name];
+    if (kind === Uint8Array) return `((${v}) & 255)`;
+    if (kind === Uint16Array) return `((${v}) & 65535)`;
+    if (kind === Uint32Array) return `((${v}) >>> 0)`;
+    return `(${v})`;
+  };
+  const setup: string[] = [];
+  const value = new Map<string, string>();
+  names.forEach((name, k) => {
+    const p = `p_${name}`;
+    const b = `b_${name}`;
+    setup.push(`  const ${p} = P[${k}];`, `  const ${b} = B[${k}];`);
+    const width = Number(widths[k]);
+    let v: string;
+    if (width === 0) {
+      setup.push(`  const v_${name} = ${wrap(name, b)};`);
+      v = `v_${name}`;
+    } else {
+      const raw =
+        width === 1
+          ? `${p}[i]`
+          : width === 2
+            ? `(${p}[i] | (${p}[n + i] << 8))`
+            : `((${p}[i] | (${p}[n + i] << 8) | (${p}[n2 + i] << 16) | (${p}[n3 + i] << 24)) >>> 0)`;
+      v = wrap(name, `${b} + ${raw}`);
+    }
+    value.set(`c_${name}[i]`, v);
+  });
+  const body = cond.replace(/c_(\w+)\[i\]/g, (m) => value.get(m) ?? m);
+  const source = `${g.K.map((_, k) => `const k${k} = K[${k}];`).join('\n')}
+return function countPlain(P, B, n) {
+${setup.join('\n')}
+  const n2 = 2 * n;
+  const n3 = 3 * n;
+  let m = 0;
+  for (let i = 0; i < n; i++) m += (${body}) | 0;
+  return m;
+};`;
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- as select's: only names chosen here, values through K
+  return new Function('K', source)(g.K) as PlainCount;
 }
 
 // ---------------------------------------------------------------- block pruning
@@ -488,11 +576,12 @@ export function flagsTest(flags: number, mask: number, negated: boolean): boolea
 
 /** Compiles a parsed filter; throws FilterCompileError when it needs what `env` lacks (geo data for `country`). */
 export function compileFilter(expr: FilterExpr, env: FilterEnv = {}): CompiledFilter {
-  const { select, columns } = generate(expr, env);
+  const { select, columns, countPlain } = generate(expr, env);
   return {
     columns,
     block: (stats) => verdict(expr, stats, env),
     select,
+    countPlain,
   };
 }
 

@@ -11,6 +11,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { FlowBatch } from '../../common/flow-batch.js';
 import { CaptureFile } from '../capture/capture-file.js';
 import { CodecSet } from '../capture/codec.js';
+import type { PlainColumn } from '../capture/column-codec.js';
 import { ALL_COLUMNS, CaptureFileError, withDependencies, type ColumnName } from '../capture/format.js';
 import type { CaptureFileInfo, ReadStats } from '../capture/reader.js';
 
@@ -45,6 +46,8 @@ export interface RowFilter {
   block(stats: (column: ColumnName) => { min: number; max: number } | undefined): 'none' | 'some' | 'all';
   /** Writes the indices of matching rows in [from, to) of `batch` into `out`, ascending; returns how many. */
   select(batch: FlowBatch, from: number, to: number, out: Uint32Array): number;
+  /** How many of a block's rows match, from its columns as stored; undefined: decode and select instead. */
+  countPlain?(columns: ReadonlyMap<ColumnName, PlainColumn>, rows: number): number | undefined;
 }
 
 /** What a scan reads. */
@@ -68,6 +71,12 @@ export interface MatchScanOptions {
   part?: BlockPlan | ((blocks: readonly BlockRef[]) => BlockPlan | undefined);
   /** Ends the scan between blocks once aborted (what was visited stays visited). */
   signal?: AbortSignal;
+  /**
+   * The visitor reads only each block's `n`: a block may then be counted without being decoded
+   * (every row of a block the filter takes whole; the filter's count over the columns as
+   * stored), and its Matches then hold no rows.
+   */
+  countOnly?: boolean;
 }
 
 /** Which of its blocks a scan visits, when scans of the same files in other threads visit the rest. */
@@ -173,6 +182,19 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
       if (verdict === 'none') {
         stats.blocksSkipped++;
         return undefined;
+      }
+      if (opts.countOnly && whole) {
+        let counted: number | undefined = verdict === 'all' ? loaded.rows : undefined;
+        if (counted === undefined && opts.filter?.countPlain) {
+          const plain = ref.file.plainColumns(ref.block, filterOnly, loaded);
+          if (plain) counted = opts.filter.countPlain(plain, loaded.rows);
+        }
+        if (counted !== undefined) {
+          stats.blocksRead++;
+          stats.rowsRead += loaded.rows;
+          batch.length = 0;
+          return counted === 0 ? undefined : { batch, idx, n: counted, ref };
+        }
       }
       batch.length = 0;
       const some = verdict === 'some';

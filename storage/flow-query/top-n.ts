@@ -212,7 +212,7 @@ export async function groupPart(
   if (countOnly) {
     const total: Counts = { flows: 0, packets: 0, bytes: 0 };
     // The matching rows counted, nothing else: no column besides the filter's is decoded.
-    await scanMatches({ ...scan, columns: [] }, (m) => {
+    await scanMatches({ ...scan, columns: [], countOnly: true }, (m) => {
       total.flows += m.n;
     });
     return { groups, total };

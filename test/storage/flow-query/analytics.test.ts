@@ -155,6 +155,52 @@ describe('top-N over capture files', () => {
   });
 });
 
+describe('count of matches', () => {
+  it('counts what the filter selects: blocks taken whole, counted from their stored columns, cut by the window, or read for addresses', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netsvc-fq-'));
+    dirs.push(dir);
+    const writer = new CaptureWriter({
+      dataDir: dir,
+      timezone: 'UTC',
+      blockRows: 512,
+      now: () => H9 + 59 * 60_000,
+      timer: false,
+    });
+    await writer.start();
+    const batch = randomFlows(4000, { received: H9, stepMs: 900, seed: 11 });
+    // Two blocks of one protocol only: 'proto udp' takes them whole, without reading a row.
+    for (let i = 1024; i < 2048; i++) batch.cols.proto[i] = 17;
+    writer.write('netflow', batch);
+    writer.flush();
+    const src = formatAddress(batch.srcAddr, 5);
+    for (const text of [
+      'proto udp',
+      'dst port 53',
+      'proto udp and dst port < 1024',
+      'not port 53',
+      `src ip ${src}`,
+      'bytes > 1000',
+    ]) {
+      const filter = compileFilter(parseFilter(text));
+      for (const [from, to] of [
+        [H9, H9 + 3_600_000],
+        [H9 + 7 * 60_000 + 1, H9 + 41 * 60_000 + 7],
+      ] as const) {
+        const rows = rowsIn(batch, from, to);
+        const out = new Uint32Array(batch.length);
+        const n = filter.select(batch, 0, batch.length, out);
+        const kept = new Set(out.subarray(0, n));
+        const stats = newReadStats();
+        expect(await countMatching({ ...scanOf(dir, from, to), stats, filter }), `${text} ${from}`).toBe(
+          rows.filter((i) => kept.has(i)).length,
+        );
+        expect(stats.rowsRead, text).toBeGreaterThan(0);
+      }
+    }
+    await writer.close();
+  });
+});
+
 describe('series over capture files', () => {
   it('lines + other add up to the total at every step, and the steps to the window total', async () => {
     const { dir, batch } = await hourOfFlows();
