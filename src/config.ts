@@ -211,6 +211,17 @@ export const configSchema = z
       .strict()
       .prefault({}),
     capture: captureSchema.prefault({}),
+    analytics: z
+      .object({
+        /**
+         * Run a few flow queries over a small synthetic hour 3 s after serve listens, so that the
+         * first real query finds its code compiled, in this thread and the scan worker's
+         * (storage/flow-query/warm-up.ts; about 1 s of CPU once).
+         */
+        warmUp: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
     /** Origin AS and country of flow addresses (storage/geo/geo-config.ts owns the schema). */
     geo: geoSchema.prefault({}),
     flowIngest: flowIngestSchema.prefault({}),

@@ -33,6 +33,8 @@ import { lowerOtherThreads } from '../thread-priority.js';
 
 /** How often the open hours' files are named to the KPI worker, which keeps their aggregates. */
 const TRACK_EVERY_MS = 2000;
+/** How long after serve listens the flow queries' code is warmed up (after the start's own work). */
+const QUERY_WARM_UP_DELAY_MS = 3000;
 
 const EMPTY_WRITER_COUNTERS: Readonly<WriterCounters> = Object.freeze(newWriterCounters());
 
@@ -248,6 +250,30 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     () => scanWorkers,
     (w) => w.close(),
   );
+  // The queries' code compiled before the first query (storage/flow-query/warm-up.ts), a little
+  // after serve listens, unless a query came first (it warms the code itself). Stopped on close.
+  const warmUp = await parts.open(
+    'query warm-up',
+    () => ({ timer: undefined as NodeJS.Timeout | undefined, stop: new AbortController(), running: Promise.resolve() }),
+    async (w) => {
+      clearTimeout(w.timer);
+      w.stop.abort();
+      await w.running;
+    },
+  );
+  const startWarmUp = (): void => {
+    if (!config.analytics.warmUp) return;
+    warmUp.timer = setTimeout(() => {
+      if (analytics.counters.filesOpened > 0 || warmUp.stop.signal.aborted) return;
+      warmUp.running = import('../../storage/flow-query/warm-up.js')
+        .then(({ warmUpQueries }) => warmUpQueries({ workers: scanWorkers, signal: warmUp.stop.signal }))
+        .then(
+          (r) => log.info({ ms: Math.round(r.ms), queries: r.queries }, 'flow query code warmed up'),
+          (err: unknown) => log.warn({ err }, 'flow query warm-up failed (queries are answered all the same)'),
+        );
+    }, QUERY_WARM_UP_DELAY_MS);
+    warmUp.timer.unref();
+  };
   const routes = createNetflowRoutes({
     query,
     analytics,
@@ -268,7 +294,10 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
     builder,
     retention,
     onFatal: (fn) => listeners.onFailure(fn),
-    listening: () => scanWorkers.keepWarm(),
+    listening: () => {
+      scanWorkers.keepWarm();
+      startWarmUp();
+    },
     async flush() {
       // The decoders' held-back batches, then the writer's pending rows, in the decode thread.
       await listeners.flush();

@@ -84,6 +84,7 @@ export async function startConsoleStack(opts: ConsoleStackOptions = {}): Promise
       auth: { tokenTtlSec: opts.tokenTtlSec ?? 3600 },
       flowSources: { netflow: { listen: `127.0.0.1:${flowPort}` }, lentor: { listen: '127.0.0.1:0' } },
       capture: { flushIntervalMs: opts.flushIntervalMs ?? 300 },
+      analytics: { warmUp: false },
       syslogReceiver: { host: '127.0.0.1', port: syslogPort, flushIntervalMs: 100, feedExternal: true },
       // Nothing answers there: reverse lookups stay on loopback and fail fast.
       dns: { servers: [`127.0.0.1:${dnsPort}`], timeoutMs: 200 },

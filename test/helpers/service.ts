@@ -27,6 +27,8 @@ export function loopbackConfig(dir: string, overrides: Record<string, unknown> =
       timezone: 'UTC',
       flowSources: { netflow: { listen: '127.0.0.1:0' }, lentor: { listen: '127.0.0.1:0' } },
       syslogReceiver: { host: '127.0.0.1', port: 0 },
+      // No burst of warm-up queries in the middle of a test (test/src/areas/netflow-warm-up.test.ts has its own).
+      analytics: { warmUp: false },
       ...overrides,
     },
   });

@@ -1,0 +1,85 @@
+/**
+ * Start-up warm-up of the flow queries' hot code (issue 20: a query in a fresh process took 1.5
+ * to 2.5 times as long as the same query later). V8 runs a function unoptimised until it has
+ * run a while, and a scan's loops (column decoding, filters, group tables, ranking) then cost
+ * several times their optimised price; the scan worker thread has its own compiled code. So,
+ * once serve listens, a few queries of the kinds operators ask (top-N by a port, an address and
+ * the protocol, filtered and not; a first page with its count) run over a small synthetic hour
+ * written to a directory of its own, large enough to be shared with the worker thread, which
+ * is then warm too. Their answers are thrown away; the directory is removed.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { syntheticFlows } from '../capture/warm-up.js';
+import { CaptureWriter } from '../capture/writer.js';
+import { parseDimensions } from './dimensions.js';
+import { FlowAnalytics } from './flow-analytics.js';
+import type { ScanWorkers } from './scan-pool.js';
+import { MIN_SPLIT_BLOCKS } from './top-n.js';
+
+/** Rows of a synthetic block: long enough loops for V8 to optimise them while they run. */
+const BLOCK_ROWS = 8192;
+
+/** What a warm-up did. */
+export interface QueryWarmUp {
+  ms: number;
+  queries: number;
+  rows: number;
+}
+
+/**
+ * Runs the warm-up queries `rounds` times, with the scan worker pool `workers` (the process's
+ * by default); stops between queries once `signal` is aborted. The clock is only for the report.
+ */
+export async function warmUpQueries(
+  opts: { workers?: ScanWorkers; rounds?: number; signal?: AbortSignal; clock?: () => number } = {},
+): Promise<QueryWarmUp> {
+  const clock = opts.clock ?? (() => performance.now());
+  const started = clock();
+  const dir = mkdtempSync(join(tmpdir(), 'netsvc-query-warm-up-'));
+  // A fixed hour: nothing here depends on today's date.
+  const hour = Date.UTC(2026, 0, 1, 9);
+  const rows = (MIN_SPLIT_BLOCKS + 2) * BLOCK_ROWS;
+  let queries = 0;
+  try {
+    const writer = new CaptureWriter({
+      dataDir: dir,
+      timezone: 'UTC',
+      blockRows: BLOCK_ROWS,
+      now: () => hour + 30 * 60_000,
+      timer: false,
+    });
+    await writer.start();
+    writer.write('warm-up', syntheticFlows(rows, hour));
+    await writer.close();
+    const analytics = new FlowAnalytics({
+      dataDir: dir,
+      timezone: 'UTC',
+      now: () => hour + 3 * 3_600_000,
+      scanWorkers: opts.workers,
+    });
+    const window = { source: 'warm-up', from: hour, to: hour + 3_600_000 };
+    const top = (by: string, filter?: string) => () =>
+      analytics.top({ ...window, by: parseDimensions(by), filter, metric: 'bytes', limit: 10 });
+    const steps = [
+      top('dst_port', 'proto tcp'),
+      top('src_ip', 'dst port 443'),
+      top('proto'),
+      top('dst_ip'),
+      top('src_ip,dst_port', 'proto udp or port 53'),
+      () => analytics.flows({ ...window, filter: 'port 443', order: 'time', limit: 100 }),
+      () => analytics.flows({ ...window, filter: 'src net 10.0.0.0/16', order: 'bytes', limit: 100 }),
+    ];
+    for (let r = 0; r < (opts.rounds ?? 2); r++) {
+      for (const step of steps) {
+        if (opts.signal?.aborted) return { ms: clock() - started, queries, rows };
+        await step();
+        queries++;
+      }
+    }
+    return { ms: clock() - started, queries, rows };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
