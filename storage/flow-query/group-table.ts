@@ -326,37 +326,23 @@ export class DenseGroups implements Groups {
 const SORT_CHUNK = 1 << 19;
 
 /**
- * Groups of a one-word key (interfaces, AS numbers, IPv4 addresses; millions of keys), kept
- * sorted by key: rows are appended as they come, and every SORT_CHUNK rows they are radix-sorted,
- * summed per key and merged into the groups. Every pass is sequential, where a hash table of a
- * million keys pays a cache miss per row and rehashes as it grows (twice the time here).
- * Values per group: bytes, packets, flows (and first, last with `times`).
+ * What WordGroups and KeyGroups share: groups kept sorted, their values `stride` apart in `vals`,
+ * and rows pending until `settle` sorts them in. Every read settles first.
  */
-export class WordGroups implements Groups {
-  readonly width = 1;
+abstract class SortedGroups {
   /** Values per group: 3, or 5 with `times`. */
-  private readonly stride: number;
-  // The groups, keys ascending.
-  private keys: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
-  private vals: Float64Array<ArrayBufferLike> = new Float64Array(0);
-  private groups = 0;
-  // Rows not sorted in yet: key, and bytes, packets, flows (first, last) `stride` apart, so that
-  // summing them in key order reads one place per row.
-  private rowKeys: Uint32Array;
-  private rowVals: Float64Array;
-  private rows = 0;
+  protected readonly stride: number;
+  protected vals: Float64Array<ArrayBufferLike> = new Float64Array(0);
+  protected groups = 0;
+  /** Rows added and not sorted in yet. */
+  protected rows = 0;
 
-  /** `chunk`: rows held before they are sorted in (smaller in tests, to merge often). */
-  constructor(
-    private readonly times = false,
-    private readonly chunk = SORT_CHUNK,
-  ) {
+  constructor(protected readonly times: boolean) {
     this.stride = times ? V : FLOWS + 1;
-    // Room for a block's rows at once: growing from a few thousand copied and faulted in every step.
-    const room = Math.min(chunk, 1 << 16);
-    this.rowKeys = new Uint32Array(room);
-    this.rowVals = new Float64Array(room * this.stride);
   }
+
+  /** Sorts the pending rows in. */
+  protected abstract settle(): void;
 
   /** Distinct keys held (sorts what is pending first). */
   get size(): number {
@@ -367,6 +353,54 @@ export class WordGroups implements Groups {
   /** At least the distinct keys held, without sorting: the groups plus the rows pending. */
   get held(): number {
     return this.groups + this.rows;
+  }
+
+  forEach(fn: (slot: number) => void): void {
+    this.settle();
+    for (let s = 0; s < this.groups; s++) fn(s);
+  }
+
+  slotValues(m: ValueIndex): SlotValues {
+    this.settle();
+    return packed(this.vals, this.stride, this.groups, m);
+  }
+
+  totals(): Counts {
+    this.settle();
+    return sumSlots(this.vals, this.stride, this.groups);
+  }
+
+  value(slot: number, m: ValueIndex): number {
+    return this.vals[slot * this.stride + m]!;
+  }
+}
+
+/**
+ * Groups of a one-word key (interfaces, AS numbers, IPv4 addresses; millions of keys), kept
+ * sorted by key: rows are appended as they come, and every SORT_CHUNK rows they are radix-sorted,
+ * summed per key and merged into the groups. Every pass is sequential, where a hash table of a
+ * million keys pays a cache miss per row and rehashes as it grows (twice the time here).
+ * Values per group: bytes, packets, flows (and first, last with `times`).
+ */
+export class WordGroups extends SortedGroups implements Groups {
+  readonly width = 1;
+  // The groups, keys ascending.
+  private keys: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
+  // Rows not sorted in yet: key, and bytes, packets, flows (first, last) `stride` apart, so that
+  // summing them in key order reads one place per row.
+  private rowKeys: Uint32Array;
+  private rowVals: Float64Array;
+
+  /** `chunk`: rows held before they are sorted in (smaller in tests, to merge often). */
+  constructor(
+    times = false,
+    private readonly chunk = SORT_CHUNK,
+  ) {
+    super(times);
+    // Room for a block's rows at once: growing from a few thousand copied and faulted in every step.
+    const room = Math.min(chunk, 1 << 16);
+    this.rowKeys = new Uint32Array(room);
+    this.rowVals = new Float64Array(room * this.stride);
   }
 
   /** Adds one flow of key `key` (a uint32) and row i's values. */
@@ -430,7 +464,7 @@ export class WordGroups implements Groups {
   }
 
   /** Sorts the pending rows, sums them per key and merges them into the groups. */
-  private settle(): void {
+  protected settle(): void {
     const n = this.rows;
     if (n === 0) return;
     this.rows = 0;
@@ -513,25 +547,6 @@ export class WordGroups implements Groups {
     this.settle();
     this.mergeRun(keys.slice(0, n), values.slice(0, n * this.stride), n);
     return true;
-  }
-
-  forEach(fn: (slot: number) => void): void {
-    this.settle();
-    for (let s = 0; s < this.groups; s++) fn(s);
-  }
-
-  slotValues(m: ValueIndex): SlotValues {
-    this.settle();
-    return packed(this.vals, this.stride, this.groups, m);
-  }
-
-  totals(): Counts {
-    this.settle();
-    return sumSlots(this.vals, this.stride, this.groups);
-  }
-
-  value(slot: number, m: ValueIndex): number {
-    return this.vals[slot * this.stride + m]!;
   }
 
   key(slot: number, out: Uint32Array, at: number): void {
@@ -617,36 +632,23 @@ export function keyHash(keys: Uint32Array, at: number, width: number): number {
  * rehashes as it grows (three times the time here). Keys of equal hash are told apart by their
  * words (sorted, so crafted collisions cost a sort, not a quadratic walk).
  */
-export class KeyGroups implements Groups {
-  private readonly stride: number;
+export class KeyGroups extends SortedGroups implements Groups {
   // The groups, by (hash, key words) ascending.
   private hashes: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
   private keys: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
-  private vals: Float64Array<ArrayBufferLike> = new Float64Array(0);
-  private groups = 0;
   // Rows not sorted in yet: hash, key words, and bytes, packets, flows (first, last) `stride` apart.
   private rowHashes = new Uint32Array(1024);
   private rowKeys: Uint32Array;
   private rowVals: Float64Array;
-  private rows = 0;
 
   constructor(
     readonly width: number,
-    private readonly times = false,
+    times = false,
     private readonly chunk = SORT_CHUNK,
   ) {
-    this.stride = times ? V : FLOWS + 1;
+    super(times);
     this.rowKeys = new Uint32Array(1024 * width);
     this.rowVals = new Float64Array(1024 * this.stride);
-  }
-
-  get size(): number {
-    this.settle();
-    return this.groups;
-  }
-
-  get held(): number {
-    return this.groups + this.rows;
   }
 
   /** A new pending row for the key at keys[at …]: its position, values zero. */
@@ -690,7 +692,7 @@ export class KeyGroups implements Groups {
   }
 
   /** Sorts the pending rows, sums them per key and merges them into the groups. */
-  private settle(): void {
+  protected settle(): void {
     const n = this.rows;
     if (n === 0) return;
     this.rows = 0;
@@ -787,25 +789,6 @@ export class KeyGroups implements Groups {
     this.keys = keys.subarray(0, o * w);
     this.vals = vals.subarray(0, o * st);
     this.groups = o;
-  }
-
-  forEach(fn: (slot: number) => void): void {
-    this.settle();
-    for (let s = 0; s < this.groups; s++) fn(s);
-  }
-
-  slotValues(m: ValueIndex): SlotValues {
-    this.settle();
-    return packed(this.vals, this.stride, this.groups, m);
-  }
-
-  totals(): Counts {
-    this.settle();
-    return sumSlots(this.vals, this.stride, this.groups);
-  }
-
-  value(slot: number, m: ValueIndex): number {
-    return this.vals[slot * this.stride + m]!;
   }
 
   key(slot: number, out: Uint32Array, at: number): void {
