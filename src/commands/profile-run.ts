@@ -159,3 +159,11 @@ export function profileUnset(
     ctx.out(`profile ${name}: ${n ? `removed ${def.name}` : `${def.name} was not set`}`);
   });
 }
+
+/** `profile delete <name>`: the store refuses an unknown profile and one users are attached to, in one line each. */
+export function profileDelete(ctx: CliContext, cmd: Command, name: string, opts: { entity?: string }): Promise<void> {
+  return withRadius(ctx, cmd, opts.entity, async (store) => {
+    const gone = await store.deleteProfile(checkName(name));
+    ctx.out(`profile ${gone.groupname} deleted (${gone.rows} row${gone.rows === 1 ? '' : 's'})`);
+  });
+}

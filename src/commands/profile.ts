@@ -9,7 +9,7 @@
 import type { Command } from 'commander';
 import { withGlobalOptions, type CliContext } from './context.js';
 
-/** Registers `profile list|add|describe|set|unset`. */
+/** Registers `profile list|add|describe|set|delete|unset`. */
 export function registerProfileCommands(program: Command, ctx: CliContext): void {
   const profile = withGlobalOptions(program.command('profile')).description(
     'hotspot profiles (FreeRADIUS groups) and their attributes',
@@ -44,6 +44,12 @@ export function registerProfileCommands(program: Command, ctx: CliContext): void
     .description("set a catalogue attribute on a profile, in the catalogue's unit (see GET /hotspot/user-access)")
     .action(async (name: string, attribute: string, value: string, opts: { entity?: string }, cmd: Command) =>
       (await import('./profile-run.js')).profileSet(ctx, cmd, name, attribute, value, opts),
+    );
+
+  entityOpt(profile.command('delete <name>'))
+    .description('delete a profile and its attributes (as DELETE /hotspot/profiles/{name}); refused while users are attached')
+    .action(async (name: string, opts: { entity?: string }, cmd: Command) =>
+      (await import('./profile-run.js')).profileDelete(ctx, cmd, name, opts),
     );
 
   entityOpt(profile.command('unset <name> <attribute>'))

@@ -75,6 +75,30 @@ describe.each(dialects)('netsvc profile on %s', (dialect) => {
     expect((await cli('profile', 'list')).out.split('\n')).toEqual(expect.arrayContaining(['dalo', 'gold\tGold plan']));
   });
 
+  it('deletes a profile with its attributes, and refuses one users are attached to, naming what to do', async () => {
+    expect((await cli('profile', 'add', 'bronze')).code).toBe(0);
+    expect((await cli('profile', 'set', 'bronze', 'Session-Timeout', '3600')).code).toBe(0);
+    await t.raw.execute("INSERT INTO radusergroup (username, groupname, priority) VALUES ('ann', 'bronze', 1)");
+    expect(await cli('profile', 'delete', 'bronze')).toMatchObject({
+      code: 1,
+      err: "netsvc: Profile 'bronze' is attached to 1 user: detach it from that user first.",
+    });
+    expect(await t.raw.query("SELECT attribute FROM radgroupreply WHERE groupname = 'bronze' ORDER BY attribute")).toEqual([
+      { attribute: 'Fall-Through' },
+      { attribute: 'Session-Timeout' },
+    ]);
+    await t.raw.execute("DELETE FROM radusergroup WHERE groupname = 'bronze'");
+    const gone = await cli('profile', 'delete', 'bronze');
+    expect(gone).toMatchObject({ code: 0, err: '' });
+    expect(gone.out).toMatch(/^profile bronze deleted \(\d+ rows\)/);
+    for (const table of ['radgroupcheck', 'radgroupreply', 'netsvc_profile']) {
+      expect(await t.raw.query(`SELECT groupname FROM ${table} WHERE groupname = 'bronze'`), table).toEqual([]);
+    }
+    expect(await cli('profile', 'delete', 'bronze')).toMatchObject({ code: 1, err: "netsvc: Profile 'bronze' not found." });
+    // The disabled-users group is not a profile: never deleted from here.
+    expect(await cli('profile', 'delete', 'daloRADIUS-Disabled-Users')).toMatchObject({ code: 1 });
+  });
+
   it('fails with one line for unknown profiles, attributes, bad values and names', async () => {
     expect(await cli('profile', 'describe', 'nope')).toMatchObject({ code: 1, err: "netsvc: Profile 'nope' not found." });
     expect((await cli('profile', 'set', 'gold', 'No-Such-Attr', '1')).code).toBe(2);
