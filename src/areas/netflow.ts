@@ -268,7 +268,10 @@ export async function startFlowPath(config: Config, runtime: { logger: Logger; n
       warmUp.running = import('../../storage/flow-query/warm-up.js')
         .then(({ warmUpQueries }) => warmUpQueries({ workers: scanWorkers, signal: warmUp.stop.signal }))
         .then(
-          (r) => log.info({ ms: Math.round(r.ms), queries: r.queries }, 'flow query code warmed up'),
+          (r) =>
+            r.aborted
+              ? log.debug({ ms: Math.round(r.ms), queries: r.queries }, 'flow query warm-up stopped: netsvc is stopping')
+              : log.info({ ms: Math.round(r.ms), queries: r.queries }, 'flow query code warmed up'),
           (err: unknown) => log.warn({ err }, 'flow query warm-up failed (queries are answered all the same)'),
         );
     }, QUERY_WARM_UP_DELAY_MS);

@@ -125,16 +125,26 @@ function columnStreams(
   codecs: CodecSet,
   path: string | undefined,
   offset: number | undefined,
-): { byId: Map<number, ColumnEntry>; fail: (msg: string, cause?: unknown) => never; stream: (e: ColumnEntry) => Uint8Array } {
+): {
+  byId: Map<number, ColumnEntry>;
+  fail: (msg: string, cause?: unknown) => never;
+  check: (e: ColumnEntry) => Uint8Array;
+  stream: (e: ColumnEntry) => Uint8Array;
+} {
   const byId = new Map<number, ColumnEntry>();
   for (const e of columns) byId.set(e.id, e);
   const fail = (msg: string, cause?: unknown): never => {
     throw new CaptureFileError('bad-block', msg, path, offset, { cause });
   };
-  const stream = (e: ColumnEntry): Uint8Array => {
+  /** The column's stored bytes, in the block and matching their checksum. */
+  const check = (e: ColumnEntry): Uint8Array => {
     if (e.offset + e.storedLen > payload.length) fail(`column ${e.id} runs past the block`);
     const stored = payload.subarray(e.offset, e.offset + e.storedLen);
     if (checksum(stored) !== e.crc) throw new CaptureFileError('bad-checksum', `column ${e.id} checksum mismatch`, path, offset);
+    return stored;
+  };
+  const stream = (e: ColumnEntry): Uint8Array => {
+    const stored = check(e);
     const codec = codecs.get(e.codec) ?? fail(`column ${e.id} uses unknown codec ${e.codec}`);
     try {
       return codec.decompress(stored, e.rawLen);
@@ -143,7 +153,7 @@ function columnStreams(
       throw err;
     }
   };
-  return { byId, fail, stream };
+  return { byId, fail, check, stream };
 }
 
 /** Decodes the `wanted` columns (and those they are stored relative to) of a data block payload into `out` at row `at`. */
@@ -279,4 +289,25 @@ export function plainBlockColumns(
     out.set(name, plain);
   }
   return out;
+}
+
+/**
+ * Checks the stored streams of the `wanted` columns of a data block payload (bounds and
+ * checksum, nothing decompressed): what a reader that takes a block's rows without decoding
+ * them (all of them match) checks, so that a damaged block is skipped and counted as such
+ * wherever it is read. Throws CaptureFileError.
+ */
+export function checkBlockColumns(
+  payload: Buffer,
+  columns: ColumnEntry[],
+  wanted: readonly ColumnName[],
+  codecs: CodecSet,
+  path?: string,
+  offset?: number,
+): void {
+  const { byId, check } = columnStreams(payload, columns, codecs, path, offset);
+  for (const name of wanted) {
+    const e = byId.get(ALL_COLUMNS.indexOf(name));
+    if (e) check(e);
+  }
 }

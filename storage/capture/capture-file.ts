@@ -5,7 +5,7 @@
  * chosen rows. Listing files and scanning many of them is reader.ts's.
  */
 import { FlowBatch } from '../../common/flow-batch.js';
-import { decodeBlockColumns, decodeBlockRows, plainBlockColumns } from './block-codec.js';
+import { checkBlockColumns, decodeBlockColumns, decodeBlockRows, plainBlockColumns } from './block-codec.js';
 import type { PlainColumn } from './column-codec.js';
 import { nodeFs, type CaptureFs } from './capture-fs.js';
 import { CodecSet } from './codec.js';
@@ -157,6 +157,13 @@ export class CaptureFile {
     const { payload, columns, rows, offset } = loaded ?? this.loadBlock(i);
     if (loaded) assertLoaded(loaded, wanted);
     return plainBlockColumns(payload, columns, rows, wanted, this.codecs, this.path, offset);
+  }
+
+  /** Checks the stored bytes of the `wanted` columns of block `i` without decoding them (block-codec.ts's checkBlockColumns). */
+  checkColumns(i: number, wanted: readonly ColumnName[], loaded?: LoadedBlock): void {
+    const { payload, columns, offset } = loaded ?? this.loadBlock(i);
+    if (loaded) assertLoaded(loaded, wanted);
+    checkBlockColumns(payload, columns, wanted, this.codecs, this.path, offset);
   }
 
   /**

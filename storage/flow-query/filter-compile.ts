@@ -33,10 +33,11 @@ export interface CompiledFilter {
   select(batch: FlowBatch, from: number, to: number, out: Uint32Array): number;
   /**
    * How many of a block's `rows` match, from its filter columns as stored (`columns` by name,
-   * capture/column-codec.ts's PlainColumn), without decoding them; undefined when the filter
-   * reads what is never stored so (addresses, geo data): the caller then decodes and selects.
+   * capture/column-codec.ts's PlainColumn), without decoding them; undefined when a column is
+   * missing from `columns`. Absent for a filter that reads what is never stored so (addresses,
+   * geo data): the caller then decodes and selects.
    */
-  countPlain(columns: ReadonlyMap<ColumnName, PlainColumn>, rows: number): number | undefined;
+  countPlain?(columns: ReadonlyMap<ColumnName, PlainColumn>, rows: number): number | undefined;
 }
 
 /** What a filter needs from outside the flow: geo data for `country` and for AS numbers a flow left 0. */
@@ -303,7 +304,7 @@ type Select = (batch: FlowBatch, from: number, to: number, out: Uint32Array) => 
 function generate(
   e: FilterExpr,
   env: FilterEnv,
-): { select: Select; columns: ColumnName[]; source: string; countPlain: CompiledFilter['countPlain'] } {
+): { select: Select; columns: ColumnName[]; source: string; countPlain: CompiledFilter['countPlain'] | undefined } {
   const g = new CodeGen(env);
   const cond = g.expr(e);
   const reads = [...g.locals].map(([key, local]) => {
@@ -335,7 +336,7 @@ ${g.usesWords ? '    const i4 = i << 2;\n' : ''}    out[n] = i;
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- generated from the syntax tree; values come in through K, never as text
   const select = new Function('K', source)(g.K) as Select;
   const plain = [...g.locals.keys()].every((key) => !key.startsWith('w:') && !isAddressColumn(key as ColumnName));
-  return { select, columns: [...g.columns], source, countPlain: plain ? plainCounter(g, cond) : () => undefined };
+  return { select, columns: [...g.columns], source, countPlain: plain ? plainCounter(g, cond) : undefined };
 }
 
 type PlainCount = (planes: readonly Uint8Array[], bases: readonly number[], n: number) => number;
@@ -346,7 +347,7 @@ type PlainCount = (planes: readonly Uint8Array[], bases: readonly number[], n: n
  * (an integer array keeps the low bits of base + stored value, so the same wrap is applied).
  * One function per combination of the columns' widths, made at its first use.
  */
-function plainCounter(g: CodeGen, cond: string): CompiledFilter['countPlain'] {
+function plainCounter(g: CodeGen, cond: string): NonNullable<CompiledFilter['countPlain']> {
   const names = [...g.locals.keys()] as NumericColumn[];
   const byWidths = new Map<string, PlainCount>();
   const planes: Uint8Array[] = [];

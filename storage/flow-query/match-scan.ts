@@ -184,8 +184,13 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
         return undefined;
       }
       if (opts.countOnly && whole) {
-        let counted: number | undefined = verdict === 'all' ? loaded.rows : undefined;
-        if (counted === undefined && opts.filter?.countPlain) {
+        let counted: number | undefined;
+        if (verdict === 'all') {
+          // Every row matches: the filter's columns are checked, not decoded (a damaged block is
+          // skipped and counted here as a scan that decodes it would).
+          ref.file.checkColumns(ref.block, filterOnly, loaded);
+          counted = loaded.rows;
+        } else if (opts.filter?.countPlain) {
           const plain = ref.file.plainColumns(ref.block, filterOnly, loaded);
           if (plain) counted = opts.filter.countPlain(plain, loaded.rows);
         }

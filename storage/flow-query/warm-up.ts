@@ -26,6 +26,8 @@ export interface QueryWarmUp {
   ms: number;
   queries: number;
   rows: number;
+  /** Whether it stopped at the signal before running every query. */
+  aborted: boolean;
 }
 
 /**
@@ -42,7 +44,9 @@ export async function warmUpQueries(
   const hour = Date.UTC(2026, 0, 1, 9);
   const rows = (MIN_SPLIT_BLOCKS + 2) * BLOCK_ROWS;
   let queries = 0;
+  const done = (): QueryWarmUp => ({ ms: clock() - started, queries, rows, aborted: opts.signal?.aborted ?? false });
   try {
+    if (opts.signal?.aborted) return done();
     const writer = new CaptureWriter({
       dataDir: dir,
       timezone: 'UTC',
@@ -51,8 +55,11 @@ export async function warmUpQueries(
       timer: false,
     });
     await writer.start();
-    writer.write('warm-up', syntheticFlows(rows, hour));
-    await writer.close();
+    try {
+      writer.write('warm-up', syntheticFlows(rows, hour));
+    } finally {
+      await writer.close();
+    }
     const analytics = new FlowAnalytics({
       dataDir: dir,
       timezone: 'UTC',
@@ -73,12 +80,12 @@ export async function warmUpQueries(
     ];
     for (let r = 0; r < (opts.rounds ?? 2); r++) {
       for (const step of steps) {
-        if (opts.signal?.aborted) return { ms: clock() - started, queries, rows };
+        if (opts.signal?.aborted) return done();
         await step();
         queries++;
       }
     }
-    return { ms: clock() - started, queries, rows };
+    return done();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

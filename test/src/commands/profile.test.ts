@@ -95,8 +95,17 @@ describe.each(dialects)('netsvc profile on %s', (dialect) => {
       expect(await t.raw.query(`SELECT groupname FROM ${table} WHERE groupname = 'bronze'`), table).toEqual([]);
     }
     expect(await cli('profile', 'delete', 'bronze')).toMatchObject({ code: 1, err: "netsvc: Profile 'bronze' not found." });
-    // The disabled-users group is not a profile: never deleted from here.
-    expect(await cli('profile', 'delete', 'daloRADIUS-Disabled-Users')).toMatchObject({ code: 1 });
+    // The disabled-users group is not a profile: never deleted from here, even with no member.
+    await t.raw.execute(
+      "INSERT INTO radgroupcheck (groupname, attribute, op, value) VALUES ('daloRADIUS-Disabled-Users', 'Auth-Type', ':=', 'Reject')",
+    );
+    expect(await cli('profile', 'delete', 'daloRADIUS-Disabled-Users')).toMatchObject({
+      code: 1,
+      err: "netsvc: Profile 'daloRADIUS-Disabled-Users' not found.",
+    });
+    expect(await t.raw.query("SELECT value FROM radgroupcheck WHERE groupname = 'daloRADIUS-Disabled-Users'")).toEqual([
+      { value: 'Reject' },
+    ]);
   });
 
   it('fails with one line for unknown profiles, attributes, bad values and names', async () => {

@@ -1,8 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatAddress, type FlowBatch } from '../../../common/flow-batch.js';
+import { CaptureFile } from '../../../storage/capture/capture-file.js';
+import { ALL_COLUMNS, BLOCK_HEADER_SIZE } from '../../../storage/capture/format.js';
 import { CaptureWriter } from '../../../storage/capture/writer.js';
 import { listCaptureFiles, newReadStats } from '../../../storage/capture/reader.js';
 import { parseDimensions, DimensionError } from '../../../storage/flow-query/dimensions.js';
@@ -198,6 +200,45 @@ describe('count of matches', () => {
       }
     }
     await writer.close();
+  });
+});
+
+describe('count of matches over a damaged block', () => {
+  it('skips and counts it as damaged, as a scan that decodes it does, also where every row of it matches', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netsvc-fq-'));
+    dirs.push(dir);
+    const writer = new CaptureWriter({
+      dataDir: dir,
+      timezone: 'UTC',
+      blockRows: 512,
+      now: () => H9 + 59 * 60_000,
+      timer: false,
+    });
+    await writer.start();
+    const batch = randomFlows(4000, { received: H9, stepMs: 900, seed: 11 });
+    for (let i = 1024; i < 1536; i++) batch.cols.proto[i] = 17;
+    writer.write('netflow', batch);
+    writer.flush();
+    await writer.close();
+    // One byte of block 2's protocol column (one value: 'proto udp' takes the block whole) flipped.
+    const [info] = listCaptureFiles(dir, 'netflow', 'UTC');
+    const file = CaptureFile.open(info!.path);
+    const at = file.blocks[2]!.offset + BLOCK_HEADER_SIZE;
+    const proto = file.loadBlock(2).columns.find((c) => ALL_COLUMNS[c.id] === 'proto')!;
+    file.close();
+    const bytes = readFileSync(info!.path);
+    bytes[at + proto.offset] = bytes[at + proto.offset]! ^ 0xff;
+    writeFileSync(info!.path, bytes);
+    for (const text of ['proto udp', 'proto udp and dst port < 1024']) {
+      const filter = compileFilter(parseFilter(text));
+      const counted = newReadStats();
+      const n = await countMatching({ ...scanOf(dir, H9, H9 + 3_600_000), stats: counted, filter });
+      const decoded = newReadStats();
+      const t = await topN({ ...scanOf(dir, H9, H9 + 3_600_000), stats: decoded, filter }, parseDimensions('proto'), 'flows', 5);
+      expect(n, text).toBe(t.total.flows);
+      expect(counted.corruptBlocks, text).toBe(1);
+      expect(decoded.corruptBlocks, text).toBe(1);
+    }
   });
 });
 

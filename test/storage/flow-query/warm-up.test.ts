@@ -20,7 +20,7 @@ describe.skipIf(!existsSync(SCRIPT))('flow query warm-up', () => {
     const before = warmUpDirs();
     const jobs = pool.counters.jobs;
     const r = await warmUpQueries({ workers: pool, rounds: 1 });
-    expect(r.queries).toBe(7);
+    expect(r).toMatchObject({ queries: 7, aborted: false });
     expect(r.rows).toBeGreaterThan(0);
     // Each top-N shares its blocks with the worker, and so does each first page's count.
     expect(pool.counters.jobs - jobs).toBeGreaterThanOrEqual(7);
@@ -32,7 +32,7 @@ describe.skipIf(!existsSync(SCRIPT))('flow query warm-up', () => {
     const stop = new AbortController();
     stop.abort();
     const r = await warmUpQueries({ workers: pool, signal: stop.signal });
-    expect(r.queries).toBe(0);
+    expect(r).toMatchObject({ queries: 0, aborted: true });
     expect(warmUpDirs()).toEqual(before);
   });
 });
