@@ -126,8 +126,7 @@ export class CaptureFile {
    * when the block is damaged.
    */
   readBlock(i: number, wanted: readonly ColumnName[] = ALL_COLUMNS, out?: FlowBatch, at = 0, loaded?: LoadedBlock): FlowBatch {
-    const { payload, columns, rows, offset } = loaded ?? this.loadBlock(i);
-    if (loaded) assertLoaded(loaded, wanted);
+    const { payload, columns, rows, offset } = this.block(i, wanted, loaded);
     const batch = out ?? new FlowBatch(rows);
     batch.reserve(at + rows - batch.length);
     decodeBlockColumns(payload, columns, rows, withDependencies(wanted), this.codecs, batch, at, this.path, offset);
@@ -144,8 +143,7 @@ export class CaptureFile {
     at: number,
     loaded?: LoadedBlock,
   ): void {
-    const { payload, columns, rows, offset } = loaded ?? this.loadBlock(i);
-    if (loaded) assertLoaded(loaded, wanted);
+    const { payload, columns, rows, offset } = this.block(i, wanted, loaded);
     decodeBlockRows(payload, columns, rows, idx, new Set(wanted), this.codecs, out, at, this.path, offset);
   }
 
@@ -154,16 +152,21 @@ export class CaptureFile {
    * (block-codec.ts's plainBlockColumns); undefined when one of them is not stored so.
    */
   plainColumns(i: number, wanted: readonly ColumnName[], loaded?: LoadedBlock): Map<ColumnName, PlainColumn> | undefined {
-    const { payload, columns, rows, offset } = loaded ?? this.loadBlock(i);
-    if (loaded) assertLoaded(loaded, wanted);
+    const { payload, columns, rows, offset } = this.block(i, wanted, loaded);
     return plainBlockColumns(payload, columns, rows, wanted, this.codecs, this.path, offset);
   }
 
   /** Checks the stored bytes of the `wanted` columns of block `i` without decoding them (block-codec.ts's checkBlockColumns). */
   checkColumns(i: number, wanted: readonly ColumnName[], loaded?: LoadedBlock): void {
-    const { payload, columns, offset } = loaded ?? this.loadBlock(i);
-    if (loaded) assertLoaded(loaded, wanted);
+    const { payload, columns, offset } = this.block(i, wanted, loaded);
     checkBlockColumns(payload, columns, wanted, this.codecs, this.path, offset);
+  }
+
+  /** Block `i` as the caller loaded it (which must hold the `wanted` columns), or read whole now. */
+  private block(i: number, wanted: readonly ColumnName[], loaded: LoadedBlock | undefined): LoadedBlock {
+    if (!loaded) return this.loadBlock(i);
+    assertLoaded(loaded, wanted);
+    return loaded;
   }
 
   /**

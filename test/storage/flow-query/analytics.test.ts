@@ -22,11 +22,15 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** One hour of random flows written in blocks of 512 rows; the batch kept for the reference answers. */
+/**
+ * One hour of random flows written in blocks of 512 rows; the batch kept for the reference answers.
+ * `edit` changes the batch before it is written.
+ */
 async function hourOfFlows(
   n = 6000,
   seed = 7,
   spanMs = 3_600_000,
+  edit?: (batch: FlowBatch) => void,
 ): Promise<{ dir: string; batch: FlowBatch; writer: CaptureWriter }> {
   const dir = mkdtempSync(join(tmpdir(), 'netsvc-fq-'));
   dirs.push(dir);
@@ -38,6 +42,7 @@ async function hourOfFlows(
     if (i % 3 === 0) batch.srcAddr.set(batch.srcAddr.subarray(((i * 7) % 40) * 16, ((i * 7) % 40) * 16 + 16), i * 16);
     if (i % 3 === 0) batch.cols.ipVersion[i] = batch.cols.ipVersion[(i * 7) % 40]!;
   }
+  edit?.(batch);
   writer.write('netflow', batch);
   writer.flush();
   return { dir, batch, writer };
@@ -159,21 +164,8 @@ describe('top-N over capture files', () => {
 
 describe('count of matches', () => {
   it('counts what the filter selects: blocks taken whole, counted from their stored columns, cut by the window, or read for addresses', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'netsvc-fq-'));
-    dirs.push(dir);
-    const writer = new CaptureWriter({
-      dataDir: dir,
-      timezone: 'UTC',
-      blockRows: 512,
-      now: () => H9 + 59 * 60_000,
-      timer: false,
-    });
-    await writer.start();
-    const batch = randomFlows(4000, { received: H9, stepMs: 900, seed: 11 });
     // Two blocks of one protocol only: 'proto udp' takes them whole, without reading a row.
-    for (let i = 1024; i < 2048; i++) batch.cols.proto[i] = 17;
-    writer.write('netflow', batch);
-    writer.flush();
+    const { dir, batch, writer } = await hourOfFlows(4000, 11, 3_600_000, (b) => b.cols.proto.fill(17, 1024, 2048));
     const src = formatAddress(batch.srcAddr, 5);
     for (const text of [
       'proto udp',
@@ -205,20 +197,7 @@ describe('count of matches', () => {
 
 describe('count of matches over a damaged block', () => {
   it('skips and counts it as damaged, as a scan that decodes it does, also where every row of it matches', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'netsvc-fq-'));
-    dirs.push(dir);
-    const writer = new CaptureWriter({
-      dataDir: dir,
-      timezone: 'UTC',
-      blockRows: 512,
-      now: () => H9 + 59 * 60_000,
-      timer: false,
-    });
-    await writer.start();
-    const batch = randomFlows(4000, { received: H9, stepMs: 900, seed: 11 });
-    for (let i = 1024; i < 1536; i++) batch.cols.proto[i] = 17;
-    writer.write('netflow', batch);
-    writer.flush();
+    const { dir, writer } = await hourOfFlows(4000, 11, 3_600_000, (b) => b.cols.proto.fill(17, 1024, 1536));
     await writer.close();
     // One byte of block 2's protocol column (one value: 'proto udp' takes the block whole) flipped.
     const [info] = listCaptureFiles(dir, 'netflow', 'UTC');
