@@ -300,6 +300,34 @@ export class FlowBatch {
     for (const name of ADDRESS_COLUMNS) this[name].copyWithin(to * 16, from * 16, (from + count) * 16);
   }
 
+  /** Appends rows `order[from]`, `order[from + 1]`, … (`count` of them) of `src`, in that order. */
+  appendRows(src: FlowBatch, order: Uint32Array, from: number, count: number): void {
+    this.reserve(count);
+    const at = this.length;
+    for (const name of NUMERIC_COLUMNS) {
+      const to = this.cols[name];
+      const of = src.cols[name];
+      for (let k = 0; k < count; k++) to[at + k] = of[order[from + k]!]!;
+    }
+    const words: readonly (readonly [Int32Array, Int32Array])[] = [
+      [this.srcWords, src.srcWords],
+      [this.dstWords, src.dstWords],
+      [this.nextHopWords, src.nextHopWords],
+      [this.exporterWords, src.exporterWords],
+    ];
+    for (const [to, of] of words) {
+      for (let k = 0; k < count; k++) {
+        const o = (at + k) * 4;
+        const s = order[from + k]! * 4;
+        to[o] = of[s]!;
+        to[o + 1] = of[s + 1]!;
+        to[o + 2] = of[s + 2]!;
+        to[o + 3] = of[s + 3]!;
+      }
+    }
+    this.length = at + count;
+  }
+
   /** Drops the last row (a decoder that found a row invalid after starting it). */
   popRow(): void {
     if (this.length > 0) this.length--;

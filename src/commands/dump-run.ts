@@ -158,18 +158,26 @@ function dumpFilter(text: string | undefined, geo: GeoLookup | undefined): Compi
   }
 }
 
-/** Rows of `b` the filter keeps (all without one), ascending. */
+/**
+ * Rows of `b` the filter keeps (all without one), in received order: a block that sealing
+ * wrote holds its rows by protocol and port (capture/block-order.ts), and dump prints what
+ * `nfdump -r` prints, the flows as they arrived.
+ */
 function selected(
   b: FlowBatch,
   filter: CompiledFilter | undefined,
   scratch: { idx: Uint32Array },
 ): { idx: Uint32Array; n: number } {
   if (scratch.idx.length < b.length) scratch.idx = new Uint32Array(b.length);
-  if (!filter) {
-    for (let i = 0; i < b.length; i++) scratch.idx[i] = i;
-    return { idx: scratch.idx, n: b.length };
-  }
-  return { idx: scratch.idx, n: filter.select(b, 0, b.length, scratch.idx) };
+  let n = b.length;
+  if (!filter) for (let i = 0; i < b.length; i++) scratch.idx[i] = i;
+  else n = filter.select(b, 0, b.length, scratch.idx);
+  const rec = b.cols.received;
+  const idx = scratch.idx.subarray(0, n);
+  let ordered = true;
+  for (let k = 1; k < n && ordered; k++) ordered = rec[idx[k]!]! >= rec[idx[k - 1]!]!;
+  if (!ordered) idx.sort((x, y) => rec[x]! - rec[y]! || x - y);
+  return { idx: scratch.idx, n };
 }
 
 /** Resolves `<file|source>` to the files to read: a path, or every hour of a flow source. */

@@ -1,13 +1,16 @@
 /**
  * Sealing an hour's file: its small live blocks merged into blocks of up to
- * `blockRows` rows in a compacted copy, the footer and trailer written, the
- * copy fsynced and renamed over the sealed name; or, when the live blocks are
- * already large, the footer added to the open file in place. The writer
- * (writer.ts) decides when, and tells listeners.
+ * `blockRows` rows in a compacted copy, each block's rows in the order of
+ * block-order.ts (protocol, destination port, arrival), the footer and
+ * trailer written, the copy fsynced and renamed over the sealed name; or,
+ * when the live blocks are already large, the footer added to the open file
+ * in place (their rows stay in arrival order). The writer (writer.ts)
+ * decides when, and tells listeners.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { FlowBatch } from '../../common/flow-batch.js';
 import { accumulateTotals } from './aggregate.js';
+import { sealedRowOrder } from './block-order.js';
 import { encodeBlock } from './block-codec.js';
 import { CaptureFile } from './capture-file.js';
 import { fsyncDir, writeAll } from './capture-fs.js';
@@ -73,6 +76,7 @@ export async function compactAndSeal(ctx: WriterContext, h: OpenHour, tmpPath: s
     pos += header.length;
     const blocks: BlockLocation[] = [];
     const totals = emptyTotals();
+    const sorted = new FlowBatch(ctx.blockRows);
     for (const g of groups) {
       const batch = new FlowBatch(g.reduce((s, i) => s + h.blocks[i]!.rows, 0));
       for (const i of g) {
@@ -82,7 +86,9 @@ export async function compactAndSeal(ctx: WriterContext, h: OpenHour, tmpPath: s
         if (k < 0) throw new CaptureFileError('bad-block', 'block written by this writer is missing', h.path, loc.offset);
         src.readBlock(k, undefined, batch, batch.length);
       }
-      const { block, index } = encodeBlock(batch, 0, batch.length, ctx.codec);
+      sorted.clear();
+      sorted.appendRows(batch, sealedRowOrder(batch), 0, batch.length);
+      const { block, index } = encodeBlock(sorted, 0, sorted.length, ctx.codec);
       writeAll(ctx.cfs, fd, block, pos);
       blocks.push(blockLocation(pos, block.length, index));
       accumulateTotals(totals, batch);

@@ -9,6 +9,7 @@ import {
   type NumericArrays,
   type NumericColumn,
 } from '../../common/flow-batch.js';
+import { randomFlows, rowsOf } from '../storage/capture/flows.js';
 
 function filled(n: number, capacity: number): FlowBatch {
   const b = new FlowBatch(capacity);
@@ -102,5 +103,17 @@ describe('exact counts (value + rest)', () => {
     expect(exactCount(2 ** 53, 0)).toBe(2n ** 53n);
     expect(exactCount(Number.NaN, 0)).toBe(0);
     expect(exactCount(Infinity, 0)).toBe(0);
+  });
+});
+
+describe('FlowBatch.appendRows', () => {
+  it('appends the rows of another batch in the given order, every column and address', () => {
+    const src = randomFlows(300, { received: 1000, seed: 9, v6: 0.5 });
+    const out = randomFlows(5, { received: 0, seed: 1 });
+    const order = Uint32Array.from({ length: 300 }, (_, k) => (k * 7) % 300);
+    out.appendRows(src, order, 10, 200);
+    expect(out.length).toBe(205);
+    const srcRows = rowsOf([src]);
+    expect(rowsOf([out]).slice(5)).toEqual(Array.from(order.subarray(10, 210), (i) => srcRows[i]));
   });
 });

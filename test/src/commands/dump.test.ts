@@ -2,6 +2,7 @@ import { closeSync, openSync, statSync, truncateSync, writeFileSync, writeSync }
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../../src/cli.js';
+import { CaptureFile } from '../../../storage/capture/capture-file.js';
 import { listCaptureFiles } from '../../../storage/capture/reader.js';
 import { CaptureWriter } from '../../../storage/capture/writer.js';
 import { FlowBatch } from '../../../common/flow-batch.js';
@@ -44,12 +45,22 @@ function knownFlows(): FlowBatch {
   return b;
 }
 
-async function dataDirWithHour(seal: boolean): Promise<string> {
+/** An hour of the known flows, sealed or open; `blockEach` writes each flow as a block of its own (sealing then merges them). */
+async function dataDirWithHour(seal: boolean, blockEach = false): Promise<string> {
   const dir = tempDataDir();
   const clock = new FakeClock(H9);
   const w = new CaptureWriter({ dataDir: dir, timezone: 'UTC', now: clock.now, timer: false });
   await w.start();
-  w.write('netflow', knownFlows());
+  const flows = knownFlows();
+  if (!blockEach) w.write('netflow', flows);
+  else {
+    for (let i = 0; i < flows.length; i++) {
+      const one = new FlowBatch(1);
+      one.appendRows(flows, Uint32Array.of(i), 0, 1);
+      w.write('netflow', one);
+      w.flush();
+    }
+  }
   if (seal) clock.t = H9 + 3_700_000;
   await w.close();
   // UTC whatever the machine's zone is, so the printed times are known
@@ -74,6 +85,20 @@ describe('netsvc dump', () => {
     );
     expect(lines[3]).toMatch(/ICMP +192\.168\.20\.38:0 -> 203\.0\.113\.148:8\.0 /);
     expect(lines[4]).toBe('Summary: total flows: 3, total bytes: 4091, total packets: 8');
+  });
+
+  it('prints a sealed hour in received order, as nfdump -r does, though sealing stores a block by protocol and port', async () => {
+    const dir = await dataDirWithHour(true, true);
+    const [file] = listCaptureFiles(dir, 'netflow', 'UTC');
+    const f = CaptureFile.open(file!.path, { requireSealed: true });
+    expect(f.blocks).toHaveLength(1);
+    expect(Array.from(f.readBlock(0).cols.proto)).toEqual([1, 6, 17]); // ICMP, TCP, UDP as stored
+    f.close();
+    for (const filter of [[], ['--filter', 'not proto 17']]) {
+      const ctx = captureCli();
+      expect(await runCli(['dump', 'netflow', ...cfg(dir), '--csv', ...filter], ctx)).toBe(0);
+      expect(ctx.stdout.slice(1).map((l) => l.split(',')[4])).toEqual(filter.length ? ['TCP', 'ICMP'] : ['TCP', 'UDP', 'ICMP']);
+    }
   });
 
   it('--filter keeps the flows an nfdump expression selects, in records and in --stats; a mistake shows its column', async () => {

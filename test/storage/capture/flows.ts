@@ -76,6 +76,11 @@ export function rowsOf(batches: Iterable<FlowBatch>): Record<string, number | st
   return out;
 }
 
+/** Rows as a sorted list of their texts: equal when two lists hold the same rows in any order (a sealed hour clusters its rows). */
+export function inAnyOrder(rows: readonly Record<string, number | string>[]): string[] {
+  return rows.map((r) => JSON.stringify(r)).sort();
+}
+
 /** Rows [from, to) of a batch as a new batch. */
 export function slice(b: FlowBatch, from: number, to: number): FlowBatch {
   const out = new FlowBatch(Math.max(1, to - from));
