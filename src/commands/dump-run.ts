@@ -1,8 +1,9 @@
 /**
  * `netsvc dump <file|source> [--from --to] [--csv|--json] [--limit N] [--stats]`:
- * prints capture-file records like `nfdump -r` (one line per flow, file
- * order), or with `--stats` the totals `nfdump -I` prints. A damaged file is
- * named on stderr and the exit code is 1, after whatever could be read.
+ * prints capture-file records like `nfdump -r` (one line per flow: blocks in
+ * file order, each block's flows in received order), or with `--stats` the
+ * totals `nfdump -I` prints. A damaged file is named on stderr and the exit
+ * code is 1, after whatever could be read.
  */
 import { existsSync, statSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
@@ -159,19 +160,22 @@ function dumpFilter(text: string | undefined, geo: GeoLookup | undefined): Compi
 }
 
 /**
- * Rows of `b` the filter keeps (all without one), in received order: a block that sealing
- * wrote holds its rows by protocol and port (capture/block-order.ts), and dump prints what
- * `nfdump -r` prints, the flows as they arrived.
+ * Rows of `b` the filter keeps (all without one); with `byTime`, in received order. A block
+ * that sealing wrote holds its rows by protocol and port (capture/block-order.ts), and dump
+ * prints what `nfdump -r` prints, the flows as they arrived. Flows received in the same
+ * millisecond (one datagram's) stay in the block's order: their order of arrival is not kept.
  */
 function selected(
   b: FlowBatch,
   filter: CompiledFilter | undefined,
   scratch: { idx: Uint32Array },
+  byTime: boolean,
 ): { idx: Uint32Array; n: number } {
   if (scratch.idx.length < b.length) scratch.idx = new Uint32Array(b.length);
   let n = b.length;
   if (!filter) for (let i = 0; i < b.length; i++) scratch.idx[i] = i;
   else n = filter.select(b, 0, b.length, scratch.idx);
+  if (!byTime) return { idx: scratch.idx, n };
   const rec = b.cols.received;
   const idx = scratch.idx.subarray(0, n);
   let ordered = true;
@@ -307,7 +311,7 @@ export function runDump(
           accumulateTotals(t, b);
           continue;
         }
-        const { idx, n } = selected(b, filter, scratch);
+        const { idx, n } = selected(b, filter, scratch, false);
         for (let k = 0; k < n; k++) accumulateTotals(t, b, idx[k]!, 1);
       }
       addTotals(totals, t);
@@ -329,7 +333,7 @@ export function runDump(
         `${'Date first seen'.padEnd(23)} ${'Duration'.padStart(9)} Proto ${'Src IP Addr:Port'.padStart(30)}    ${'Dst IP Addr:Port'.padEnd(30)} Flags  ${'Packets'.padStart(8)} ${'Bytes'.padStart(10)}`,
       );
     outer: for (const b of scanFlows(files, { from, to, stats, onError })) {
-      const { idx, n } = selected(b, filter, scratch);
+      const { idx, n } = selected(b, filter, scratch, true);
       for (let k = 0; k < n; k++) {
         const i = idx[k]!;
         if (printed >= limit) break outer;
