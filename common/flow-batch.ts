@@ -300,8 +300,11 @@ export class FlowBatch {
     for (const name of ADDRESS_COLUMNS) this[name].copyWithin(to * 16, from * 16, (from + count) * 16);
   }
 
-  /** Appends rows `order[from]`, `order[from + 1]`, … (`count` of them) of `src`, in that order. */
-  appendRows(src: FlowBatch, order: Uint32Array, from: number, count: number): void {
+  /**
+   * Appends rows `order[from]`, `order[from + 1]`, … (`count` of them) of `src`, in that order
+   * (a contiguous range copies faster with capture/open-hour.ts's appendRows).
+   */
+  gatherRows(src: FlowBatch, order: Uint32Array, from: number, count: number): void {
     this.reserve(count);
     const at = this.length;
     for (const name of NUMERIC_COLUMNS) {

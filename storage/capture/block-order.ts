@@ -16,7 +16,7 @@ export function sealedRowOrder(batch: FlowBatch): Uint32Array {
   const proto = batch.cols.proto;
   const port = batch.cols.dstPort;
   const keys = new Uint32Array(n);
-  for (let i = 0; i < n; i++) keys[i] = ((proto[i]! & 0xff) << 16) | (port[i]! & 0xffff);
+  for (let i = 0; i < n; i++) keys[i] = (proto[i]! << 16) | port[i]!; // a byte and 16 bits: 24 bits in all
   const first = new Uint32Array(n);
   const order = new Uint32Array(n);
   const counts = new Uint32Array(MASK + 2);

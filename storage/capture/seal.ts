@@ -87,7 +87,7 @@ export async function compactAndSeal(ctx: WriterContext, h: OpenHour, tmpPath: s
         src.readBlock(k, undefined, batch, batch.length);
       }
       sorted.clear();
-      sorted.appendRows(batch, sealedRowOrder(batch), 0, batch.length);
+      sorted.gatherRows(batch, sealedRowOrder(batch), 0, batch.length);
       const { block, index } = encodeBlock(sorted, 0, sorted.length, ctx.codec);
       writeAll(ctx.cfs, fd, block, pos);
       blocks.push(blockLocation(pos, block.length, index));

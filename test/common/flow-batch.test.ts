@@ -106,7 +106,7 @@ describe('exact counts (value + rest)', () => {
   });
 });
 
-describe('FlowBatch.appendRows', () => {
+describe('FlowBatch.gatherRows', () => {
   it('appends the rows of another batch in the given order, every column and address', () => {
     const src = randomFlows(300, { received: 1000, seed: 9, v6: 0.5 });
     // The generator leaves the 64-bit remainders 0: give them values, so a column left out shows.
@@ -116,7 +116,7 @@ describe('FlowBatch.appendRows', () => {
     }
     const out = randomFlows(5, { received: 0, seed: 1 });
     const order = Uint32Array.from({ length: 300 }, (_, k) => (k * 7) % 300);
-    out.appendRows(src, order, 10, 200);
+    out.gatherRows(src, order, 10, 200);
     expect(out.length).toBe(205);
     const srcRows = rowsOf([src]);
     expect(rowsOf([out]).slice(5)).toEqual(Array.from(order.subarray(10, 210), (i) => srcRows[i]));

@@ -6,7 +6,7 @@ import { CaptureFile } from '../../../storage/capture/capture-file.js';
 import { listCaptureFiles } from '../../../storage/capture/reader.js';
 import { CaptureWriter } from '../../../storage/capture/writer.js';
 import { FlowBatch } from '../../../common/flow-batch.js';
-import { FakeClock, tempDataDir } from '../../storage/capture/flows.js';
+import { FakeClock, slice, tempDataDir } from '../../storage/capture/flows.js';
 import { captureCli } from '../../helpers/cli.js';
 
 const H9 = Date.UTC(2026, 2, 25, 9);
@@ -55,9 +55,7 @@ async function dataDirWithHour(seal: boolean, blockEach = false): Promise<string
   if (!blockEach) w.write('netflow', flows);
   else {
     for (let i = 0; i < flows.length; i++) {
-      const one = new FlowBatch(1);
-      one.appendRows(flows, Uint32Array.of(i), 0, 1);
-      w.write('netflow', one);
+      w.write('netflow', slice(flows, i, i + 1));
       w.flush();
     }
   }

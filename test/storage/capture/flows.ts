@@ -76,7 +76,7 @@ export function rowsOf(batches: Iterable<FlowBatch>): Record<string, number | st
   return out;
 }
 
-/** Rows as a sorted list of their texts: equal when two lists hold the same rows in any order (a sealed hour clusters its rows). */
+/** Rows as a sorted list of their texts: equal when two lists hold the same rows in any order (sealing orders a block's rows by protocol and port). */
 export function inAnyOrder(rows: readonly Record<string, number | string>[]): string[] {
   return rows.map((r) => JSON.stringify(r)).sort();
 }
