@@ -27,6 +27,7 @@ import {
   isAddressColumn,
   TCP_RST,
   type BlockIndex,
+  ROW_ORDER,
   type ColumnEntry,
   withDependencies,
   type ColumnName,
@@ -66,12 +67,23 @@ export function indexRows(batch: FlowBatch, from: number, n: number): BlockIndex
     // TCP only, as nfdump's `flags R` and the KPI's denied_flows count it
     rstFlows += (tcpFlags[i]! & TCP_RST) !== 0 && proto[i] === 6 ? 1 : 0;
   }
-  return { rows: n, receivedMin, receivedMax, startMin, startMax, endMin, endMax, bytesSum, packetsSum, rstFlows };
+  const rowOrder = ROW_ORDER.arrival;
+  return { rows: n, receivedMin, receivedMax, startMin, startMax, endMin, endMax, bytesSum, packetsSum, rstFlows, rowOrder };
 }
 
-/** Encodes rows [from, from+n) of `batch` as a framed data block (header included). */
-export function encodeBlock(batch: FlowBatch, from: number, n: number, codec: ByteCodec): { block: Buffer; index: BlockIndex } {
+/**
+ * Encodes rows [from, from+n) of `batch` as a framed data block (header included). `rowOrder`
+ * states how those rows are ordered (ROW_ORDER; the caller's word, not checked here).
+ */
+export function encodeBlock(
+  batch: FlowBatch,
+  from: number,
+  n: number,
+  codec: ByteCodec,
+  rowOrder: number = ROW_ORDER.arrival,
+): { block: Buffer; index: BlockIndex } {
   const index = indexRows(batch, from, n);
+  index.rowOrder = rowOrder;
   const entries: ColumnEntry[] = [];
   const streams: Uint8Array[] = [];
   const add = (id: number, t: TransformedColumn): void => {
@@ -257,11 +269,26 @@ export function decodeBlockRows(
   }
 }
 
+const plainScratch: Uint8Array[] = [];
+
+/** `bytes` copied into the scratch buffer of position k (valid until the next plainBlockColumns call). */
+function copyToScratch(k: number, bytes: Uint8Array): Uint8Array {
+  let b = plainScratch[k];
+  if (!b || b.length < bytes.length) {
+    b = new Uint8Array(Math.max(bytes.length, 1024));
+    plainScratch[k] = b;
+  }
+  const out = b.subarray(0, bytes.length);
+  out.set(bytes);
+  return out;
+}
+
 /**
  * The `wanted` numeric columns of a data block payload as stored (column-codec.ts's
  * PlainColumn), each stream checked and decompressed; a column the block lacks reads as 0, as
  * decoded. Undefined when one of them is an address column or is stored otherwise: the caller
- * decodes the block instead (and meets its damage, if that is why).
+ * decodes the block instead (and meets its damage, if that is why). The columns' bytes are
+ * valid until the next call.
  */
 export function plainBlockColumns(
   payload: Buffer,
@@ -282,9 +309,9 @@ export function plainBlockColumns(
       continue;
     }
     // A codec may hand back its own buffer, which its next stream overwrites: all but the last
-    // are copied (into a Uint8Array: a Buffer's slice is a view).
+    // are copied, into buffers kept for the next call (a fresh one per block cost more than the copy).
     const bytes = stream(e);
-    const plain = plainColumn(e, k < wanted.length - 1 ? new Uint8Array(bytes) : bytes, rows);
+    const plain = plainColumn(e, k < wanted.length - 1 ? copyToScratch(k, bytes) : bytes, rows);
     if (!plain) return undefined;
     out.set(name, plain);
   }

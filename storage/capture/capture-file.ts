@@ -41,6 +41,8 @@ export interface LoadedBlock {
   columns: ColumnEntry[];
   rows: number;
   offset: number;
+  /** How the rows are ordered, as the block's index states it (ROW_ORDER). */
+  rowOrder: number;
   /** The columns whose bytes were read, when not all were (`loadBlock`'s `columns`). */
   only?: ReadonlySet<ColumnName>;
 }
@@ -200,7 +202,13 @@ export class CaptureFile {
     }
     if (meta.index.rows !== loc.rows)
       throw new CaptureFileError('bad-block', 'block row count does not match the directory', this.path, loc.offset);
-    const block: LoadedBlock = { payload, columns: meta.columns, rows: meta.index.rows, offset: loc.offset };
+    const block: LoadedBlock = {
+      payload,
+      columns: meta.columns,
+      rows: meta.index.rows,
+      offset: loc.offset,
+      rowOrder: meta.index.rowOrder,
+    };
     if (partial) {
       const only = withDependencies(columns!);
       this.readColumns(loc.offset + BLOCK_HEADER_SIZE, payload, meta.columns, only);

@@ -27,7 +27,7 @@
  *    │ DATA (type 1, aux = rows); crc32 covers index + directory                   │
  *    │   index 80 B: u32 rows  u16 ncols  u16 metaSize                             │
  *    │     f64 receivedMin/Max  f64 startMin/Max  f64 endMin/Max                   │
- *    │     f64 bytesSum  f64 packetsSum  u32 rstFlows (TCP)  u32 reserved          │
+ *    │     f64 bytesSum  f64 packetsSum  u32 rstFlows (TCP)  u32 rowOrder          │
  *    │   directory, ncols × 40 B:                                                  │
  *    │     u8 columnId  u8 transform  u8 width  u8 codec                           │
  *    │     u32 rawLen  u32 storedLen  u32 crc32(stored bytes)                      │
@@ -169,7 +169,19 @@ export interface BlockIndex {
   bytesSum: number;
   packetsSum: number;
   rstFlows: number;
+  /** How the block's rows are ordered (ROW_ORDER). */
+  rowOrder: number;
 }
+
+/**
+ * Row orders a data block's index can state. `arrival`: as received (what the
+ * writer appends; 0, as every block written before this field existed says).
+ * `protoDstPort`: ascending by protocol, then destination port (how sealing
+ * writes the blocks it merges, block-order.ts): a reader may then find a
+ * protocol's or a port's rows by bisection instead of testing every row.
+ * A reader that does not know a value reads the block as unordered.
+ */
+export const ROW_ORDER = { arrival: 0, protoDstPort: 1 } as const;
 
 /** One column directory entry of a data block. */
 export interface ColumnEntry {
@@ -188,7 +200,7 @@ export interface ColumnEntry {
 }
 
 /** A data block located in a file. */
-export interface BlockLocation extends Omit<BlockIndex, 'bytesSum' | 'packetsSum' | 'rstFlows'> {
+export interface BlockLocation extends Omit<BlockIndex, 'bytesSum' | 'packetsSum' | 'rstFlows' | 'rowOrder'> {
   /** File offset of the block header. */
   offset: number;
   /** Bytes of the block, header included. */
@@ -335,6 +347,7 @@ export function encodeBlockMeta(index: BlockIndex, columns: ColumnEntry[]): Buff
   b.writeDoubleLE(index.bytesSum, 56);
   b.writeDoubleLE(index.packetsSum, 64);
   b.writeUInt32LE(index.rstFlows, 72);
+  b.writeUInt32LE(index.rowOrder, 76);
   columns.forEach((c, i) => {
     const o = INDEX_SIZE + i * DIR_ENTRY_SIZE;
     b.writeUInt8(c.id, o);
@@ -375,6 +388,7 @@ export function decodeBlockMeta(
     bytesSum: b.readDoubleLE(56),
     packetsSum: b.readDoubleLE(64),
     rstFlows: b.readUInt32LE(72),
+    rowOrder: b.readUInt32LE(76),
   };
   const columns: ColumnEntry[] = [];
   let at = metaSize;

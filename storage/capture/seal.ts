@@ -20,6 +20,7 @@ import {
   blockLocation,
   CaptureFileError,
   emptyTotals,
+  ROW_ORDER,
   encodeFooter,
   encodeTrailer,
   frameBlock,
@@ -88,7 +89,7 @@ export async function compactAndSeal(ctx: WriterContext, h: OpenHour, tmpPath: s
       }
       sorted.clear();
       sorted.gatherRows(batch, sealedRowOrder(batch), 0, batch.length);
-      const { block, index } = encodeBlock(sorted, 0, sorted.length, ctx.codec);
+      const { block, index } = encodeBlock(sorted, 0, sorted.length, ctx.codec, ROW_ORDER.protoDstPort);
       writeAll(ctx.cfs, fd, block, pos);
       blocks.push(blockLocation(pos, block.length, index));
       accumulateTotals(totals, batch);

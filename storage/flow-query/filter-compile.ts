@@ -32,12 +32,12 @@ export interface CompiledFilter {
   /** Writes the indices of matching rows in [from, to) of `batch` into `out`, ascending; returns how many. */
   select(batch: FlowBatch, from: number, to: number, out: Uint32Array): number;
   /**
-   * How many of a block's `rows` match, from its filter columns as stored (`columns` by name,
-   * capture/column-codec.ts's PlainColumn), without decoding them; undefined when a column is
-   * missing from `columns`. Absent for a filter that reads what is never stored so (addresses,
-   * geo data): the caller then decodes and selects.
+   * How many of a block's `rows` match (of rows [from, to) when given), from its filter columns
+   * as stored (`columns` by name, capture/column-codec.ts's PlainColumn), without decoding them;
+   * undefined when a column is missing from `columns`. Absent for a filter that reads what is
+   * never stored so (addresses, geo data): the caller then decodes and selects.
    */
-  countPlain?(columns: ReadonlyMap<ColumnName, PlainColumn>, rows: number): number | undefined;
+  countPlain?(columns: ReadonlyMap<ColumnName, PlainColumn>, rows: number, from?: number, to?: number): number | undefined;
 }
 
 /** What a filter needs from outside the flow: geo data for `country` and for AS numbers a flow left 0. */
@@ -339,7 +339,7 @@ ${g.usesWords ? '    const i4 = i << 2;\n' : ''}    out[n] = i;
   return { select, columns: [...g.columns], source, countPlain: plain ? plainCounter(g, cond) : undefined };
 }
 
-type PlainCount = (planes: readonly Uint8Array[], bases: readonly number[], n: number) => number;
+type PlainCount = (planes: readonly Uint8Array[], bases: readonly number[], n: number, from: number, to: number) => number;
 
 /**
  * A filter's count over columns as stored: the condition of `select`, each `c_<column>[i]`
@@ -352,7 +352,7 @@ function plainCounter(g: CodeGen, cond: string): NonNullable<CompiledFilter['cou
   const byWidths = new Map<string, PlainCount>();
   const planes: Uint8Array[] = [];
   const bases: number[] = [];
-  return (columns, rows) => {
+  return (columns, rows, from = 0, to = rows) => {
     planes.length = 0;
     bases.length = 0;
     let key = '';
@@ -368,7 +368,7 @@ function plainCounter(g: CodeGen, cond: string): NonNullable<CompiledFilter['cou
       count = makePlainCount(g, cond, names, key);
       byWidths.set(key, count);
     }
-    return count(planes, bases, rows);
+    return count(planes, bases, rows, from, to);
   };
 }
 
@@ -404,12 +404,12 @@ function makePlainCount(g: CodeGen, cond: string, names: readonly NumericColumn[
   });
   const body = cond.replace(/c_(\w+)\[i\]/g, (m) => value.get(m) ?? m);
   const source = `${g.K.map((_, k) => `const k${k} = K[${k}];`).join('\n')}
-return function countPlain(P, B, n) {
+return function countPlain(P, B, n, from, to) {
 ${setup.join('\n')}
   const n2 = 2 * n;
   const n3 = 3 * n;
   let m = 0;
-  for (let i = 0; i < n; i++) m += (${body}) | 0;
+  for (let i = from; i < to; i++) m += (${body}) | 0;
   return m;
 };`;
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- as select's: only names chosen here, values through K

@@ -12,8 +12,9 @@ import { FlowBatch } from '../../common/flow-batch.js';
 import { CaptureFile } from '../capture/capture-file.js';
 import { CodecSet } from '../capture/codec.js';
 import type { PlainColumn } from '../capture/column-codec.js';
-import { ALL_COLUMNS, CaptureFileError, withDependencies, type ColumnName } from '../capture/format.js';
+import { ALL_COLUMNS, CaptureFileError, ROW_ORDER, withDependencies, type ColumnName } from '../capture/format.js';
 import type { CaptureFileInfo, ReadStats } from '../capture/reader.js';
+import { bisectionHelps, sortedRanges, type SortedRanges, type ValueAt } from './sorted-ranges.js';
 
 /** Blocks scanned between turns of the event loop (a block is up to 65 536 rows). */
 const YIELD_EVERY = 2;
@@ -46,8 +47,8 @@ export interface RowFilter {
   block(stats: (column: ColumnName) => { min: number; max: number } | undefined): 'none' | 'some' | 'all';
   /** Writes the indices of matching rows in [from, to) of `batch` into `out`, ascending; returns how many. */
   select(batch: FlowBatch, from: number, to: number, out: Uint32Array): number;
-  /** How many of a block's rows match, from its columns as stored; undefined: decode and select instead. */
-  countPlain?(columns: ReadonlyMap<ColumnName, PlainColumn>, rows: number): number | undefined;
+  /** How many of a block's rows (of rows [from, to)) match, from its columns as stored; undefined: decode and select instead. */
+  countPlain?(columns: ReadonlyMap<ColumnName, PlainColumn>, rows: number, from?: number, to?: number): number | undefined;
 }
 
 /** What a scan reads. */
@@ -129,6 +130,16 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
   const filterOnly = opts.filter ? [...withDependencies(opts.filter.columns)] : [];
   const filterCut = [...withDependencies([...filterOnly, 'received'])];
   const rest = [...withDependencies(opts.columns.filter((c) => !filterOnly.includes(c)))];
+  // In a block ordered by protocol and destination port, a filter on either finds its rows by
+  // bisection (sorted-ranges.ts), which reads both columns: the filter's columns with those two.
+  const bisect = opts.filter !== undefined && bisectionHelps(opts.filter.columns);
+  const filterKeyed = bisect ? [...withDependencies([...filterOnly, 'proto', 'dstPort'])] : filterOnly;
+  const filterKeyedCut = [...withDependencies([...filterKeyed, 'received'])];
+  const restKeyed = rest.filter((c) => !filterKeyed.includes(c));
+  // What is read from the file: what may be decoded (the bisection's columns too).
+  const innerLoad = bisect ? [...withDependencies([...inner, ...filterKeyed])] : inner;
+  const cutLoad = bisect ? [...withDependencies([...cut, ...filterKeyed])] : cut;
+  let ranges: SortedRanges | undefined;
   // The rows picked out of a block go to a batch of their own: every column the caller reads, the filter's too.
   const callerColumns = [...withDependencies(opts.columns)];
   const opened: CaptureFile[] = [];
@@ -165,19 +176,73 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
     if (opts.order) refs = opts.order(refs);
     const plan = typeof opts.part === 'function' ? opts.part(refs) : opts.part;
     const fits = plan?.fits === undefined || plan.fits(refs);
+    /** The ranges of a block ordered by protocol and port that the filter may match (sorted-ranges.ts). */
+    const keyedRanges = (rows: number, protoAt: ValueAt, portAt: ValueAt, byName: BlockStatsMap): SortedRanges | undefined => {
+      const r = sortedRanges(
+        rows,
+        protoAt,
+        portAt,
+        (c) => byName.get(c),
+        (st) => opts.filter!.block(st),
+        ranges,
+      );
+      if (r) ranges = r; // kept for the next block's ranges
+      return r;
+    };
+    /** The count of a keyed block's matches from its columns as stored; undefined: count every row instead. */
+    const countKeyed = (plain: ReadonlyMap<ColumnName, PlainColumn>, rows: number, byName: BlockStatsMap): number | undefined => {
+      const proto = plain.get('proto');
+      const port = plain.get('dstPort');
+      if (!proto || !port) return undefined;
+      const r = keyedRanges(rows, plainValueAt(proto, rows, 255), plainValueAt(port, rows, 65535), byName);
+      if (!r) return undefined;
+      let m = 0;
+      for (let k = 0; k < r.count; k++) {
+        const from = r.from[k]!;
+        const to = r.to[k]!;
+        if (r.whole[k]) m += to - from;
+        else {
+          const c = opts.filter!.countPlain!(plain, rows, from, to);
+          if (c === undefined) return undefined;
+          m += c;
+        }
+      }
+      return m;
+    };
+    /** Writes a keyed block's matching rows into `idx`; undefined: select over every row instead. */
+    const selectKeyed = (b: FlowBatch, byName: BlockStatsMap): number | undefined => {
+      const proto = b.cols.proto;
+      const port = b.cols.dstPort;
+      const r = keyedRanges(
+        b.length,
+        (i) => proto[i]!,
+        (i) => port[i]!,
+        byName,
+      );
+      if (!r) return undefined;
+      let n = 0;
+      for (let k = 0; k < r.count; k++) {
+        const from = r.from[k]!;
+        const to = r.to[k]!;
+        if (r.whole[k]) for (let i = from; i < to; i++) idx[n++] = i;
+        else n += opts.filter!.select(b, from, to, idx.subarray(n));
+      }
+      return n;
+    };
     /** The matching rows of one block; undefined when it has none. Throws CaptureFileError. */
     const matchesOf = (ref: BlockRef): Matches | undefined => {
       const whole = ref.receivedMin >= opts.from && ref.receivedMax < opts.to;
       // Only the columns this scan may decode are read from the file.
-      const loaded = ref.file.loadBlock(ref.block, whole ? inner : cut);
+      const loaded = ref.file.loadBlock(ref.block, whole ? innerLoad : cutLoad);
       let verdict: 'none' | 'some' | 'all' = 'all';
+      let byName: Map<ColumnName, { min: number; max: number }> | undefined;
       if (opts.filter) {
-        const byName = new Map<ColumnName, { min: number; max: number }>();
+        byName = new Map<ColumnName, { min: number; max: number }>();
         for (const c of loaded.columns) {
           const name = ALL_COLUMNS[c.id];
           if (name) byName.set(name, c);
         }
-        verdict = opts.filter.block((name) => byName.get(name));
+        verdict = opts.filter.block((name) => byName!.get(name));
       }
       if (verdict === 'none') {
         stats.blocksSkipped++;
@@ -191,8 +256,10 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
           ref.file.checkColumns(ref.block, filterOnly, loaded);
           counted = loaded.rows;
         } else if (opts.filter?.countPlain) {
-          const plain = ref.file.plainColumns(ref.block, filterOnly, loaded);
-          if (plain) counted = opts.filter.countPlain(plain, loaded.rows);
+          const keyed = bisect && loaded.rowOrder === ROW_ORDER.protoDstPort;
+          const plain = ref.file.plainColumns(ref.block, keyed ? filterKeyed : filterOnly, loaded);
+          if (plain && keyed) counted = countKeyed(plain, loaded.rows, byName!);
+          if (plain && counted === undefined) counted = opts.filter.countPlain(plain, loaded.rows);
         }
         if (counted !== undefined) {
           stats.blocksRead++;
@@ -203,7 +270,9 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
       }
       batch.length = 0;
       const some = verdict === 'some';
-      ref.file.readBlock(ref.block, some ? (whole ? filterOnly : filterCut) : whole ? inner : cut, batch, 0, loaded);
+      const keyed = some && bisect && loaded.rowOrder === ROW_ORDER.protoDstPort;
+      const filterRead = keyed ? (whole ? filterKeyed : filterKeyedCut) : whole ? filterOnly : filterCut;
+      ref.file.readBlock(ref.block, some ? filterRead : whole ? inner : cut, batch, 0, loaded);
       stats.blocksRead++;
       const rows = batch.length;
       if (idx.length < rows) idx = new Uint32Array(rows);
@@ -212,14 +281,15 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
         for (let i = 0; i < rows; i++) idx[i] = i;
         n = rows;
       } else {
-        n = opts.filter!.select(batch, 0, rows, idx);
+        n = (keyed ? selectKeyed(batch, byName!) : undefined) ?? opts.filter!.select(batch, 0, rows, idx);
       }
       if (!whole) n = keepInWindow(batch, idx, n, opts.from, opts.to);
       stats.rowsRead += rows;
       if (n === 0) return undefined;
-      if (!some || rest.length === 0) return { batch, idx, n, ref };
+      const restRead = keyed ? restKeyed : rest;
+      if (!some || restRead.length === 0) return { batch, idx, n, ref };
       if (n * 4 >= rows) {
-        ref.file.readBlock(ref.block, rest, batch, 0, loaded);
+        ref.file.readBlock(ref.block, restRead, batch, 0, loaded);
         return { batch, idx, n, ref };
       }
       // Few rows matched: decode the caller's columns of those rows only, into rows 0 … n.
@@ -269,4 +339,22 @@ function keepInWindow(batch: FlowBatch, idx: Uint32Array, n: number, lo: number,
     if (r >= lo && r < hi) idx[k++] = i;
   }
   return k;
+}
+
+type BlockStatsMap = ReadonlyMap<ColumnName, { min: number; max: number }>;
+
+/** Value i of a column as stored (n rows), as decoding into its integer array would give it (`mask`: the array's bits). */
+function plainValueAt(c: PlainColumn, n: number, mask: number): ValueAt {
+  const { base, bytes } = c;
+  switch (c.width) {
+    case 0:
+      return () => base & mask;
+    case 1:
+      return (i) => (base + bytes[i]!) & mask;
+    case 2:
+      return (i) => (base + (bytes[i]! | (bytes[n + i]! << 8))) & mask;
+    case 4:
+      return (i) =>
+        (base + ((bytes[i]! | (bytes[n + i]! << 8) | (bytes[2 * n + i]! << 16) | (bytes[3 * n + i]! << 24)) >>> 0)) & mask;
+  }
 }

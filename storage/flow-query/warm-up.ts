@@ -4,9 +4,10 @@
  * run a while, and a scan's loops (column decoding, filters, group tables, ranking) then cost
  * several times their optimised price; the scan worker thread has its own compiled code. So,
  * once serve listens, a few queries of the kinds operators ask (top-N by a port, an address and
- * the protocol, filtered and not; a first page with its count) run over a small synthetic hour
- * written to a directory of its own, large enough to be shared with the worker thread, which
- * is then warm too. Their answers are thrown away; the directory is removed.
+ * the protocol, filtered and not; a first page with its count) run over two small synthetic
+ * hours, one sealed and one open, written to a directory of their own, large enough to be
+ * shared with the worker thread, which is then warm too. Their answers are thrown away; the
+ * directory is removed.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +21,8 @@ import { MIN_SPLIT_BLOCKS } from './top-n.js';
 
 /** Rows of a synthetic block: long enough loops for V8 to optimise them while they run. */
 const BLOCK_ROWS = 8192;
+/** Rows of the live blocks that sealing merges into blocks of BLOCK_ROWS. */
+const SMALL_BLOCK_ROWS = BLOCK_ROWS / 8;
 
 /** What a warm-up did. */
 export interface QueryWarmUp {
@@ -47,16 +50,25 @@ export async function warmUpQueries(
   const done = (): QueryWarmUp => ({ ms: clock() - started, queries, rows, aborted: opts.signal?.aborted ?? false });
   try {
     if (opts.signal?.aborted) return done();
+    // Two hours of half the rows each, so that both kinds of block are read: the first written in
+    // small blocks, which sealing merges and orders by protocol and port (read by bisection); the
+    // second still open, in arrival order. The writer's clock is in the second hour: closing it
+    // seals the first.
     const writer = new CaptureWriter({
       dataDir: dir,
       timezone: 'UTC',
       blockRows: BLOCK_ROWS,
-      now: () => hour + 30 * 60_000,
+      now: () => hour + 90 * 60_000,
       timer: false,
     });
     await writer.start();
     try {
-      writer.write('warm-up', syntheticFlows(rows, hour));
+      const half = rows / 2;
+      for (let at = 0; at < half; at += SMALL_BLOCK_ROWS) {
+        writer.write('warm-up', syntheticFlows(SMALL_BLOCK_ROWS, hour + at));
+        writer.flush();
+      }
+      writer.write('warm-up', syntheticFlows(half, hour + 3_600_000));
     } finally {
       await writer.close();
     }
@@ -66,7 +78,7 @@ export async function warmUpQueries(
       now: () => hour + 3 * 3_600_000,
       scanWorkers: opts.workers,
     });
-    const window = { source: 'warm-up', from: hour, to: hour + 3_600_000 };
+    const window = { source: 'warm-up', from: hour, to: hour + 2 * 3_600_000 };
     const top = (by: string, filter?: string) => () =>
       analytics.top({ ...window, by: parseDimensions(by), filter, metric: 'bytes', limit: 10 });
     const steps = [
@@ -76,6 +88,7 @@ export async function warmUpQueries(
       top('dst_ip'),
       top('src_ip,dst_port', 'proto udp or port 53'),
       () => analytics.flows({ ...window, filter: 'port 443', order: 'time', limit: 100 }),
+      () => analytics.flows({ ...window, filter: 'dst port 443', order: 'time', limit: 100 }),
       () => analytics.flows({ ...window, filter: 'src net 10.0.0.0/16', order: 'bytes', limit: 100 }),
     ];
     for (let r = 0; r < (opts.rounds ?? 2); r++) {

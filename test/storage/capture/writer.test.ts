@@ -5,6 +5,7 @@ import { FlowBatch } from '../../../common/flow-batch.js';
 import { nodeFs, type CaptureFs } from '../../../storage/capture/capture-fs.js';
 import { listCaptureFiles, scanFlows } from '../../../storage/capture/reader.js';
 import { CaptureFile } from '../../../storage/capture/capture-file.js';
+import { ROW_ORDER } from '../../../storage/capture/format.js';
 import { CaptureWriter, type HourSealedEvent } from '../../../storage/capture/writer.js';
 import { appendRows } from '../../../storage/capture/open-hour.js';
 import { FakeClock, inAnyOrder, prng, randomFlows, rowsOf, slice, tempDataDir } from './flows.js';
@@ -153,10 +154,39 @@ describe('capture writer', () => {
         expect(p1! > p0! || (p1 === p0 && (d1! > d0! || (d1 === d0 && r1! >= r0!)))).toBe(true);
       }
       expect(inAnyOrder(rowsOf([b]))).toEqual(inAnyOrder(rowsOf(groups[k]!)));
+      // … and each block's index says so, for readers that bisect by protocol and port.
+      expect(f.loadBlock(k).rowOrder).toBe(ROW_ORDER.protoDstPort);
     });
     f.close();
     expect(sealed.size).toBeLessThan(cur.size);
     expect(readdirSync(join(dir, 'flows/netflow'))).toEqual(['nfcapd.202603251000']);
+  });
+
+  it('seals an hour of large live blocks in place, in arrival order, and its blocks say so', async () => {
+    const dir = tempDataDir();
+    const clock = new FakeClock(H9);
+    const w = makeWriter(dir, clock, { blockRows: 256 });
+    await w.start();
+    const all: FlowBatch[] = [];
+    for (let k = 0; k < 3; k++) {
+      const b = randomFlows(256, { received: H9 + k * 60_000, stepMs: 100, seed: 200 + k });
+      all.push(b);
+      w.write('netflow', b);
+      clock.t = H9 + (k + 1) * 60_000;
+      await w.tick();
+    }
+    clock.t = H10 + 60_000;
+    await w.tick();
+    const sealed = listCaptureFiles(dir, 'netflow', 'Europe/Paris')[0]!;
+    expect(sealed.kind).toBe('sealed');
+    const f = CaptureFile.open(sealed.path, { requireSealed: true });
+    expect(f.blocks.map((b) => b.rows)).toEqual([256, 256, 256]);
+    f.blocks.forEach((_, k) => {
+      expect(rowsOf([f.readBlock(k)])).toEqual(rowsOf([all[k]!]));
+      expect(f.loadBlock(k).rowOrder).toBe(ROW_ORDER.arrival);
+    });
+    f.close();
+    await w.close();
   });
 
   it('reopens a sealed hour for rows that arrive late, and seals it again', async () => {

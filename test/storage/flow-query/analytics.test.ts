@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatAddress, type FlowBatch } from '../../../common/flow-batch.js';
 import { CaptureFile } from '../../../storage/capture/capture-file.js';
-import { ALL_COLUMNS, BLOCK_HEADER_SIZE } from '../../../storage/capture/format.js';
+import { ALL_COLUMNS, BLOCK_HEADER_SIZE, ROW_ORDER } from '../../../storage/capture/format.js';
 import { CaptureWriter } from '../../../storage/capture/writer.js';
 import { listCaptureFiles, newReadStats } from '../../../storage/capture/reader.js';
 import { parseDimensions, DimensionError } from '../../../storage/flow-query/dimensions.js';
@@ -14,7 +14,7 @@ import { FlowAnalytics, FlowAnalyticsBusyError } from '../../../storage/flow-que
 import { flowPage, newestOnDisk, snapshotEnd, type FlowCursor } from '../../../storage/flow-query/flow-pages.js';
 import { series } from '../../../storage/flow-query/series.js';
 import { countMatching, topN, type Metric } from '../../../storage/flow-query/top-n.js';
-import { randomFlows } from '../capture/flows.js';
+import { randomFlows, slice } from '../capture/flows.js';
 
 const H9 = Date.UTC(2026, 2, 25, 9);
 const dirs: string[] = [];
@@ -192,6 +192,101 @@ describe('count of matches', () => {
       }
     }
     await writer.close();
+  });
+});
+
+describe('over a sealed hour, its blocks ordered by protocol and destination port', () => {
+  /**
+   * An hour written in small live blocks and sealed: sealing merges them into blocks of 512 rows
+   * ordered by protocol and port, which readers bisect. A third of the rows get any port, so some
+   * blocks hold many ports (too many pieces to bisect) and others few.
+   */
+  async function sealedHour(): Promise<{ dir: string; batch: FlowBatch }> {
+    const dir = mkdtempSync(join(tmpdir(), 'netsvc-fq-'));
+    dirs.push(dir);
+    let now = H9 + 59 * 60_000;
+    const writer = new CaptureWriter({ dataDir: dir, timezone: 'UTC', blockRows: 512, now: () => now, timer: false });
+    await writer.start();
+    const n = 6000;
+    const batch = randomFlows(n, { received: H9, stepMs: 3_000_000 / n, seed: 21 });
+    for (let i = 0; i < n; i++) {
+      if (i % 3 === 0) batch.cols.dstPort[i] = (i * 7919) % 65536;
+      // Some blocks of one protocol only: the bisection's first verdict takes or drops them whole.
+      if (i >= 2048 && i < 3072) batch.cols.proto[i] = 17;
+    }
+    for (let at = 0; at < n; at += 100) {
+      writer.write('netflow', slice(batch, at, Math.min(n, at + 100)));
+      writer.flush();
+    }
+    now = H9 + 61 * 60_000;
+    await writer.close();
+    const [file] = listCaptureFiles(dir, 'netflow', 'UTC');
+    const f = CaptureFile.open(file!.path, { requireSealed: true });
+    expect(f.blocks.map((_, k) => f.loadBlock(k).rowOrder)).toEqual(f.blocks.map(() => ROW_ORDER.protoDstPort));
+    f.close();
+    return { dir, batch };
+  }
+
+  const filters: Array<[string, (b: FlowBatch, i: number) => boolean]> = [
+    ['dst port 443', (b, i) => b.cols.dstPort[i] === 443],
+    ['proto tcp', (b, i) => b.cols.proto[i] === 6],
+    ['proto udp and dst port 53', (b, i) => b.cols.proto[i] === 17 && b.cols.dstPort[i] === 53],
+    ['not dst port 53', (b, i) => b.cols.dstPort[i] !== 53],
+    ['dst port > 1024 and dst port < 2000', (b, i) => b.cols.dstPort[i]! > 1024 && b.cols.dstPort[i]! < 2000],
+    ['proto udp or dst port 22', (b, i) => b.cols.proto[i] === 17 || b.cols.dstPort[i] === 22],
+    ['dst port in [80 443 123]', (b, i) => [80, 443, 123].includes(b.cols.dstPort[i]!)],
+    ['dst port 443 and bytes > 5000', (b, i) => b.cols.dstPort[i] === 443 && b.cols.bytes[i]! > 5000],
+    ['port 53', (b, i) => b.cols.dstPort[i] === 53 || b.cols.srcPort[i] === 53],
+    ['proto 47 and not tos 8', (b, i) => b.cols.proto[i] === 47 && b.cols.tos[i] !== 8],
+    ['dst port 80 and flags S', (b, i) => b.cols.dstPort[i] === 80 && b.cols.proto[i] === 6 && (b.cols.tcpFlags[i]! & 2) !== 0],
+  ];
+
+  it('counts, top-N and pages of flows equal the reference for filters on protocol, port and more', async () => {
+    const { dir, batch } = await sealedHour();
+    for (const [text, keep] of filters) {
+      const filter = compileFilter(parseFilter(text));
+      for (const [from, to] of [
+        [H9, H9 + 3_600_000],
+        [H9 + 7 * 60_000 + 1, H9 + 41 * 60_000 + 7],
+      ] as const) {
+        const rows = rowsIn(batch, from, to).filter((i) => keep(batch, i));
+        expect(await countMatching({ ...scanOf(dir, from, to), filter }), `count ${text} ${from}`).toBe(rows.length);
+        const t = await topN({ ...scanOf(dir, from, to), filter }, parseDimensions('dst_port,proto'), 'bytes', 1000, {
+          times: true,
+        });
+        const ref = reference(batch, rows, (i) => `${batch.cols.dstPort[i]}|${batch.cols.proto[i]}`);
+        expect(t.total.flows, `top ${text} ${from}`).toBe(rows.length);
+        expect(t.groups, `top ${text} ${from}`).toBe(ref.size);
+        for (const r of t.rows) {
+          expect(ref.get(r.key.join('|')), `top ${text} ${from}`).toEqual({
+            flows: r.flows,
+            packets: r.packets,
+            bytes: r.bytes,
+            first: r.first,
+            last: r.last,
+          });
+        }
+      }
+      // Every matching flow once across pages, newest first.
+      const seen: number[] = [];
+      let cursor: FlowCursor | undefined;
+      for (let page = 0; page < 1000; page++) {
+        const p = await flowPage(
+          { ...scanOf(dir, H9, H9 + 3_600_000), filter },
+          { order: 'time', limit: 400, cursor, total: null },
+        );
+        for (const f of p.flows) seen.push(f.received * 65536 + f.srcPort);
+        if (!p.next) break;
+        cursor = p.next;
+      }
+      const expected = rowsIn(batch, H9, H9 + 3_600_000)
+        .filter((i) => keep(batch, i))
+        .map((i) => batch.cols.received[i]! * 65536 + batch.cols.srcPort[i]!);
+      expect(
+        seen.sort((a, b) => a - b),
+        `pages ${text}`,
+      ).toEqual(expected.sort((a, b) => a - b));
+    }
   });
 });
 
