@@ -9,12 +9,15 @@
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { FlowBatch } from '../../common/flow-batch.js';
-import { CaptureFile } from '../capture/capture-file.js';
+import { CaptureFile, type LoadedBlock } from '../capture/capture-file.js';
 import { CodecSet } from '../capture/codec.js';
 import type { PlainColumn } from '../capture/column-codec.js';
 import { ALL_COLUMNS, CaptureFileError, ROW_ORDER, withDependencies, type ColumnName } from '../capture/format.js';
 import type { CaptureFileInfo, ReadStats } from '../capture/reader.js';
-import { bisectionHelps, sortedRanges, type SortedRanges, type ValueAt } from './sorted-ranges.js';
+import { bisectionHelps, keysOnly, sortedRanges, type SortedRanges, type ValueAt } from './sorted-ranges.js';
+
+/** The columns a block ordered by protocol and destination port is ordered by (ROW_ORDER.protoDstPort). */
+const KEY_COLUMNS: readonly ColumnName[] = ['proto', 'dstPort'];
 
 /** Blocks scanned between turns of the event loop (a block is up to 65 536 rows). */
 const YIELD_EVERY = 2;
@@ -131,11 +134,10 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
   const filterCut = [...withDependencies([...filterOnly, 'received'])];
   const rest = [...withDependencies(opts.columns.filter((c) => !filterOnly.includes(c)))];
   // In a block ordered by protocol and destination port, a filter on either finds its rows by
-  // bisection (sorted-ranges.ts), which reads both columns: the filter's columns with those two.
+  // bisection (sorted-ranges.ts) over both columns as stored: read with the filter's columns.
   const bisect = opts.filter !== undefined && bisectionHelps(opts.filter.columns);
-  const filterKeyed = bisect ? [...withDependencies([...filterOnly, 'proto', 'dstPort'])] : filterOnly;
-  const filterKeyedCut = [...withDependencies([...filterKeyed, 'received'])];
-  const restKeyed = rest.filter((c) => !filterKeyed.includes(c));
+  const decides = opts.filter !== undefined && keysOnly(opts.filter.columns);
+  const filterKeyed = bisect ? [...withDependencies([...filterOnly, ...KEY_COLUMNS])] : filterOnly;
   // What is read from the file: what may be decoded (the bisection's columns too).
   const innerLoad = bisect ? [...withDependencies([...inner, ...filterKeyed])] : inner;
   const cutLoad = bisect ? [...withDependencies([...cut, ...filterKeyed])] : cut;
@@ -185,6 +187,7 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
         (c) => byName.get(c),
         (st) => opts.filter!.block(st),
         ranges,
+        decides,
       );
       if (r) ranges = r; // kept for the next block's ranges
       return r;
@@ -209,25 +212,13 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
       }
       return m;
     };
-    /** Writes a keyed block's matching rows into `idx`; undefined: select over every row instead. */
-    const selectKeyed = (b: FlowBatch, byName: BlockStatsMap): number | undefined => {
-      const proto = b.cols.proto;
-      const port = b.cols.dstPort;
-      const r = keyedRanges(
-        b.length,
-        (i) => proto[i]!,
-        (i) => port[i]!,
-        byName,
-      );
-      if (!r) return undefined;
-      let n = 0;
-      for (let k = 0; k < r.count; k++) {
-        const from = r.from[k]!;
-        const to = r.to[k]!;
-        if (r.whole[k]) for (let i = from; i < to; i++) idx[n++] = i;
-        else n += opts.filter!.select(b, from, to, idx.subarray(n));
-      }
-      return n;
+    /** The ranges of a keyed block the filter may match, from its protocol and port as stored; undefined: test every row. */
+    const plainRanges = (loaded: LoadedBlock, ref: BlockRef, byName: BlockStatsMap): SortedRanges | undefined => {
+      const plain = ref.file.plainColumns(ref.block, KEY_COLUMNS, loaded);
+      const proto = plain?.get('proto');
+      const port = plain?.get('dstPort');
+      if (!proto || !port) return undefined;
+      return keyedRanges(loaded.rows, plainValueAt(proto, loaded.rows, 255), plainValueAt(port, loaded.rows, 65535), byName);
     };
     /** The matching rows of one block; undefined when it has none. Throws CaptureFileError. */
     const matchesOf = (ref: BlockRef): Matches | undefined => {
@@ -270,9 +261,22 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
       }
       batch.length = 0;
       const some = verdict === 'some';
-      const keyed = some && bisect && loaded.rowOrder === ROW_ORDER.protoDstPort;
-      const filterRead = keyed ? (whole ? filterKeyed : filterKeyedCut) : whole ? filterOnly : filterCut;
-      ref.file.readBlock(ref.block, some ? filterRead : whole ? inner : cut, batch, 0, loaded);
+      // A block ordered by protocol and port: the ranges the filter may match, from those two
+      // columns as stored (not decoded); the filter's columns are decoded only to test the
+      // ranges it leaves undecided.
+      const r = some && bisect && loaded.rowOrder === ROW_ORDER.protoDstPort ? plainRanges(loaded, ref, byName!) : undefined;
+      let decodeFilter = true;
+      if (r && whole) {
+        decodeFilter = false;
+        for (let k = 0; k < r.count; k++) if (!r.whole[k]) decodeFilter = true;
+      }
+      ref.file.readBlock(
+        ref.block,
+        !some ? (whole ? inner : cut) : decodeFilter ? (whole ? filterOnly : filterCut) : [],
+        batch,
+        0,
+        loaded,
+      );
       stats.blocksRead++;
       const rows = batch.length;
       if (idx.length < rows) idx = new Uint32Array(rows);
@@ -280,13 +284,22 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
       if (verdict === 'all') {
         for (let i = 0; i < rows; i++) idx[i] = i;
         n = rows;
+      } else if (r) {
+        n = 0;
+        for (let k = 0; k < r.count; k++) {
+          const from = r.from[k]!;
+          const to = r.to[k]!;
+          if (r.whole[k]) for (let i = from; i < to; i++) idx[n++] = i;
+          else n += opts.filter!.select(batch, from, to, idx.subarray(n));
+        }
       } else {
-        n = (keyed ? selectKeyed(batch, byName!) : undefined) ?? opts.filter!.select(batch, 0, rows, idx);
+        n = opts.filter!.select(batch, 0, rows, idx);
       }
       if (!whole) n = keepInWindow(batch, idx, n, opts.from, opts.to);
       stats.rowsRead += rows;
       if (n === 0) return undefined;
-      const restRead = keyed ? restKeyed : rest;
+      // The caller's columns not decoded yet: those besides the filter's, or all of them.
+      const restRead = decodeFilter ? rest : callerColumns;
       if (!some || restRead.length === 0) return { batch, idx, n, ref };
       if (n * 4 >= rows) {
         ref.file.readBlock(ref.block, restRead, batch, 0, loaded);

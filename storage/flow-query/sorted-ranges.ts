@@ -42,10 +42,17 @@ export function bisectionHelps(filterColumns: readonly ColumnName[]): boolean {
   return filterColumns.includes('proto') || filterColumns.includes('dstPort');
 }
 
+/** Whether a filter reads protocol and destination port alone, so that a bisection decides every row. */
+export function keysOnly(filterColumns: readonly ColumnName[]): boolean {
+  return filterColumns.every((c) => c === 'proto' || c === 'dstPort');
+}
+
 /**
  * The ranges of rows [0, rows) that may match, for a block ordered by protocol then destination
  * port; `out` is reused when large enough. `verdict` is the filter's block verdict; `blockStats`
  * the block's own bounds for the other columns (and for the port where protocols differ).
+ * With `keysOnly` (the filter reads protocol and port alone) the last few rows of a range are
+ * decided too, a verdict per protocol and port, so that no range is left to test.
  * Undefined when the bisection would ask more verdicts than VERDICTS_PER_ROW_SHIFT allows:
  * the caller then tests every row.
  */
@@ -56,6 +63,7 @@ export function sortedRanges(
   blockStats: BlockStats,
   verdict: (stats: BlockStats) => BlockVerdict,
   out?: SortedRanges,
+  keysOnly = false,
 ): SortedRanges | undefined {
   const r: SortedRanges =
     out && out.from.length >= 16
@@ -116,8 +124,27 @@ export function sortedRanges(
       emit(a, b, true);
       continue;
     }
-    if (b - a <= SPLIT_ABOVE || (portKnown && portLo === portHi)) {
+    if (portKnown && portLo === portHi) {
       emit(a, b, false);
+      continue;
+    }
+    if (b - a <= SPLIT_ABOVE) {
+      if (!keysOnly) {
+        emit(a, b, false);
+        continue;
+      }
+      // A filter of protocol and port alone: a verdict per run of one key decides each row.
+      for (let x = a; x < b;) {
+        protoLo = protoHi = protoAt(x);
+        portLo = portHi = portAt(x);
+        portKnown = true;
+        let y = x + 1;
+        while (y < b && protoAt(y) === protoLo && portAt(y) === portLo) y++;
+        if (--budget < 0) return undefined;
+        const w = verdict(stats);
+        if (w !== 'none') emit(x, y, w === 'all');
+        x = y;
+      }
       continue;
     }
     const mid = a + ((b - a) >>> 1);

@@ -205,17 +205,18 @@ describe('over a sealed hour, its blocks ordered by protocol and destination por
     const dir = mkdtempSync(join(tmpdir(), 'netsvc-fq-'));
     dirs.push(dir);
     let now = H9 + 59 * 60_000;
-    const writer = new CaptureWriter({ dataDir: dir, timezone: 'UTC', blockRows: 512, now: () => now, timer: false });
+    const writer = new CaptureWriter({ dataDir: dir, timezone: 'UTC', blockRows: 16_384, now: () => now, timer: false });
     await writer.start();
-    const n = 6000;
+    const n = 40_000;
     const batch = randomFlows(n, { received: H9, stepMs: 3_000_000 / n, seed: 21 });
     for (let i = 0; i < n; i++) {
       if (i % 3 === 0) batch.cols.dstPort[i] = (i * 7919) % 65536;
-      // Some blocks of one protocol only: the bisection's first verdict takes or drops them whole.
-      if (i >= 2048 && i < 3072) batch.cols.proto[i] = 17;
+      // Three protocols (a bisection asks more verdicts per protocol a block holds), and one block
+      // of one protocol only: the bisection's first verdict takes or drops it whole.
+      batch.cols.proto[i] = i >= 16_000 && i < 32_000 ? 17 : [6, 17, 1][i % 3]!;
     }
-    for (let at = 0; at < n; at += 100) {
-      writer.write('netflow', slice(batch, at, Math.min(n, at + 100)));
+    for (let at = 0; at < n; at += 1000) {
+      writer.write('netflow', slice(batch, at, Math.min(n, at + 1000)));
       writer.flush();
     }
     now = H9 + 61 * 60_000;
@@ -237,7 +238,7 @@ describe('over a sealed hour, its blocks ordered by protocol and destination por
     ['dst port in [80 443 123]', (b, i) => [80, 443, 123].includes(b.cols.dstPort[i]!)],
     ['dst port 443 and bytes > 5000', (b, i) => b.cols.dstPort[i] === 443 && b.cols.bytes[i]! > 5000],
     ['port 53', (b, i) => b.cols.dstPort[i] === 53 || b.cols.srcPort[i] === 53],
-    ['proto 47 and not tos 8', (b, i) => b.cols.proto[i] === 47 && b.cols.tos[i] !== 8],
+    ['proto icmp and not tos 8', (b, i) => b.cols.proto[i] === 1 && b.cols.tos[i] !== 8],
     ['dst port 80 and flags S', (b, i) => b.cols.dstPort[i] === 80 && b.cols.proto[i] === 6 && (b.cols.tcpFlags[i]! & 2) !== 0],
   ];
 
@@ -273,7 +274,7 @@ describe('over a sealed hour, its blocks ordered by protocol and destination por
       for (let page = 0; page < 1000; page++) {
         const p = await flowPage(
           { ...scanOf(dir, H9, H9 + 3_600_000), filter },
-          { order: 'time', limit: 400, cursor, total: null },
+          { order: 'time', limit: 1000, cursor, total: null },
         );
         for (const f of p.flows) seen.push(f.received * 65536 + f.srcPort);
         if (!p.next) break;
