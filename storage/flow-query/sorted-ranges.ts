@@ -77,9 +77,20 @@ export function sortedRanges(
   let portLo = 0;
   let portHi = 0;
   let portKnown = false;
+  // The bounds handed to the verdict, one object per column reused (a verdict reads them at once).
+  const protoRange = { min: 0, max: 0 };
+  const portRange = { min: 0, max: 0 };
   const stats: BlockStats = (column) => {
-    if (column === 'proto') return { min: protoLo, max: protoHi };
-    if (column === 'dstPort') return portKnown ? { min: portLo, max: portHi } : blockStats(column);
+    if (column === 'proto') {
+      protoRange.min = protoLo;
+      protoRange.max = protoHi;
+      return protoRange;
+    }
+    if (column === 'dstPort' && portKnown) {
+      portRange.min = portLo;
+      portRange.max = portHi;
+      return portRange;
+    }
     return blockStats(column);
   };
   const emit = (from: number, to: number, whole: boolean): void => {
