@@ -67,8 +67,19 @@ export function indexRows(batch: FlowBatch, from: number, n: number): BlockIndex
     // TCP only, as nfdump's `flags R` and the KPI's denied_flows count it
     rstFlows += (tcpFlags[i]! & TCP_RST) !== 0 && proto[i] === 6 ? 1 : 0;
   }
-  const rowOrder = ROW_ORDER.arrival;
-  return { rows: n, receivedMin, receivedMax, startMin, startMax, endMin, endMax, bytesSum, packetsSum, rstFlows, rowOrder };
+  return {
+    rows: n,
+    receivedMin,
+    receivedMax,
+    startMin,
+    startMax,
+    endMin,
+    endMax,
+    bytesSum,
+    packetsSum,
+    rstFlows,
+    rowOrder: ROW_ORDER.arrival,
+  };
 }
 
 /**
@@ -288,7 +299,8 @@ function copyToScratch(k: number, bytes: Uint8Array): Uint8Array {
  * PlainColumn), each stream checked and decompressed; a column the block lacks reads as 0, as
  * decoded. Undefined when one of them is an address column or is stored otherwise: the caller
  * decodes the block instead (and meets its damage, if that is why). The columns' bytes are
- * valid until the next call.
+ * valid until the next call, and the last one's only until `codecs` decompresses again (a
+ * readBlock of the same file): it is the codec's own buffer.
  */
 export function plainBlockColumns(
   payload: Buffer,

@@ -14,6 +14,8 @@
  * round trip is exact for every value a FlowBatch can hold.
  */
 
+import { COLUMN_TYPES, type NumericColumn } from '../../common/flow-batch.js';
+
 /** Transform identifiers as stored in a column directory entry. */
 export const TRANSFORM = { const: 0, int: 1, delta: 2, rel: 3, raw: 4, addr: 5 } as const;
 
@@ -413,4 +415,31 @@ export function plainColumn(
   if (col.transform !== TRANSFORM.int || (width !== 1 && width !== 2 && width !== 4) || bytes.length !== n * width)
     return undefined;
   return { width, base, bytes };
+}
+
+/**
+ * Value i of a column as stored (a PlainColumn of n rows), as decoding it into the column's
+ * array gives it: base + stored value, wrapped to an integer array's width.
+ */
+export function plainValueAt(c: PlainColumn, n: number, column: NumericColumn): (i: number) => number {
+  const kind = COLUMN_TYPES[column];
+  const wrap =
+    kind === Uint8Array
+      ? (v: number) => v & 0xff
+      : kind === Uint16Array
+        ? (v: number) => v & 0xffff
+        : kind === Uint32Array
+          ? (v: number) => v >>> 0
+          : (v: number) => v;
+  const { base, bytes } = c;
+  switch (c.width) {
+    case 0:
+      return () => wrap(base);
+    case 1:
+      return (i) => wrap(base + bytes[i]!);
+    case 2:
+      return (i) => wrap(base + (bytes[i]! | (bytes[n + i]! << 8)));
+    case 4:
+      return (i) => wrap(base + getShuffled(bytes, n, 4, i));
+  }
 }

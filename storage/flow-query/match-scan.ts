@@ -5,19 +5,24 @@
  * A block is skipped without decoding when the footer says it lies outside
  * the window, or when the filter, asked with the block's per-column min/max,
  * says no row can match. A block the filter accepts whole (and the window
- * covers whole) needs no per-row test.
+ * covers whole) needs no per-row test. In a block ordered by protocol and
+ * destination port (as sealing writes them), a filter on either finds its
+ * rows by bisection (sorted-ranges.ts) instead of testing each.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { FlowBatch } from '../../common/flow-batch.js';
-import { CaptureFile, type LoadedBlock } from '../capture/capture-file.js';
+import { CaptureFile } from '../capture/capture-file.js';
 import { CodecSet } from '../capture/codec.js';
-import type { PlainColumn } from '../capture/column-codec.js';
+import { plainValueAt, type PlainColumn } from '../capture/column-codec.js';
 import { ALL_COLUMNS, CaptureFileError, ROW_ORDER, withDependencies, type ColumnName } from '../capture/format.js';
 import type { CaptureFileInfo, ReadStats } from '../capture/reader.js';
-import { bisectionHelps, keysOnly, sortedRanges, type SortedRanges, type ValueAt } from './sorted-ranges.js';
+import { bisectionHelps, keysOnly, sortedRanges, type SortedRanges } from './sorted-ranges.js';
 
 /** The columns a block ordered by protocol and destination port is ordered by (ROW_ORDER.protoDstPort). */
 const KEY_COLUMNS: readonly ColumnName[] = ['proto', 'dstPort'];
+
+/** Bisections of ordered blocks (sorted-ranges.ts) that may give up in one scan before it stops trying them. */
+const GIVE_UPS = 2;
 
 /** Blocks scanned between turns of the event loop (a block is up to 65 536 rows). */
 const YIELD_EVERY = 2;
@@ -142,6 +147,7 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
   const innerLoad = bisect ? [...withDependencies([...inner, ...filterKeyed])] : inner;
   const cutLoad = bisect ? [...withDependencies([...cut, ...filterKeyed])] : cut;
   let ranges: SortedRanges | undefined;
+  let gaveUp = 0;
   // The rows picked out of a block go to a batch of their own: every column the caller reads, the filter's too.
   const callerColumns = [...withDependencies(opts.columns)];
   const opened: CaptureFile[] = [];
@@ -178,26 +184,38 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
     if (opts.order) refs = opts.order(refs);
     const plan = typeof opts.part === 'function' ? opts.part(refs) : opts.part;
     const fits = plan?.fits === undefined || plan.fits(refs);
-    /** The ranges of a block ordered by protocol and port that the filter may match (sorted-ranges.ts). */
-    const keyedRanges = (rows: number, protoAt: ValueAt, portAt: ValueAt, byName: BlockStatsMap): SortedRanges | undefined => {
+    /**
+     * The ranges of a block ordered by protocol and port that the filter may match
+     * (sorted-ranges.ts), from those two columns as stored (`plain` holds them); undefined when the
+     * bisection gave up: the caller then tests every row. After GIVE_UPS bisections of this scan
+     * gave up (a filter whose verdict the two columns cannot settle, as `port 443`'s source side),
+     * no more are tried.
+     */
+    const keyedRanges = (
+      plain: ReadonlyMap<ColumnName, PlainColumn>,
+      rows: number,
+      byName: BlockStatsMap,
+    ): SortedRanges | undefined => {
+      const proto = plain.get('proto');
+      const port = plain.get('dstPort');
+      if (!proto || !port || gaveUp >= GIVE_UPS) return undefined;
       const r = sortedRanges(
         rows,
-        protoAt,
-        portAt,
+        plainValueAt(proto, rows, 'proto'),
+        plainValueAt(port, rows, 'dstPort'),
         (c) => byName.get(c),
         (st) => opts.filter!.block(st),
         ranges,
         decides,
       );
-      if (r) ranges = r; // kept for the next block's ranges
+      if (r)
+        ranges = r; // kept for the next block's ranges
+      else gaveUp++;
       return r;
     };
     /** The count of a keyed block's matches from its columns as stored; undefined: count every row instead. */
     const countKeyed = (plain: ReadonlyMap<ColumnName, PlainColumn>, rows: number, byName: BlockStatsMap): number | undefined => {
-      const proto = plain.get('proto');
-      const port = plain.get('dstPort');
-      if (!proto || !port) return undefined;
-      const r = keyedRanges(rows, plainValueAt(proto, rows, 255), plainValueAt(port, rows, 65535), byName);
+      const r = keyedRanges(plain, rows, byName);
       if (!r) return undefined;
       let m = 0;
       for (let k = 0; k < r.count; k++) {
@@ -211,14 +229,6 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
         }
       }
       return m;
-    };
-    /** The ranges of a keyed block the filter may match, from its protocol and port as stored; undefined: test every row. */
-    const plainRanges = (loaded: LoadedBlock, ref: BlockRef, byName: BlockStatsMap): SortedRanges | undefined => {
-      const plain = ref.file.plainColumns(ref.block, KEY_COLUMNS, loaded);
-      const proto = plain?.get('proto');
-      const port = plain?.get('dstPort');
-      if (!proto || !port) return undefined;
-      return keyedRanges(loaded.rows, plainValueAt(proto, loaded.rows, 255), plainValueAt(port, loaded.rows, 65535), byName);
     };
     /** The matching rows of one block; undefined when it has none. Throws CaptureFileError. */
     const matchesOf = (ref: BlockRef): Matches | undefined => {
@@ -264,11 +274,18 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
       // A block ordered by protocol and port: the ranges the filter may match, from those two
       // columns as stored (not decoded); the filter's columns are decoded only to test the
       // ranges it leaves undecided.
-      const r = some && bisect && loaded.rowOrder === ROW_ORDER.protoDstPort ? plainRanges(loaded, ref, byName!) : undefined;
+      let r: SortedRanges | undefined;
+      if (some && bisect && gaveUp < GIVE_UPS && loaded.rowOrder === ROW_ORDER.protoDstPort) {
+        const plain = ref.file.plainColumns(ref.block, KEY_COLUMNS, loaded);
+        if (plain) r = keyedRanges(plain, loaded.rows, byName!);
+      }
       let decodeFilter = true;
       if (r && whole) {
         decodeFilter = false;
         for (let k = 0; k < r.count; k++) if (!r.whole[k]) decodeFilter = true;
+        // Not decoded, the filter's columns are still checked: a damaged one skips the block here
+        // as it does where they are decoded (and in the count).
+        if (!decodeFilter) ref.file.checkColumns(ref.block, filterOnly, loaded);
       }
       ref.file.readBlock(
         ref.block,
@@ -355,19 +372,3 @@ function keepInWindow(batch: FlowBatch, idx: Uint32Array, n: number, lo: number,
 }
 
 type BlockStatsMap = ReadonlyMap<ColumnName, { min: number; max: number }>;
-
-/** Value i of a column as stored (n rows), as decoding into its integer array would give it (`mask`: the array's bits). */
-function plainValueAt(c: PlainColumn, n: number, mask: number): ValueAt {
-  const { base, bytes } = c;
-  switch (c.width) {
-    case 0:
-      return () => base & mask;
-    case 1:
-      return (i) => (base + bytes[i]!) & mask;
-    case 2:
-      return (i) => (base + (bytes[i]! | (bytes[n + i]! << 8))) & mask;
-    case 4:
-      return (i) =>
-        (base + ((bytes[i]! | (bytes[n + i]! << 8) | (bytes[2 * n + i]! << 16) | (bytes[3 * n + i]! << 24)) >>> 0)) & mask;
-  }
-}

@@ -65,10 +65,7 @@ export function sortedRanges(
   out?: SortedRanges,
   keysOnly = false,
 ): SortedRanges | undefined {
-  const r: SortedRanges =
-    out && out.from.length >= 16
-      ? out
-      : { count: 0, from: new Uint32Array(64), to: new Uint32Array(64), whole: new Uint8Array(64) };
+  const r: SortedRanges = out ?? { count: 0, from: new Uint32Array(64), to: new Uint32Array(64), whole: new Uint8Array(64) };
   r.count = 0;
   if (rows === 0) return r;
   let budget = Math.max(MIN_VERDICTS, rows >>> VERDICTS_PER_ROW_SHIFT);

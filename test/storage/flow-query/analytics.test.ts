@@ -197,9 +197,9 @@ describe('count of matches', () => {
 
 describe('over a sealed hour, its blocks ordered by protocol and destination port', () => {
   /**
-   * An hour written in small live blocks and sealed: sealing merges them into blocks of 512 rows
-   * ordered by protocol and port, which readers bisect. A third of the rows get any port, so some
-   * blocks hold many ports (too many pieces to bisect) and others few.
+   * An hour written in small live blocks and sealed: sealing merges them into blocks of up to
+   * 16 000 rows ordered by protocol and port, which readers bisect. A third of the rows get any
+   * port, so that a block holds common ports in long runs and many others in short ones.
    */
   async function sealedHour(): Promise<{ dir: string; batch: FlowBatch }> {
     const dir = mkdtempSync(join(tmpdir(), 'netsvc-fq-'));
@@ -288,6 +288,48 @@ describe('over a sealed hour, its blocks ordered by protocol and destination por
         `pages ${text}`,
       ).toEqual(expected.sort((a, b) => a - b));
     }
+  });
+});
+
+describe('over a damaged block ordered by protocol and destination port', () => {
+  it('skips and counts it in the count and in a top-N alike, where the bisection decides every row without decoding the filter', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'netsvc-fq-'));
+    dirs.push(dir);
+    let now = H9 + 59 * 60_000;
+    const writer = new CaptureWriter({ dataDir: dir, timezone: 'UTC', blockRows: 8192, now: () => now, timer: false });
+    await writer.start();
+    // TCP to ports 80 and 443, half each, all on input interface 3: sealed into one block whose
+    // halves the bisection's first split decides ('in if 3' holds for the whole block).
+    const batch = randomFlows(8000, { received: H9, stepMs: 100, seed: 5 });
+    for (let i = 0; i < batch.length; i++) {
+      batch.cols.proto[i] = 6;
+      batch.cols.dstPort[i] = i % 2 === 0 ? 80 : 443;
+      batch.cols.inputIf[i] = 3;
+    }
+    for (let at = 0; at < batch.length; at += 1000) {
+      writer.write('netflow', slice(batch, at, at + 1000));
+      writer.flush();
+    }
+    now = H9 + 61 * 60_000;
+    await writer.close();
+    const [info] = listCaptureFiles(dir, 'netflow', 'UTC');
+    const file = CaptureFile.open(info!.path);
+    expect(file.blocks.map((_, k) => file.loadBlock(k).rowOrder)).toEqual([ROW_ORDER.protoDstPort]);
+    const at = file.blocks[0]!.offset + BLOCK_HEADER_SIZE;
+    const inputIf = file.loadBlock(0).columns.find((c) => ALL_COLUMNS[c.id] === 'inputIf')!;
+    file.close();
+    const filter = compileFilter(parseFilter('dst port 443 and in if 3'));
+    // Before the damage: every TCP/443 flow.
+    expect(await countMatching({ ...scanOf(dir, H9, H9 + 3_600_000), filter })).toBe(4000);
+    const bytes = readFileSync(info!.path);
+    bytes[at + inputIf.offset] = bytes[at + inputIf.offset]! ^ 0xff;
+    writeFileSync(info!.path, bytes);
+    const counted = newReadStats();
+    const n = await countMatching({ ...scanOf(dir, H9, H9 + 3_600_000), stats: counted, filter });
+    const grouped = newReadStats();
+    const t = await topN({ ...scanOf(dir, H9, H9 + 3_600_000), stats: grouped, filter }, parseDimensions('dst_port'), 'flows', 5);
+    expect({ n, corrupt: counted.corruptBlocks }).toEqual({ n: 0, corrupt: 1 });
+    expect({ n: t.total.flows, corrupt: grouped.corruptBlocks }).toEqual({ n: 0, corrupt: 1 });
   });
 });
 

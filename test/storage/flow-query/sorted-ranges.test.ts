@@ -119,6 +119,63 @@ describe('sortedRanges', () => {
     }
   });
 
+  it('answers blocks of no row and of one row', () => {
+    const f = compileFilter(parseFilter('dst port 443'));
+    const none = sortedRanges(
+      0,
+      () => 0,
+      () => 0,
+      () => undefined,
+      f.block,
+      undefined,
+      true,
+    );
+    expect(none?.count).toBe(0);
+    for (const [port, want] of [
+      [443, [0, 1, 1]],
+      [80, []],
+    ] as const) {
+      const b = new FlowBatch(1);
+      b.addRow();
+      b.cols.proto[0] = 6;
+      b.cols.dstPort[0] = port;
+      const r = sortedRanges(
+        1,
+        (i) => b.cols.proto[i]!,
+        (i) => b.cols.dstPort[i]!,
+        blockStats(b),
+        f.block,
+        undefined,
+        true,
+      );
+      expect(r && [...r.from.subarray(0, r.count), ...r.to.subarray(0, r.count), ...r.whole.subarray(0, r.count)]).toEqual(want);
+    }
+  });
+
+  it('gives up too when deciding the last rows of ranges one port at a time would ask too many verdicts', () => {
+    // 64 rows, each its own port: two halves of 32 undecided by 'dst port in [0 13 … 52]', then a
+    // verdict per row, 67 in all, over the 64 a block may ask.
+    const b = new FlowBatch(64);
+    for (let i = 0; i < 64; i++) {
+      b.addRow();
+      b.cols.proto[i] = 6;
+      b.cols.dstPort[i] = i;
+    }
+    const f = compileFilter(parseFilter('dst port in [0 13 26 39 52]'));
+    expect(keysOnly(f.columns)).toBe(true);
+    expect(
+      sortedRanges(
+        b.length,
+        (i) => b.cols.proto[i]!,
+        (i) => b.cols.dstPort[i]!,
+        blockStats(b),
+        f.block,
+        undefined,
+        true,
+      ),
+    ).toBeUndefined();
+  });
+
   it('gives up (the caller tests every row) when the filter cuts a block into too many pieces', () => {
     // Every row its own port: ToS is not ordered, so 'tos 8' leaves every piece of 32 rows to test.
     const b = new FlowBatch(4096);
