@@ -16,6 +16,7 @@ import {
 import { parseFilter } from '../../../storage/flow-query/filter-parse.js';
 import type { GeoLookup } from '../../../storage/geo/geo-lookup.js';
 import { xorshift } from '../../helpers/xorshift.js';
+import { realStats } from './block-stats.js';
 
 /** The row's address as four big-endian words. */
 function beWords(col: Uint8Array, row: number): number[] {
@@ -213,20 +214,6 @@ function randomExpr(rnd: () => number, depth: number, prims: readonly string[]):
   if (r < 0.55) return `not ${randomExpr(rnd, depth - 1, prims)}`;
   const join = r < 0.8 ? ' and ' : ' or ';
   return `(${randomExpr(rnd, depth - 1, prims)}${join}${randomExpr(rnd, depth - 1, prims)})`;
-}
-
-function realStats(b: FlowBatch): BlockStats {
-  return (column: ColumnName) => {
-    if (column === 'srcAddr' || column === 'dstAddr' || column === 'exporter' || column === 'nextHop') return undefined;
-    const a = b.cols[column];
-    let min = Infinity;
-    let max = -Infinity;
-    for (let i = 0; i < b.length; i++) {
-      min = Math.min(min, a[i]!);
-      max = Math.max(max, a[i]!);
-    }
-    return { min, max };
-  };
 }
 
 function selectAll(f: CompiledFilter, b: FlowBatch, from = 0, to = b.length): number[] {

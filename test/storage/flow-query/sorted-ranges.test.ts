@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { FlowBatch } from '../../../common/flow-batch.js';
-import { compileFilter } from '../../../storage/flow-query/filter-compile.js';
+import { compileFilter, type CompiledFilter } from '../../../storage/flow-query/filter-compile.js';
 import { parseFilter } from '../../../storage/flow-query/filter-parse.js';
-import { bisectionHelps, keysOnly, sortedRanges } from '../../../storage/flow-query/sorted-ranges.js';
+import { bisectionHelps, keysOnly, sortedRanges, type SortedRanges } from '../../../storage/flow-query/sorted-ranges.js';
 import { xorshift } from '../../helpers/xorshift.js';
+import { realStats } from './block-stats.js';
 
 /** A block of `n` rows ordered by protocol then destination port, with `ports` distinct ports drawn per protocol. */
 function orderedBlock(n: number, ports: number, seed: number): FlowBatch {
@@ -24,18 +25,22 @@ function orderedBlock(n: number, ports: number, seed: number): FlowBatch {
   return b;
 }
 
-function blockStats(b: FlowBatch) {
-  const range = (a: ArrayLike<number>) => {
-    let min = Infinity;
-    let max = -Infinity;
-    for (let i = 0; i < b.length; i++) {
-      min = Math.min(min, a[i]!);
-      max = Math.max(max, a[i]!);
-    }
-    return { min, max };
-  };
-  const all = { proto: range(b.cols.proto), dstPort: range(b.cols.dstPort), bytes: range(b.cols.bytes), tos: range(b.cols.tos) };
-  return (c: string) => all[c as keyof typeof all];
+/** The ranges of a block ordered by protocol and port that filter `f` may match (keysOnly as the scan passes it, unless given). */
+function rangesOf(b: FlowBatch, f: CompiledFilter, keys = keysOnly(f.columns)): SortedRanges | undefined {
+  return sortedRanges(
+    b.length,
+    (i) => b.cols.proto[i]!,
+    (i) => b.cols.dstPort[i]!,
+    realStats(b),
+    f.block,
+    undefined,
+    keys,
+  );
+}
+
+/** A result's ranges as [from…, to…, whole…]. */
+function flat(r: SortedRanges | undefined): number[] | undefined {
+  return r && [...r.from.subarray(0, r.count), ...r.to.subarray(0, r.count), ...r.whole.subarray(0, r.count)];
 }
 
 describe('sortedRanges', () => {
@@ -59,15 +64,7 @@ describe('sortedRanges', () => {
         const f = compileFilter(parseFilter(text));
         expect(bisectionHelps(f.columns), text).toBe(true);
         const matched = new Set(out.subarray(0, f.select(b, 0, b.length, out)));
-        const r = sortedRanges(
-          b.length,
-          (i) => b.cols.proto[i]!,
-          (i) => b.cols.dstPort[i]!,
-          blockStats(b),
-          f.block,
-          undefined,
-          keysOnly(f.columns),
-        );
+        const r = rangesOf(b, f);
         expect(r, text).toBeDefined();
         // Per row: 0 outside every range, 1 in a range to test, 2 in a range taken whole.
         const cover = new Uint8Array(b.length);
@@ -102,20 +99,8 @@ describe('sortedRanges', () => {
       ['proto tcp and dst port 53', 0, 5],
     ] as const) {
       const f = compileFilter(parseFilter(text));
-      const r = sortedRanges(
-        b.length,
-        (i) => b.cols.proto[i]!,
-        (i) => b.cols.dstPort[i]!,
-        blockStats(b),
-        f.block,
-        undefined,
-        true,
-      );
-      expect(r && [...r.from.subarray(0, r.count), ...r.to.subarray(0, r.count), ...r.whole.subarray(0, r.count)], text).toEqual([
-        from,
-        to,
-        1,
-      ]);
+      const r = rangesOf(b, f, true);
+      expect(flat(r), text).toEqual([from, to, 1]);
     }
   });
 
@@ -139,16 +124,7 @@ describe('sortedRanges', () => {
       b.addRow();
       b.cols.proto[0] = 6;
       b.cols.dstPort[0] = port;
-      const r = sortedRanges(
-        1,
-        (i) => b.cols.proto[i]!,
-        (i) => b.cols.dstPort[i]!,
-        blockStats(b),
-        f.block,
-        undefined,
-        true,
-      );
-      expect(r && [...r.from.subarray(0, r.count), ...r.to.subarray(0, r.count), ...r.whole.subarray(0, r.count)]).toEqual(want);
+      expect(flat(rangesOf(b, f))).toEqual(want);
     }
   });
 
@@ -163,17 +139,7 @@ describe('sortedRanges', () => {
     }
     const f = compileFilter(parseFilter('dst port in [0 13 26 39 52]'));
     expect(keysOnly(f.columns)).toBe(true);
-    expect(
-      sortedRanges(
-        b.length,
-        (i) => b.cols.proto[i]!,
-        (i) => b.cols.dstPort[i]!,
-        blockStats(b),
-        f.block,
-        undefined,
-        true,
-      ),
-    ).toBeUndefined();
+    expect(rangesOf(b, f, true)).toBeUndefined();
   });
 
   it('gives up (the caller tests every row) when the filter cuts a block into too many pieces', () => {
@@ -186,14 +152,6 @@ describe('sortedRanges', () => {
       b.cols.tos[i] = (i % 4) * 8;
     }
     const f = compileFilter(parseFilter('dst port > 0 and tos 8'));
-    expect(
-      sortedRanges(
-        b.length,
-        (i) => b.cols.proto[i]!,
-        (i) => b.cols.dstPort[i]!,
-        blockStats(b),
-        f.block,
-      ),
-    ).toBeUndefined();
+    expect(rangesOf(b, f)).toBeUndefined();
   });
 });
