@@ -142,6 +142,7 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
   // bisection (sorted-ranges.ts) over both columns as stored: read with the filter's columns.
   const bisect = opts.filter !== undefined && bisectionHelps(opts.filter.columns);
   const decides = opts.filter !== undefined && keysOnly(opts.filter.columns);
+  const byPort = opts.filter?.columns.includes('dstPort') ?? false;
   const filterKeyed = bisect ? [...withDependencies([...filterOnly, ...KEY_COLUMNS])] : filterOnly;
   // What is read from the file: what may be decoded (the bisection's columns too).
   const innerLoad = bisect ? [...withDependencies([...inner, ...filterKeyed])] : inner;
@@ -207,6 +208,7 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
         (st) => opts.filter!.block(st),
         ranges,
         decides,
+        byPort,
       );
       if (r)
         ranges = r; // kept for the next block's ranges

@@ -52,7 +52,8 @@ export function keysOnly(filterColumns: readonly ColumnName[]): boolean {
  * port; `out` is reused when large enough. `verdict` is the filter's block verdict; `blockStats`
  * the block's own bounds for the other columns (and for the port where protocols differ).
  * With `keysOnly` (the filter reads protocol and port alone) the last few rows of a range are
- * decided too, a verdict per protocol and port, so that no range is left to test.
+ * decided too, a verdict per protocol and port (per protocol when not `byPort`: the filter does
+ * not read the port), so that no range is left to test.
  * Undefined when the bisection would ask more verdicts than VERDICTS_PER_ROW_SHIFT allows:
  * the caller then tests every row.
  */
@@ -64,6 +65,7 @@ export function sortedRanges(
   verdict: (stats: BlockStats) => BlockVerdict,
   out?: SortedRanges,
   keysOnly = false,
+  byPort = true,
 ): SortedRanges | undefined {
   const r: SortedRanges = out ?? { count: 0, from: new Uint32Array(64), to: new Uint32Array(64), whole: new Uint8Array(64) };
   r.count = 0;
@@ -141,13 +143,14 @@ export function sortedRanges(
         emit(a, b, false);
         continue;
       }
-      // A filter of protocol and port alone: a verdict per run of one key decides each row.
+      // A filter of protocol and port alone: a verdict per run of one key decides each row (of
+      // one protocol, when the filter does not read the port).
       for (let x = a; x < b;) {
         protoLo = protoHi = protoAt(x);
-        portLo = portHi = portAt(x);
-        portKnown = true;
+        portKnown = byPort;
+        if (byPort) portLo = portHi = portAt(x);
         let y = x + 1;
-        while (y < b && protoAt(y) === protoLo && portAt(y) === portLo) y++;
+        while (y < b && protoAt(y) === protoLo && (!byPort || portAt(y) === portLo)) y++;
         if (--budget < 0) return undefined;
         const w = verdict(stats);
         if (w !== 'none') emit(x, y, w === 'all');

@@ -7,6 +7,11 @@ import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeCapture } from '../../collector/pcap/pcap-write.js';
+import { FlowBatch } from '../../common/flow-batch.js';
+import { CaptureFile } from '../../storage/capture/capture-file.js';
+import { appendRows } from '../../storage/capture/open-hour.js';
+import { listCaptureFiles } from '../../storage/capture/reader.js';
+import { CaptureWriter } from '../../storage/capture/writer.js';
 import { replayDatagrams } from '../../collector/pcap/replay.js';
 import { runCli } from '../../src/cli.js';
 import { processContext, type CliContext } from '../../src/commands/context.js';
@@ -34,6 +39,35 @@ export async function nfcapdDir(datagrams: readonly Buffer[]): Promise<string> {
   child.kill('SIGTERM');
   await exited;
   return dir;
+}
+
+/**
+ * The flows of sealed capture files written again in live blocks of a few dozen rows and sealed:
+ * sealing merges those into blocks ordered by protocol and destination port, which queries read
+ * by bisection (`netsvc import` seals each hour's one block in place, in arrival order).
+ */
+export async function resealOrdered(files: readonly string[]): Promise<string[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'netsvc-ordered-'));
+  dirs.push(dir);
+  const writer = new CaptureWriter({ dataDir: dir, timezone: 'UTC', blockRows: 4096, now: () => Date.now(), timer: false });
+  await writer.start();
+  const CHUNK = 40;
+  for (const path of files) {
+    const f = CaptureFile.open(path);
+    for (let k = 0; k < f.blocks.length; k++) {
+      const b = f.readBlock(k);
+      for (let at = 0; at < b.length; at += CHUNK) {
+        const n = Math.min(CHUNK, b.length - at);
+        const chunk = new FlowBatch(CHUNK);
+        appendRows(chunk, b, at, n);
+        writer.write('netflow', chunk);
+        writer.flush();
+      }
+    }
+    f.close();
+  }
+  await writer.close({ sealAll: true });
+  return listCaptureFiles(dir, 'netflow', 'UTC').map((info) => info.path);
 }
 
 /** A pcap through `netsvc import` (a fixture's, or one written of `datagrams`): the capture files it sealed. */

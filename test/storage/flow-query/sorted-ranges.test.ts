@@ -35,6 +35,7 @@ function rangesOf(b: FlowBatch, f: CompiledFilter, keys = keysOnly(f.columns)): 
     f.block,
     undefined,
     keys,
+    f.columns.includes('dstPort'),
   );
 }
 

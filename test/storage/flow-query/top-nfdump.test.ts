@@ -15,7 +15,7 @@ import { parseFilter } from '../../../storage/flow-query/filter-parse.js';
 import { topN } from '../../../storage/flow-query/top-n.js';
 import { flowFixture, requireAll } from '../../helpers/flow-fixtures.js';
 import { haveNfdump } from '../../helpers/nfdump.js';
-import { importPcap, nfcapdDir, sameFlowDirs, v5Datagrams } from '../../helpers/same-flows.js';
+import { importPcap, nfcapdDir, resealOrdered, sameFlowDirs, v5Datagrams } from '../../helpers/same-flows.js';
 
 if (!haveNfdump && requireAll) throw new Error('nfdump and nfcapd are required (NETSVC_REQUIRE_ALL=1)');
 
@@ -55,6 +55,8 @@ const FILTERS = [
   'bytes > 1000',
   'packets < 5 and not proto tcp',
   'proto tcp and not (src port 443 or dst port 443)',
+  'dst port 53',
+  'proto udp and dst port > 1023',
 ];
 
 /** Protocol names nfdump prints in `-s proto` (`TCP`, `UDP`, `ICMP6`, …) as numbers. */
@@ -121,15 +123,18 @@ describe.skipIf(!haveNfdump && !requireAll)('top-N: netsvc lists the groups nfdu
     describe(name, () => {
       let nfDir = '';
       let files: string[] = [];
+      let ordered: string[] = [];
       beforeAll(async () => {
         const fixture = flowFixture(name);
         [nfDir, files] = await Promise.all([nfcapdDir(fixture.datagrams().map((d) => d.payload)), importPcap(fixture)]);
+        ordered = await resealOrdered(files);
       });
       for (const [nfDim, dim] of DIMENSIONS) {
-        it(`-s ${nfDim} (${dim}) under ${FILTERS.length} filters`, async () => {
+        it(`-s ${nfDim} (${dim}) under ${FILTERS.length} filters, from blocks in arrival order and ordered by protocol and port`, async () => {
           for (const filter of FILTERS) {
             const f = dim.endsWith('_port') ? `(${filter}) and not proto icmp and not proto icmp6` : filter;
             await compare(nfDir, files, nfDim, dim, f);
+            await compare(nfDir, ordered, nfDim, dim, f);
           }
         });
       }
