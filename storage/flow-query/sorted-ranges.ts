@@ -8,9 +8,11 @@
  * dstPort[b−1]. Those bounds are what the filter's block verdict is asked
  * with (other columns: the block's own min/max): 'none' drops the rows,
  * 'all' takes them whole, 'some' splits them in two, down to rows of one
- * protocol and port or a few rows, which are then tested row by row. A
- * filter on the port or the protocol (`dst port 443`, `proto udp and dst
- * port 53`) so reads a few dozen rows of a block instead of all of them.
+ * protocol and port or a few rows, which are then tested row by row (or,
+ * for a filter of protocol and port alone, decided a run of one key at a
+ * time). A filter on the port or the protocol (`dst port 443`, `proto udp
+ * and dst port 53`) so settles a block of 65 536 rows with a few hundred
+ * verdicts, testing none of its rows.
  */
 import type { ColumnName } from '../capture/format.js';
 import type { BlockStats, BlockVerdict } from './filter-compile.js';
@@ -49,7 +51,7 @@ export function keysOnly(filterColumns: readonly ColumnName[]): boolean {
 
 /**
  * The ranges of rows [0, rows) that may match, for a block ordered by protocol then destination
- * port; `out` is reused when large enough. `verdict` is the filter's block verdict; `blockStats`
+ * port; `out` is reused (grown as needed). `verdict` is the filter's block verdict; `blockStats`
  * the block's own bounds for the other columns (and for the port where protocols differ).
  * With `keysOnly` (the filter reads protocol and port alone) the last few rows of a range are
  * decided too, a verdict per protocol and port (per protocol when not `byPort`: the filter does
