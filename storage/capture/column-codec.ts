@@ -431,15 +431,6 @@ export function plainValueAt(c: PlainColumn, n: number, column: NumericColumn): 
         : kind === Uint32Array
           ? (v: number) => v >>> 0
           : (v: number) => v;
-  const { base, bytes } = c;
-  switch (c.width) {
-    case 0:
-      return () => wrap(base);
-    case 1:
-      return (i) => wrap(base + bytes[i]!);
-    case 2:
-      return (i) => wrap(base + (bytes[i]! | (bytes[n + i]! << 8)));
-    case 4:
-      return (i) => wrap(base + getShuffled(bytes, n, 4, i));
-  }
+  const { base, bytes, width } = c;
+  return width === 0 ? () => wrap(base) : (i) => wrap(base + getShuffled(bytes, n, width, i));
 }

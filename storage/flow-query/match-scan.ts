@@ -144,6 +144,8 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
   const decides = opts.filter !== undefined && keysOnly(opts.filter.columns);
   const byPort = opts.filter?.columns.includes('dstPort') ?? false;
   const filterKeyed = bisect ? [...withDependencies([...filterOnly, ...KEY_COLUMNS])] : filterOnly;
+  // The filter's columns a bisection has not already read (and checked) as stored.
+  const filterBesideKeys = filterOnly.filter((c) => !KEY_COLUMNS.includes(c));
   // What is read from the file: what may be decoded (the bisection's columns too).
   const innerLoad = bisect ? [...withDependencies([...inner, ...filterKeyed])] : inner;
   const cutLoad = bisect ? [...withDependencies([...cut, ...filterKeyed])] : cut;
@@ -287,7 +289,7 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
         for (let k = 0; k < r.count; k++) if (!r.whole[k]) decodeFilter = true;
         // Not decoded, the filter's columns are still checked: a damaged one skips the block here
         // as it does where they are decoded (and in the count).
-        if (!decodeFilter) ref.file.checkColumns(ref.block, filterOnly, loaded);
+        if (!decodeFilter) ref.file.checkColumns(ref.block, filterBesideKeys, loaded);
       }
       ref.file.readBlock(
         ref.block,

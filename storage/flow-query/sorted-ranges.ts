@@ -53,9 +53,9 @@ export function keysOnly(filterColumns: readonly ColumnName[]): boolean {
  * The ranges of rows [0, rows) that may match, for a block ordered by protocol then destination
  * port; `out` is reused (grown as needed). `verdict` is the filter's block verdict; `blockStats`
  * the block's own bounds for the other columns (and for the port where protocols differ).
- * With `keysOnly` (the filter reads protocol and port alone) the last few rows of a range are
- * decided too, a verdict per protocol and port (per protocol when not `byPort`: the filter does
- * not read the port), so that no range is left to test.
+ * With `decideKeys` (the filter reads protocol and port alone: keysOnly) the last few rows of
+ * a range are decided too, a verdict per protocol and port (per protocol when not `byPort`: the
+ * filter does not read the port), so that no range is left to test.
  * Undefined when the bisection would ask more verdicts than VERDICTS_PER_ROW_SHIFT allows:
  * the caller then tests every row.
  */
@@ -66,7 +66,7 @@ export function sortedRanges(
   blockStats: BlockStats,
   verdict: (stats: BlockStats) => BlockVerdict,
   out?: SortedRanges,
-  keysOnly = false,
+  decideKeys = false,
   byPort = true,
 ): SortedRanges | undefined {
   const r: SortedRanges = out ?? { count: 0, from: new Uint32Array(64), to: new Uint32Array(64), whole: new Uint8Array(64) };
@@ -141,7 +141,7 @@ export function sortedRanges(
       continue;
     }
     if (b - a <= SPLIT_ABOVE) {
-      if (!keysOnly) {
+      if (!decideKeys) {
         emit(a, b, false);
         continue;
       }

@@ -14,6 +14,28 @@ const H9 = Date.UTC(2026, 2, 25, 9); // 10:00 in Europe/Paris (CET, before the M
 const H10 = H9 + 3_600_000;
 const writers: CaptureWriter[] = [];
 
+/**
+ * Writes `minutes` batches of `rows` random flows, one a minute from 09:00 UTC (batch k seeded
+ * `seed + k`), the clock ticking past each minute: each becomes one live block.
+ */
+async function writeMinutes(
+  w: CaptureWriter,
+  clock: FakeClock,
+  minutes: number,
+  rows: number,
+  seed: number,
+): Promise<FlowBatch[]> {
+  const all: FlowBatch[] = [];
+  for (let k = 0; k < minutes; k++) {
+    const b = randomFlows(rows, { received: H9 + k * 60_000, stepMs: 100, seed: seed + k });
+    all.push(b);
+    w.write('netflow', b);
+    clock.t = H9 + (k + 1) * 60_000;
+    await w.tick();
+  }
+  return all;
+}
+
 function makeWriter(
   dataDir: string,
   clock: FakeClock,
@@ -121,14 +143,7 @@ describe('capture writer', () => {
     const clock = new FakeClock(H9);
     const w = makeWriter(dir, clock, { blockRows: 4096 });
     await w.start();
-    const all: FlowBatch[] = [];
-    for (let k = 0; k < 30; k++) {
-      const b = randomFlows(300, { received: H9 + k * 60_000, stepMs: 100, seed: 100 + k });
-      all.push(b);
-      w.write('netflow', b);
-      clock.t = H9 + (k + 1) * 60_000;
-      await w.tick();
-    }
+    const all = await writeMinutes(w, clock, 30, 300, 100);
     const cur = listCaptureFiles(dir, 'netflow', 'Europe/Paris')[0]!;
     const live = CaptureFile.open(cur.path);
     expect(live.blocks.length).toBe(30);
@@ -167,14 +182,7 @@ describe('capture writer', () => {
     const clock = new FakeClock(H9);
     const w = makeWriter(dir, clock, { blockRows: 256 });
     await w.start();
-    const all: FlowBatch[] = [];
-    for (let k = 0; k < 3; k++) {
-      const b = randomFlows(256, { received: H9 + k * 60_000, stepMs: 100, seed: 200 + k });
-      all.push(b);
-      w.write('netflow', b);
-      clock.t = H9 + (k + 1) * 60_000;
-      await w.tick();
-    }
+    const all = await writeMinutes(w, clock, 3, 256, 200);
     clock.t = H10 + 60_000;
     await w.tick();
     const sealed = listCaptureFiles(dir, 'netflow', 'Europe/Paris')[0]!;
