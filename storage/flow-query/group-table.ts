@@ -1,7 +1,8 @@
 /**
- * Counters per group key, for keys of 1 to 12 words: an open-addressing hash
- * table over typed arrays (no object per key), or plain arrays indexed by the
- * key when it is one small word (ports, protocols, countries).
+ * Counters per group key, for keys of 1 to 12 words: open-addressing hash
+ * tables over typed arrays (no object per key; one-word keys in 256 seeded
+ * partitions), tables kept sorted (keys of several words), or plain arrays
+ * indexed by the key when it is one small word (ports, protocols, countries).
  *
  * Values per key: bytes, packets, flows (float64). A slot is empty while its
  * flow count is 0; every key added carries at least one flow.
@@ -322,11 +323,11 @@ export class DenseGroups implements Groups {
   }
 }
 
-/** Rows a WordGroups holds unsorted before it sorts them into its groups. */
+/** Rows a KeyGroups holds unsorted before it sorts them into its groups. */
 const SORT_CHUNK = 1 << 19;
 
 /**
- * What WordGroups and KeyGroups share: groups kept sorted, their values `stride` apart in `vals`,
+ * What KeyGroups is built on: groups kept sorted, their values `stride` apart in `vals`,
  * and rows pending until `settle` sorts them in. Every read settles first.
  */
 abstract class SortedGroups {
@@ -375,206 +376,378 @@ abstract class SortedGroups {
   }
 }
 
-/**
- * Groups of a one-word key (interfaces, AS numbers, IPv4 addresses; millions of keys), kept
- * sorted by key: rows are appended as they come, and every SORT_CHUNK rows they are radix-sorted,
- * summed per key and merged into the groups. Every pass is sequential, where a hash table of a
- * million keys pays a cache miss per row and rehashes as it grows (twice the time here).
- * Values per group: bytes, packets, flows (and first, last with `times`).
- */
-export class WordGroups extends SortedGroups implements Groups {
-  readonly width = 1;
-  // The groups, keys ascending.
-  private keys: Uint32Array<ArrayBufferLike> = new Uint32Array(0);
-  // Rows not sorted in yet: key, and bytes, packets, flows (first, last) `stride` apart, so that
-  // summing them in key order reads one place per row.
-  private rowKeys: Uint32Array;
-  private rowVals: Float64Array;
+/** Partitions of a WordGroups: a row goes to one by the top bits of its key's hash. */
+const PARTITION_BITS = 8;
+const PARTITIONS = 1 << PARTITION_BITS;
 
-  /** `chunk`: rows held before they are sorted in (smaller in tests, to merge often). */
+/** Rows a partition of a WordGroups holds before it sums them into its groups. */
+const PENDING_ROWS = 2048;
+
+/** Pending rows per partition at first; doubled (up to the most) as rows come. */
+const FIRST_PENDING = 32;
+
+/**
+ * Groups of a one-word key (interfaces, AS numbers, IPv4 addresses; millions of keys). A row is
+ * appended to one of 256 partitions by a hash of its key; once a partition holds enough rows
+ * they are summed into its own open-addressing table. A partition's groups are a 256th of the
+ * whole (a million keys: about 110 KB), so summing rows into them stays in cache, where one table
+ * of a million keys pays a cache miss per row and a sort of the rows reads them back in random
+ * order. Every read sums what is pending first. Values per group: bytes, packets, flows (and
+ * first, last with `times`).
+ */
+export class WordGroups implements Groups {
+  readonly width = 1;
+  /** Values per group or pending row: 3, or 5 with `times`. */
+  private readonly stride: number;
+  // Pending rows: partition p holds rows [p * room, p * room + pendingRows[p]) of the key and
+  // value arrays, its values `stride` apart.
+  private room = 0;
+  private pendingKeys = new Uint32Array(0);
+  private pendingVals = new Float64Array(0);
+  private readonly pendingRows = new Uint32Array(PARTITIONS);
+  private pendingTotal = 0;
+  // The groups of each partition, in the order they were first met, and a table of their numbers
+  // (plus one; 0 is empty) by key hash.
+  private readonly groupKeys: Uint32Array[] = [];
+  private readonly groupVals: Float64Array[] = [];
+  private readonly tables: Uint32Array[] = [];
+  private readonly groupCount = new Uint32Array(PARTITIONS);
+  private groupTotal = 0;
+  // Slot s of partition p is starts[p] + its group number (valid while nothing is pending).
+  private readonly starts = new Uint32Array(PARTITIONS + 1);
+  private startsValid = false;
+
+  /**
+   * `pending`: rows a partition holds before it sums them in (smaller in tests, to sum often).
+   * `seed` is mixed into every key's hash: random, so that no one can choose addresses (a source
+   * address is anyone's to forge) that crowd one partition and one run of its table.
+   */
   constructor(
-    times = false,
-    private readonly chunk = SORT_CHUNK,
+    private readonly times = false,
+    private readonly pending = PENDING_ROWS,
+    private readonly seed = crypto.getRandomValues(new Uint32Array(1))[0]!,
   ) {
-    super(times);
-    // Room for a block's rows at once: growing from a few thousand copied and faulted in every step.
-    const room = Math.min(chunk, 1 << 16);
-    this.rowKeys = new Uint32Array(room);
-    this.rowVals = new Float64Array(room * this.stride);
+    this.stride = times ? V : FLOWS + 1;
+    this.widen(Math.min(FIRST_PENDING, pending));
+  }
+
+  get size(): number {
+    this.settle();
+    return this.groupTotal;
+  }
+
+  /** At least the distinct keys held, without summing: the groups plus the rows pending. */
+  get held(): number {
+    return this.groupTotal + this.pendingTotal;
   }
 
   /** Adds one flow of key `key` (a uint32) and row i's values. */
   addKey(key: number, rv: RowValues, i: number, times: boolean): void {
-    if (this.rows === this.rowKeys.length) this.makeRoom(1);
-    const at = this.rows++;
-    this.rowKeys[at] = key;
-    const v = at * this.stride;
-    putRow(this.rowVals, v, rv, i, this.times, times);
-    if (this.rows >= this.chunk) this.settle();
+    const p = fmix(key ^ this.seed) >>> (32 - PARTITION_BITS);
+    const r = this.slotFor(p);
+    this.pendingKeys[r] = key;
+    putRow(this.pendingVals, r * this.stride, rv, i, this.times, times);
+    this.added(p);
   }
 
   addRows(keys: Uint32Array, n: number, idx: Uint32Array, rv: RowValues, times = false): void {
     const st = this.stride;
-    for (let from = 0; from < n;) {
-      const take = Math.min(n - from, this.chunk - this.rows);
-      if (this.rows + take > this.rowKeys.length) this.makeRoom(take);
-      const at = this.rows;
-      const rk = this.rowKeys;
-      const vals = this.rowVals;
-      const { bytes, packets } = rv;
-      for (let r = 0; r < take; r++) {
-        const i = idx[from + r]!;
-        const v = (at + r) * st;
-        rk[at + r] = keys[from + r]!;
-        vals[v + BYTES] = bytes[i]!;
-        vals[v + PACKETS] = packets[i]!;
-        vals[v + FLOWS] = 1;
+    const withTimes = this.times && times;
+    const { bytes, packets, start, end } = rv;
+    const rows = this.pendingRows;
+    const seed = this.seed;
+    let room = this.room;
+    let pk = this.pendingKeys;
+    let pv = this.pendingVals;
+    for (let r = 0; r < n; r++) {
+      const key = keys[r]!;
+      const p = fmix(key ^ seed) >>> (32 - PARTITION_BITS);
+      let c = rows[p]!;
+      if (c === room) {
+        // Sums the partition in, or widens every partition (new arrays).
+        this.makeRoom(p);
+        c = rows[p]!;
+        room = this.room;
+        pk = this.pendingKeys;
+        pv = this.pendingVals;
       }
-      if (this.times && times) {
-        const { start, end } = rv;
-        for (let r = 0; r < take; r++) {
-          const i = idx[from + r]!;
-          const v = (at + r) * st;
-          vals[v + FIRST] = start![i]!;
-          vals[v + LAST] = end![i]!;
-        }
-      } else if (this.times) {
-        for (let r = 0; r < take; r++) {
-          const v = (at + r) * st;
-          vals[v + FIRST] = Infinity;
-          vals[v + LAST] = -Infinity;
-        }
+      const at = p * room + c;
+      const i = idx[r]!;
+      const v = at * st;
+      pk[at] = key;
+      pv[v + BYTES] = bytes[i]!;
+      pv[v + PACKETS] = packets[i]!;
+      pv[v + FLOWS] = 1;
+      if (st === V) {
+        pv[v + FIRST] = withTimes ? start![i]! : Infinity;
+        pv[v + LAST] = withTimes ? end![i]! : -Infinity;
       }
-      this.rows += take;
-      from += take;
-      if (this.rows >= this.chunk) this.settle();
+      rows[p] = c + 1;
     }
+    this.pendingTotal += n;
+    if (n > 0) this.startsValid = false;
   }
 
-  /** Room for `more` pending rows. */
-  private makeRoom(more: number): void {
-    let cap = this.rowKeys.length;
-    while (cap < this.rows + more) cap *= 2;
-    const keys = new Uint32Array(cap);
-    keys.set(this.rowKeys.subarray(0, this.rows));
-    const vals = new Float64Array(cap * this.stride);
-    vals.set(this.rowVals.subarray(0, this.rows * this.stride));
-    this.rowKeys = keys;
-    this.rowVals = vals;
-  }
-
-  /** Sorts the pending rows, sums them per key and merges them into the groups. */
-  protected settle(): void {
-    const n = this.rows;
-    if (n === 0) return;
-    this.rows = 0;
-    const { order, sorted } = sortedOrder(this.rowKeys, n);
+  /** Adds `n` whole groups (keys[r], values `stride` apart from values[r * (times ? 5 : 3)]), in any order. */
+  addGroups(keys: Uint32Array, values: Float64Array, n: number, times: boolean): void {
+    const from = times ? V : FLOWS + 1;
     const st = this.stride;
-    const times = st === V;
-    // The pending rows summed per key, keys ascending.
-    const runKeys = new Uint32Array(n);
-    const run = new Float64Array(n * st);
-    const rv = this.rowVals;
-    let u = -1;
-    let last = -1;
-    let o = 0;
-    for (let j = 0; j < n; j++) {
-      const v = order[j]! * st;
-      const k = sorted[j]!;
-      if (k !== last) {
-        last = k;
-        u++;
-        o = u * st;
-        runKeys[u] = k;
-        for (let k = 0; k < st; k++) run[o + k] = rv[v + k]!;
-        continue;
+    const rows = this.pendingRows;
+    const seed = this.seed;
+    let room = this.room;
+    let pk = this.pendingKeys;
+    let pv = this.pendingVals;
+    for (let r = 0; r < n; r++) {
+      const key = keys[r]!;
+      const p = fmix(key ^ seed) >>> (32 - PARTITION_BITS);
+      let c = rows[p]!;
+      if (c === room) {
+        this.makeRoom(p);
+        c = rows[p]!;
+        room = this.room;
+        pk = this.pendingKeys;
+        pv = this.pendingVals;
       }
-      addCounts(run, o, rv, v, times);
+      const at = p * room + c;
+      pk[at] = key;
+      putGroup(pv, at * st, values, r * from, st === V, times);
+      rows[p] = c + 1;
     }
-    this.mergeRun(runKeys, run, u + 1);
+    this.pendingTotal += n;
+    if (n > 0) this.startsValid = false;
   }
 
-  /** Merges `m` summed groups (keys ascending) into the groups. */
-  private mergeRun(runKeys: Uint32Array, run: Float64Array, m: number): void {
+  /** Every group as flat arrays, in forEach's order: keys, and values as this table keeps them (3 or 5 apart). */
+  flat(): { keys: Uint32Array<ArrayBuffer>; values: Float64Array<ArrayBuffer>; size: number } {
+    this.settle();
     const st = this.stride;
-    const times = st === V;
-    if (this.groups === 0) {
-      this.keys = runKeys.subarray(0, m);
-      this.vals = run.subarray(0, m * st);
-      this.groups = m;
-      return;
+    const keys = new Uint32Array(this.groupTotal);
+    const values = new Float64Array(this.groupTotal * st);
+    for (let p = 0; p < PARTITIONS; p++) {
+      const c = this.groupCount[p]!;
+      if (c === 0) continue;
+      const at = this.starts[p]!;
+      keys.set(this.groupKeys[p]!.subarray(0, c), at);
+      values.set(this.groupVals[p]!.subarray(0, c * st), at * st);
     }
-    const a = this.keys;
-    const av = this.vals;
-    const na = this.groups;
-    const keys = new Uint32Array(na + m);
-    const vals = new Float64Array((na + m) * st);
-    let i = 0;
-    let j = 0;
-    let o = 0;
-    while (i < na || j < m) {
-      if (j === m || (i < na && a[i]! < runKeys[j]!)) {
-        keys[o] = a[i]!;
-        for (let k = 0; k < st; k++) vals[o * st + k] = av[i * st + k]!;
-        i++;
-      } else if (i === na || runKeys[j]! < a[i]!) {
-        keys[o] = runKeys[j]!;
-        for (let k = 0; k < st; k++) vals[o * st + k] = run[j * st + k]!;
-        j++;
-      } else {
-        keys[o] = a[i]!;
-        for (let k = 0; k < st; k++) vals[o * st + k] = av[i * st + k]!;
-        addCounts(vals, o * st, run, j * st, times);
-        i++;
-        j++;
-      }
-      o++;
-    }
-    this.keys = keys.subarray(0, o);
-    this.vals = vals.subarray(0, o * st);
-    this.groups = o;
-  }
-
-  /**
-   * Adds `n` whole groups whose keys ascend strictly (another WordGroups' groups, in its order),
-   * their values `stride` apart as this table keeps them, in one merge; false, adding nothing,
-   * when the keys do not ascend or the values are laid out otherwise.
-   */
-  mergeSorted(keys: Uint32Array, values: Float64Array, n: number, times: boolean): boolean {
-    if (times !== this.times || values.length < n * this.stride) return false;
-    for (let i = 1; i < n; i++) if (keys[i]! <= keys[i - 1]!) return false;
-    if (n === 0) return true;
-    this.settle();
-    this.mergeRun(keys.slice(0, n), values.slice(0, n * this.stride), n);
-    return true;
-  }
-
-  key(slot: number, out: Uint32Array, at: number): void {
-    out[at] = this.keys[slot]!;
-  }
-
-  find(keys: Uint32Array, at: number): number {
-    this.settle();
-    const k = keys[at]!;
-    let lo = 0;
-    let hi = this.groups - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      const v = this.keys[mid]!;
-      if (v === k) return mid;
-      if (v < k) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return -1;
+    return { keys, values, size: this.groupTotal };
   }
 
   addGroup(keys: Uint32Array, at: number, vals: Float64Array, v: number, times = false): void {
     // A pending row that stands for a whole group: its flows, and its first and last as a row's start and end.
-    if (this.rows === this.rowKeys.length) this.makeRoom(1);
-    const r = this.rows++;
-    this.rowKeys[r] = keys[at]!;
-    putGroup(this.rowVals, r * this.stride, vals, v, this.times, times);
-    if (this.rows >= this.chunk) this.settle();
+    const key = keys[at]!;
+    const p = fmix(key ^ this.seed) >>> (32 - PARTITION_BITS);
+    const r = this.slotFor(p);
+    this.pendingKeys[r] = key;
+    putGroup(this.pendingVals, r * this.stride, vals, v, this.times, times);
+    this.added(p);
+  }
+
+  /** Where the next pending row of partition p goes. */
+  private slotFor(p: number): number {
+    if (this.pendingRows[p] === this.room) this.makeRoom(p);
+    return p * this.room + this.pendingRows[p]!;
+  }
+
+  private added(p: number): void {
+    this.pendingRows[p]!++;
+    this.pendingTotal++;
+    this.startsValid = false;
+  }
+
+  /** Room for one more pending row in partition p: every partition's room doubled, or p's rows summed in. */
+  private makeRoom(p: number): void {
+    if (this.room < this.pending) this.widen(Math.min(this.room * 2, this.pending));
+    else this.sumPartition(p);
+  }
+
+  /** Gives every partition room for `room` pending rows, keeping what they hold. */
+  private widen(room: number): void {
+    const st = this.stride;
+    const keys = new Uint32Array(PARTITIONS * room);
+    const vals = new Float64Array(PARTITIONS * room * st);
+    for (let p = 0; p < PARTITIONS && this.room > 0; p++) {
+      const c = this.pendingRows[p]!;
+      const from = p * this.room;
+      keys.set(this.pendingKeys.subarray(from, from + c), p * room);
+      vals.set(this.pendingVals.subarray(from * st, (from + c) * st), p * room * st);
+    }
+    this.room = room;
+    this.pendingKeys = keys;
+    this.pendingVals = vals;
+  }
+
+  /** Sums every partition's pending rows into its groups. */
+  private settle(): void {
+    if (this.pendingTotal > 0) for (let p = 0; p < PARTITIONS; p++) if (this.pendingRows[p]! > 0) this.sumPartition(p);
+    if (this.startsValid) return;
+    for (let p = 0; p < PARTITIONS; p++) this.starts[p + 1] = this.starts[p]! + this.groupCount[p]!;
+    this.startsValid = true;
+  }
+
+  /** Sums partition p's pending rows into its groups, through its table. */
+  private sumPartition(p: number): void {
+    const c = this.pendingRows[p]!;
+    if (c === 0) return;
+    const st = this.stride;
+    const times = st === V;
+    let g = this.groupCount[p]!;
+    this.reserve(p, g + c);
+    const gk = this.groupKeys[p]!;
+    const gv = this.groupVals[p]!;
+    const table = this.tables[p]!;
+    const mask = table.length - 1;
+    const pk = this.pendingKeys;
+    const pv = this.pendingVals;
+    const seed = this.seed;
+    for (let r = p * this.room, end = r + c; r < end; r++) {
+      const key = pk[r]!;
+      const v = r * st;
+      let s = fmix(key ^ seed) & mask;
+      for (;;) {
+        const e = table[s]!;
+        if (e === 0) {
+          table[s] = g + 1;
+          gk[g] = key;
+          const o = g * st;
+          for (let k = 0; k < st; k++) gv[o + k] = pv[v + k]!;
+          g++;
+          break;
+        }
+        if (gk[e - 1] === key) {
+          addCounts(gv, (e - 1) * st, pv, v, times);
+          break;
+        }
+        s = (s + 1) & mask;
+      }
+    }
+    this.groupTotal += g - this.groupCount[p]!;
+    this.groupCount[p] = g;
+    this.pendingTotal -= c;
+    this.pendingRows[p] = 0;
+    this.startsValid = false;
+  }
+
+  /** Room in partition p for `groups` groups, and a table at most half full for them. */
+  private reserve(p: number, groups: number): void {
+    const g = this.groupCount[p]!;
+    const st = this.stride;
+    const keys = this.groupKeys[p];
+    if (!keys || keys.length < groups) {
+      let cap = keys ? keys.length * 2 : 64;
+      while (cap < groups) cap *= 2;
+      const k = new Uint32Array(cap);
+      const v = new Float64Array(cap * st);
+      if (keys) {
+        k.set(keys.subarray(0, g));
+        v.set(this.groupVals[p]!.subarray(0, g * st));
+      }
+      this.groupKeys[p] = k;
+      this.groupVals[p] = v;
+    }
+    const table = this.tables[p];
+    if (table && table.length >= groups * 2) return;
+    // Grown four times at once: every growth puts each group in again.
+    let size = table ? table.length * 4 : 128;
+    while (size < groups * 2) size *= 2;
+    const t = new Uint32Array(size);
+    const mask = size - 1;
+    const gk = this.groupKeys[p]!;
+    const seed = this.seed;
+    for (let e = 0; e < g; e++) {
+      let s = fmix(gk[e]! ^ seed) & mask;
+      while (t[s] !== 0) s = (s + 1) & mask;
+      t[s] = e + 1;
+    }
+    this.tables[p] = t;
+  }
+
+  /** The partition last found by partitionOf: slots read in order (forEach's) stay in it or move to the next. */
+  private lastPartition = 0;
+
+  /** The partition of a slot (starts valid). */
+  private partitionOf(slot: number): number {
+    const starts = this.starts;
+    let p = this.lastPartition;
+    if (starts[p]! <= slot && slot < starts[p + 1]!) return p;
+    if (slot === starts[p + 1]) {
+      // The first slot of a later partition: past the empty ones between.
+      while (starts[p + 1]! <= slot) p++;
+      this.lastPartition = p;
+      return p;
+    }
+    let lo = 0;
+    let hi = PARTITIONS - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (starts[mid]! <= slot) lo = mid;
+      else hi = mid - 1;
+    }
+    this.lastPartition = lo;
+    return lo;
+  }
+
+  forEach(fn: (slot: number) => void): void {
+    this.settle();
+    for (let s = 0; s < this.groupTotal; s++) fn(s);
+  }
+
+  slotValues(m: ValueIndex): SlotValues {
+    this.settle();
+    const slots = new Uint32Array(this.groupTotal);
+    const values = new Float64Array(this.groupTotal);
+    const st = this.stride;
+    let s = 0;
+    for (let p = 0; p < PARTITIONS; p++) {
+      const gv = this.groupVals[p];
+      for (let g = 0, n = this.groupCount[p]!; g < n; g++, s++) {
+        slots[s] = s;
+        values[s] = gv![g * st + m]!;
+      }
+    }
+    return { slots, values };
+  }
+
+  value(slot: number, m: ValueIndex): number {
+    this.settle();
+    const p = this.partitionOf(slot);
+    return this.groupVals[p]![(slot - this.starts[p]!) * this.stride + m]!;
+  }
+
+  key(slot: number, out: Uint32Array, at: number): void {
+    this.settle();
+    const p = this.partitionOf(slot);
+    out[at] = this.groupKeys[p]![slot - this.starts[p]!]!;
+  }
+
+  find(keys: Uint32Array, at: number): number {
+    this.settle();
+    const key = keys[at]!;
+    const h = fmix(key ^ this.seed);
+    const p = h >>> (32 - PARTITION_BITS);
+    const table = this.tables[p];
+    if (!table) return -1;
+    const gk = this.groupKeys[p]!;
+    const mask = table.length - 1;
+    for (let s = h & mask; ; s = (s + 1) & mask) {
+      const e = table[s]!;
+      if (e === 0) return -1;
+      if (gk[e - 1] === key) return this.starts[p]! + e - 1;
+    }
+  }
+
+  totals(): Counts {
+    this.settle();
+    const sum: Counts = { bytes: 0, packets: 0, flows: 0 };
+    for (let p = 0; p < PARTITIONS; p++) {
+      const c = this.groupCount[p]!;
+      if (c === 0) continue;
+      const part = sumSlots(this.groupVals[p]!, this.stride, c);
+      sum.bytes += part.bytes;
+      sum.packets += part.packets;
+      sum.flows += part.flows;
+    }
+    return sum;
   }
 }
 
@@ -626,7 +799,7 @@ export function keyHash(keys: Uint32Array, at: number, width: number): number {
 
 /**
  * Groups of a key of several words (IPv6 addresses), kept sorted by a 32-bit hash of the key and
- * then by its words, as WordGroups keeps one-word keys: rows are appended as they come, and every
+ * then by its words: rows are appended as they come, and every
  * SORT_CHUNK rows they are radix-sorted by hash, summed per key and merged into the groups in one
  * sequential pass. A hash table of a million such keys pays two cache misses per row and
  * rehashes as it grows (three times the time here). Keys of equal hash are told apart by their
@@ -795,6 +968,16 @@ export class KeyGroups extends SortedGroups implements Groups {
     for (let k = 0; k < this.width; k++) out[at + k] = this.keys[slot * this.width + k]!;
   }
 
+  /** Every group as flat arrays, in forEach's order: keys `width` words each, values 3 or 5 apart. */
+  flat(): { keys: Uint32Array<ArrayBuffer>; values: Float64Array<ArrayBuffer>; size: number } {
+    this.settle();
+    return {
+      keys: this.keys.slice(0, this.groups * this.width),
+      values: this.vals.slice(0, this.groups * this.stride),
+      size: this.groups,
+    };
+  }
+
   find(keys: Uint32Array, at: number): number {
     this.settle();
     const h = keyHash(keys, at, this.width);
@@ -836,13 +1019,27 @@ export class AddressGroups implements Groups {
     return this.v4.held + this.other.held;
   }
 
+  // The IPv4 rows of one addRows call, handed to the IPv4 table at once.
+  private v4Keys = new Uint32Array(0);
+  private v4Rows = new Uint32Array(0);
+
   addRows(keys: Uint32Array, n: number, idx: Uint32Array, rv: RowValues, times = false): void {
     times &&= this.times;
+    if (this.v4Keys.length < n) {
+      this.v4Keys = new Uint32Array(n);
+      this.v4Rows = new Uint32Array(n);
+    }
+    const v4Keys = this.v4Keys;
+    const v4Rows = this.v4Rows;
+    let m = 0;
     for (let r = 0; r < n; r++) {
       const o = r * 4;
-      if (keys[o] === 0 && keys[o + 1] === 0 && keys[o + 2] === 0xffff) this.v4.addKey(keys[o + 3]!, rv, idx[r]!, times);
-      else this.other.addRow(keys, o, rv, idx[r]!, times);
+      if (keys[o] === 0 && keys[o + 1] === 0 && keys[o + 2] === 0xffff) {
+        v4Keys[m] = keys[o + 3]!;
+        v4Rows[m++] = idx[r]!;
+      } else this.other.addRow(keys, o, rv, idx[r]!, times);
     }
+    this.v4.addRows(v4Keys, m, v4Rows, rv, times);
   }
 
   forEach(fn: (slot: number) => void): void {
@@ -898,16 +1095,11 @@ export class AddressGroups implements Groups {
     else this.other.addGroup(keys, at, vals, v, times);
   }
 
-  /**
-   * Adds the IPv4 ones of `n` whole groups (keys 4 words each, values 3 or 5 apart), which another
-   * AddressGroups lists in key order, in one merge; answers the rows of the others, for the
-   * caller to add with addGroup.
-   */
-  addFlatV4(keys: Uint32Array, values: Float64Array, n: number, times: boolean): number[] {
+  /** Adds `n` whole groups (keys 4 words each, values 3 or 5 apart as `times` says), in any order. */
+  addGroups(keys: Uint32Array, values: Float64Array, n: number, times: boolean): void {
     const stride = times ? V : FLOWS + 1;
     const v4Keys = new Uint32Array(n);
     const v4Values = new Float64Array(n * stride);
-    const rest: number[] = [];
     let m = 0;
     for (let r = 0; r < n; r++) {
       const o = r * 4;
@@ -915,12 +1107,26 @@ export class AddressGroups implements Groups {
         v4Keys[m] = keys[o + 3]!;
         for (let k = 0; k < stride; k++) v4Values[m * stride + k] = values[r * stride + k]!;
         m++;
-      } else rest.push(r);
+      } else this.other.addGroup(keys, o, values, r * stride, times);
     }
-    if (!this.v4.mergeSorted(v4Keys, v4Values, m, times)) {
-      for (let r = 0; r < m; r++) this.v4.addGroup(v4Keys, r, v4Values, r * stride, times);
+    this.v4.addGroups(v4Keys, v4Values, m, times);
+  }
+
+  /** Every group as flat arrays, in forEach's order (IPv4 first): keys 4 words each, values as the tables keep them. */
+  flat(): { keys: Uint32Array<ArrayBuffer>; values: Float64Array<ArrayBuffer>; size: number } {
+    const a = this.v4.flat();
+    const b = this.other.flat();
+    const size = a.size + b.size;
+    const keys = new Uint32Array(size * 4);
+    for (let g = 0; g < a.size; g++) {
+      keys[g * 4 + 2] = 0xffff;
+      keys[g * 4 + 3] = a.keys[g]!;
     }
-    return rest;
+    keys.set(b.keys, a.size * 4);
+    const values = new Float64Array(a.values.length + b.values.length);
+    values.set(a.values);
+    values.set(b.values, a.values.length);
+    return { keys, values, size };
   }
 }
 

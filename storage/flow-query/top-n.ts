@@ -336,6 +336,11 @@ function anySignal(a: AbortSignal | undefined, b: AbortSignal): AbortSignal {
 
 /** Groups as flat arrays (what a worker sends back). */
 export function flatGroups(groups: Groups, times: boolean): FlatGroups {
+  // The tables that can copy their groups out whole (grouped with `times` as asked, so laid out alike).
+  if (groups instanceof WordGroups || groups instanceof AddressGroups) {
+    const { keys, values, size } = groups.flat();
+    if (values.length === size * (times ? LAST + 1 : FLOWS + 1)) return { size, width: groups.width, times, keys, values };
+  }
   const width = groups.width;
   const stride = times ? LAST + 1 : FLOWS + 1;
   const keys = new Uint32Array(groups.size * width);
@@ -355,14 +360,14 @@ const ADD_PER_TURN = 1 << 16;
 /** Adds flat groups to `groups` (flows, packets, bytes summed; the earlier first and later last kept), giving the event loop turns. */
 export async function addGroups(groups: Groups, flat: FlatGroups): Promise<void> {
   const stride = flat.times ? LAST + 1 : FLOWS + 1;
-  // Sorted tables take another's groups in one merge (they come in key order).
-  if (groups instanceof WordGroups && groups.mergeSorted(flat.keys, flat.values, flat.size, flat.times)) return;
+  // Partitioned tables (and the address table, whose IPv6 groups are pending rows of a sorted
+  // one) take another's groups in one call, which only appends them.
+  if (groups instanceof WordGroups) {
+    groups.addGroups(flat.keys, flat.values, flat.size, flat.times);
+    return;
+  }
   if (groups instanceof AddressGroups) {
-    const rest = groups.addFlatV4(flat.keys, flat.values, flat.size, flat.times);
-    for (let k = 0; k < rest.length; k++) {
-      if (k > 0 && k % ADD_PER_TURN === 0) await yieldToLoop();
-      groups.addGroup(flat.keys, rest[k]! * flat.width, flat.values, rest[k]! * stride, flat.times);
-    }
+    groups.addGroups(flat.keys, flat.values, flat.size, flat.times);
     return;
   }
   for (let r = 0; r < flat.size; r++) {
