@@ -94,6 +94,11 @@ function fmix(h: number): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
+/** A random 32-bit seed for a table's hash. */
+function randomSeed(): number {
+  return crypto.getRandomValues(new Uint32Array(1))[0]!;
+}
+
 /** Hash-table groups for keys of any width. */
 export class HashGroups implements Groups {
   private slots: number;
@@ -109,10 +114,15 @@ export class HashGroups implements Groups {
   /** Values per slot: 3, or 5 when groups keep their first start and last end (`times`). */
   private readonly stride: number;
 
+  /**
+   * `seed` starts every key's hash: random, so that no one can choose keys (a forged source
+   * address with a port, a flow's minute with its key at ingest) that share one slot's run.
+   */
   constructor(
     readonly width: number,
     expected = 0,
     times = false,
+    private readonly seed = randomSeed(),
   ) {
     this.stride = times ? V : FLOWS + 1;
     let slots = 1024;
@@ -124,7 +134,7 @@ export class HashGroups implements Groups {
   }
 
   private hash(keys: Uint32Array, at: number): number {
-    let h = 0x811c9dc5;
+    let h = 0x811c9dc5 ^ this.seed;
     for (let k = 0; k < this.width; k++) h = Math.imul(h ^ keys[at + k]!, 0x9e3779b1);
     return fmix(h);
   }
@@ -425,10 +435,10 @@ export class WordGroups implements Groups {
   constructor(
     private readonly times = false,
     private readonly pending = PENDING_ROWS,
-    private readonly seed = crypto.getRandomValues(new Uint32Array(1))[0]!,
+    private readonly seed = randomSeed(),
   ) {
     this.stride = times ? V : FLOWS + 1;
-    this.widen(Math.min(FIRST_PENDING, pending));
+    this.widen(Math.max(1, Math.min(FIRST_PENDING, pending)));
   }
 
   get size(): number {
@@ -557,8 +567,11 @@ export class WordGroups implements Groups {
 
   /** Room for one more pending row in partition p: every partition's room doubled, or p's rows summed in. */
   private makeRoom(p: number): void {
-    if (this.room < this.pending) this.widen(Math.min(this.room * 2, this.pending));
-    else this.sumPartition(p);
+    // Wider only when rows spread over the partitions (half their room in use, on average): a
+    // few hot keys fill one partition, whose rows are summed in at once instead.
+    if (this.room < this.pending && this.pendingTotal * 2 >= this.room * PARTITIONS) {
+      this.widen(Math.min(this.room * 2, this.pending));
+    } else this.sumPartition(p);
   }
 
   /** Gives every partition room for `room` pending rows, keeping what they hold. */
@@ -591,12 +604,15 @@ export class WordGroups implements Groups {
     if (c === 0) return;
     const st = this.stride;
     const times = st === V;
-    let g = this.groupCount[p]!;
-    this.reserve(p, g + c);
-    const gk = this.groupKeys[p]!;
-    const gv = this.groupVals[p]!;
-    const table = this.tables[p]!;
-    const mask = table.length - 1;
+    const before = this.groupCount[p]!;
+    let g = before;
+    // Room for the groups there are and one more; more as new keys come (rows of a few hot keys
+    // must not reserve a group each).
+    this.reserve(p, g + 1);
+    let gk = this.groupKeys[p]!;
+    let gv = this.groupVals[p]!;
+    let table = this.tables[p]!;
+    let mask = table.length - 1;
     const pk = this.pendingKeys;
     const pv = this.pendingVals;
     const seed = this.seed;
@@ -607,6 +623,17 @@ export class WordGroups implements Groups {
       for (;;) {
         const e = table[s]!;
         if (e === 0) {
+          if (g === gk.length || (g + 1) * 2 > table.length) {
+            // Grown (new arrays, the table rebuilt): the key's slot is looked for again.
+            this.groupCount[p] = g;
+            this.reserve(p, g + 1);
+            gk = this.groupKeys[p]!;
+            gv = this.groupVals[p]!;
+            table = this.tables[p]!;
+            mask = table.length - 1;
+            s = fmix(key ^ seed) & mask;
+            continue;
+          }
           table[s] = g + 1;
           gk[g] = key;
           const o = g * st;
@@ -621,7 +648,7 @@ export class WordGroups implements Groups {
         s = (s + 1) & mask;
       }
     }
-    this.groupTotal += g - this.groupCount[p]!;
+    this.groupTotal += g - before;
     this.groupCount[p] = g;
     this.pendingTotal -= c;
     this.pendingRows[p] = 0;

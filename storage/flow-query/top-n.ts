@@ -360,14 +360,13 @@ const ADD_PER_TURN = 1 << 16;
 /** Adds flat groups to `groups` (flows, packets, bytes summed; the earlier first and later last kept), giving the event loop turns. */
 export async function addGroups(groups: Groups, flat: FlatGroups): Promise<void> {
   const stride = flat.times ? LAST + 1 : FLOWS + 1;
-  // Partitioned tables (and the address table, whose IPv6 groups are pending rows of a sorted
-  // one) take another's groups in one call, which only appends them.
-  if (groups instanceof WordGroups) {
-    groups.addGroups(flat.keys, flat.values, flat.size, flat.times);
-    return;
-  }
-  if (groups instanceof AddressGroups) {
-    groups.addGroups(flat.keys, flat.values, flat.size, flat.times);
+  // The partitioned table and the address table take another's groups a run at a time.
+  if (groups instanceof WordGroups || groups instanceof AddressGroups) {
+    for (let r = 0; r < flat.size; r += ADD_PER_TURN) {
+      if (r > 0) await yieldToLoop();
+      const n = Math.min(ADD_PER_TURN, flat.size - r);
+      groups.addGroups(flat.keys.subarray(r * flat.width), flat.values.subarray(r * stride), n, flat.times);
+    }
     return;
   }
   for (let r = 0; r < flat.size; r++) {
