@@ -17,6 +17,7 @@ import {
 } from '../../../storage/flow-query/group-table.js';
 import { prng } from '../capture/flows.js';
 import { xorshift } from '../../helpers/xorshift.js';
+import { contentsByKey, groupRows } from './group-rows.js';
 
 /** Deterministic 32-bit integers (test/helpers/xorshift.ts), so a failure can be replayed. */
 function rng(seed: number): () => number {
@@ -212,19 +213,6 @@ describe('sortedOrder', () => {
 
 // Groups counted apart (another thread's) and added together with addGroup: the same groups as
 // counted in one table, for every kind of table.
-/** Every group of a table: key words joined, then bytes, packets, flows (and first, last). */
-function contentsByKey(g: Groups, times: boolean): Map<string, number[]> {
-  const out = new Map<string, number[]>();
-  const key = new Uint32Array(g.width);
-  g.forEach((s) => {
-    g.key(s, key, 0);
-    out.set(
-      key.join('.'),
-      [0, 1, FLOWS, ...(times ? [FIRST, LAST] : [])].map((m) => g.value(s, m as 0)),
-    );
-  });
-  return out;
-}
 
 describe('HashGroups (keys of several words)', () => {
   it('is not slowed down by keys chosen to share one hash (a forged address with any port)', { timeout: 10_000 }, () => {
@@ -282,22 +270,9 @@ describe('adding groups counted apart', () => {
   for (const kind of kinds) {
     for (const times of [false, true]) {
       it(`${kind.name} groups${times ? ' with first and last' : ''}`, () => {
-        const r = prng(11);
         const n = 20_000;
-        const keys = new Uint32Array(n * kind.width);
-        const bytes = new Float64Array(n);
-        const packets = new Float64Array(n);
-        const start = new Float64Array(n);
-        const end = new Float64Array(n);
-        for (let i = 0; i < n; i++) {
-          keys.set(kind.key(r), i * kind.width);
-          bytes[i] = Math.floor(r() * 1e6);
-          packets[i] = 1 + Math.floor(r() * 100);
-          start[i] = 1e12 + Math.floor(r() * 1e6);
-          end[i] = start[i]! + Math.floor(r() * 1e5);
-        }
-        const rows = { bytes, packets, start, end };
-        const idx = Uint32Array.from({ length: n }, (_, i) => i);
+        const { keys, idx, rows } = groupRows(n, kind.width, kind.key, 11);
+        const { bytes, packets } = rows;
         const whole = kind.make(times);
         whole.addRows(keys, n, idx, rows, times);
         // Two tables of every other row, the second added to the first group by group.

@@ -1,31 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  AddressGroups,
-  BYTES,
-  FIRST,
-  FLOWS,
-  KeyGroups,
-  LAST,
-  PACKETS,
-  WordGroups,
-  type Groups,
-} from '../../../storage/flow-query/group-table.js';
+import { AddressGroups, KeyGroups, WordGroups, type Groups } from '../../../storage/flow-query/group-table.js';
 import { addGroups, flatGroups } from '../../../storage/flow-query/top-n.js';
-import { prng } from '../capture/flows.js';
-
-/** Every group of `g` by its key words, with its values (first and last with `times`). */
-function byKey(g: Groups, times: boolean): Map<string, number[]> {
-  const out = new Map<string, number[]>();
-  const key = new Uint32Array(g.width);
-  g.forEach((s) => {
-    g.key(s, key, 0);
-    out.set(
-      key.join('.'),
-      [BYTES, PACKETS, FLOWS, ...(times ? [FIRST, LAST] : [])].map((m) => g.value(s, m as 0)),
-    );
-  });
-  return out;
-}
+import { contentsByKey, groupRows } from './group-rows.js';
 
 describe("a worker's groups, flattened and added back", () => {
   const kinds: Array<{ name: string; width: number; make: (t: boolean) => Groups; key: (r: () => number) => number[] }> = [
@@ -46,23 +22,9 @@ describe("a worker's groups, flattened and added back", () => {
   for (const kind of kinds) {
     for (const times of [false, true]) {
       it(`${kind.name} groups${times ? ' with first and last' : ''}: the sum of both threads' rows, over several turns of the event loop`, async () => {
-        const r = prng(3);
         const n = 200_000;
-        const keys = new Uint32Array(n * kind.width);
-        const bytes = new Float64Array(n);
-        const packets = new Float64Array(n);
-        const start = new Float64Array(n);
-        const end = new Float64Array(n);
-        for (let i = 0; i < n; i++) {
-          keys.set(kind.key(r), i * kind.width);
-          bytes[i] = Math.floor(r() * 1e6);
-          packets[i] = 1 + Math.floor(r() * 100);
-          start[i] = 1e12 + Math.floor(r() * 1e6);
-          end[i] = start[i]! + Math.floor(r() * 1e5);
-        }
-        const rows = { bytes, packets, start, end };
+        const { keys, idx, rows } = groupRows(n, kind.width, kind.key, 3);
         const half = n / 2;
-        const idx = Uint32Array.from({ length: n }, (_, i) => i);
         const whole = kind.make(times);
         whole.addRows(keys, n, idx, rows, times);
         const here = kind.make(times);
@@ -87,7 +49,7 @@ describe("a worker's groups, flattened and added back", () => {
         ticking = false;
         expect(turns).toBeGreaterThan(0);
         expect(here.size).toBe(whole.size);
-        expect(byKey(here, times)).toEqual(byKey(whole, times));
+        expect(contentsByKey(here, times)).toEqual(contentsByKey(whole, times));
       });
     }
   }
