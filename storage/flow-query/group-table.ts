@@ -451,15 +451,6 @@ export class WordGroups implements Groups {
     return this.groupTotal + this.pendingTotal;
   }
 
-  /** Adds one flow of key `key` (a uint32) and row i's values. */
-  addKey(key: number, rv: RowValues, i: number, times: boolean): void {
-    const p = fmix(key ^ this.seed) >>> (32 - PARTITION_BITS);
-    const r = this.slotFor(p);
-    this.pendingKeys[r] = key;
-    putRow(this.pendingVals, r * this.stride, rv, i, this.times, times);
-    this.added(p);
-  }
-
   addRows(keys: Uint32Array, n: number, idx: Uint32Array, rv: RowValues, times = false): void {
     const st = this.stride;
     const withTimes = this.times && times;
@@ -498,7 +489,11 @@ export class WordGroups implements Groups {
     if (n > 0) this.startsValid = false;
   }
 
-  /** Adds `n` whole groups (keys[r], values `stride` apart from values[r * (times ? 5 : 3)]), in any order. */
+  /**
+   * Adds `n` whole groups (keys[r], values `stride` apart from values[r * (times ? 5 : 3)]), in any
+   * order: each a pending row that stands for the group (its flows; its first and last as a row's
+   * start and end).
+   */
   addGroups(keys: Uint32Array, values: Float64Array, n: number, times: boolean): void {
     // addRows' loop, written out again: a method call per row for the pending slot (tried) made
     // both a fifth to a quarter slower.
@@ -546,25 +541,7 @@ export class WordGroups implements Groups {
   }
 
   addGroup(keys: Uint32Array, at: number, vals: Float64Array, v: number, times = false): void {
-    // A pending row that stands for a whole group: its flows, and its first and last as a row's start and end.
-    const key = keys[at]!;
-    const p = fmix(key ^ this.seed) >>> (32 - PARTITION_BITS);
-    const r = this.slotFor(p);
-    this.pendingKeys[r] = key;
-    putGroup(this.pendingVals, r * this.stride, vals, v, this.times, times);
-    this.added(p);
-  }
-
-  /** Where the next pending row of partition p goes. */
-  private slotFor(p: number): number {
-    if (this.pendingRows[p] === this.room) this.makeRoom(p);
-    return p * this.room + this.pendingRows[p]!;
-  }
-
-  private added(p: number): void {
-    this.pendingRows[p]!++;
-    this.pendingTotal++;
-    this.startsValid = false;
+    this.addGroups(keys.subarray(at, at + 1), vals.subarray(v), 1, times);
   }
 
   /** Room for one more pending row in partition p: every partition's room doubled, or p's rows summed in. */

@@ -89,7 +89,7 @@ describe('WordGroups (one-word keys, summed a partition at a time)', () => {
     while (at < n) {
       const take = Math.min(n - at, 1 + (next() % 9_000));
       if (take < 10) {
-        for (let r = 0; r < take; r++) g.addKey(keys[at + r]!, rv, at + r, true);
+        for (let r = at; r < at + take; r++) g.addRows(keys.subarray(r, r + 1), 1, idx.subarray(r, r + 1), rv, true);
       } else {
         g.addRows(keys.subarray(at, at + take), take, idx.subarray(at, at + take), rv, true);
       }
