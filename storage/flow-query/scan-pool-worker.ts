@@ -71,7 +71,9 @@ async function run(id: number, job: GroupJob): Promise<void> {
       return;
     }
     const flat = flatGroups(groups, job.times);
-    send({ id, ok: true, result: { groups: flat, total, stats, errors } }, [flat.keys.buffer, flat.values.buffer]);
+    const buffers = [flat.keys.buffer, flat.values.buffer];
+    if (flat.v4) buffers.push(flat.v4.keys.buffer, flat.v4.values.buffer);
+    send({ id, ok: true, result: { groups: flat, total, stats, errors } }, buffers);
   } catch (err) {
     send({ id, ok: false, error: jobError(err) });
   } finally {

@@ -55,6 +55,11 @@ export interface FlatGroups {
   times: boolean;
   keys: Uint32Array<ArrayBuffer>;
   values: Float64Array<ArrayBuffer>;
+  /**
+   * Groups of an address table (width 4) whose address is IPv4, apart: one word each (the
+   * mapped address's last), as the table keeps them. The arrays above then hold the others.
+   */
+  v4?: { size: number; keys: Uint32Array<ArrayBuffer>; values: Float64Array<ArrayBuffer> };
 }
 
 /** A damaged file or block a worker skipped (a CaptureFileError's fields; `message` without the path). */

@@ -337,12 +337,18 @@ function anySignal(a: AbortSignal | undefined, b: AbortSignal): AbortSignal {
 /** Groups as flat arrays (what a worker sends back). */
 export function flatGroups(groups: Groups, times: boolean): FlatGroups {
   // The tables that can copy their groups out whole (grouped with `times` as asked, so laid out alike).
-  if (groups instanceof WordGroups || groups instanceof AddressGroups) {
+  const stride = times ? LAST + 1 : FLOWS + 1;
+  if (groups instanceof WordGroups) {
     const { keys, values, size } = groups.flat();
-    if (values.length === size * (times ? LAST + 1 : FLOWS + 1)) return { size, width: groups.width, times, keys, values };
+    if (values.length === size * stride) return { size, width: 1, times, keys, values };
+  }
+  if (groups instanceof AddressGroups) {
+    const { v4, other } = groups.flatParts();
+    if (v4.values.length === v4.size * stride && other.values.length === other.size * stride) {
+      return { size: other.size, width: 4, times, keys: other.keys, values: other.values, v4 };
+    }
   }
   const width = groups.width;
-  const stride = times ? LAST + 1 : FLOWS + 1;
   const keys = new Uint32Array(groups.size * width);
   const values = new Float64Array(groups.size * stride);
   let r = 0;
@@ -360,6 +366,26 @@ const ADD_PER_TURN = 1 << 16;
 /** Adds flat groups to `groups` (flows, packets, bytes summed; the earlier first and later last kept), giving the event loop turns. */
 export async function addGroups(groups: Groups, flat: FlatGroups): Promise<void> {
   const stride = flat.times ? LAST + 1 : FLOWS + 1;
+  const v4 = flat.v4;
+  if (v4) {
+    // An address table's IPv4 groups, one word each: as they are into another address table.
+    for (let r = 0; r < v4.size; r += ADD_PER_TURN) {
+      if (r > 0) await yieldToLoop();
+      const n = Math.min(ADD_PER_TURN, v4.size - r);
+      const keys = v4.keys.subarray(r);
+      const values = v4.values.subarray(r * stride);
+      if (groups instanceof AddressGroups) groups.addV4Groups(keys, values, n, flat.times);
+      else {
+        const mapped = new Uint32Array(4);
+        mapped[2] = 0xffff;
+        for (let g = 0; g < n; g++) {
+          mapped[3] = keys[g]!;
+          groups.addGroup(mapped, 0, values, g * stride, flat.times);
+        }
+      }
+    }
+    if (v4.size > 0 && flat.size > 0) await yieldToLoop();
+  }
   // The partitioned table and the address table take another's groups a run at a time.
   if (groups instanceof WordGroups || groups instanceof AddressGroups) {
     for (let r = 0; r < flat.size; r += ADD_PER_TURN) {

@@ -490,3 +490,69 @@ describe('KeyGroups (several-word keys, sorted by hash and key)', () => {
     }
   });
 });
+
+describe('topSlots', () => {
+  /** The reference ranking: every group sorted by value descending, then key words ascending. */
+  function reference(g: Groups, m: typeof BYTES | typeof FLOWS, n: number): string[] {
+    const all: { key: number[]; v: number }[] = [];
+    const k = new Uint32Array(g.width);
+    g.forEach((s) => {
+      g.key(s, k, 0);
+      all.push({ key: [...k], v: g.value(s, m) });
+    });
+    all.sort((a, b) => b.v - a.v || a.key.reduce((d, x, i) => d || x - b.key[i]!, 0));
+    return all.slice(0, n).map((r) => r.key.join('.'));
+  }
+  const ranked = (g: Groups, m: typeof BYTES | typeof FLOWS, n: number): string[] => {
+    const k = new Uint32Array(g.width);
+    return topSlots(g, m, n).map((s) => (g.key(s, k, 0), [...k].join('.')));
+  };
+
+  it('ranks as a full sort does, with many ties, for every n up to past the groups, one-word and two-word keys', () => {
+    const next = rng(2026);
+    for (const width of [1, 2]) {
+      const g: Groups = width === 1 ? new WordGroups(false, 2048, 5) : new HashGroups(2, 0);
+      const rows = 3000;
+      const keys = new Uint32Array(rows * width);
+      // Keys from a small range (so equal keys meet), values from a smaller one (so groups tie).
+      for (let i = 0; i < keys.length; i++) keys[i] = next() % 700;
+      const bytes = Float64Array.from({ length: rows }, () => 100 * (next() % 6));
+      const packets = new Float64Array(rows).fill(1);
+      g.addRows(
+        keys,
+        rows,
+        Uint32Array.from({ length: rows }, (_, i) => i),
+        { bytes, packets },
+      );
+      for (const n of [0, 1, 2, 10, 37, 500, g.size - 1, g.size, g.size + 5]) {
+        expect(ranked(g, BYTES, n), `width ${width}, n ${n}, bytes`).toEqual(reference(g, BYTES, n));
+        expect(ranked(g, FLOWS, n), `width ${width}, n ${n}, flows`).toEqual(reference(g, FLOWS, n));
+      }
+    }
+  });
+
+  it('keeps the smallest keys when every group has the same value, in any arrival order', () => {
+    for (const order of ['ascending', 'descending', 'shuffled'] as const) {
+      const n = 5000;
+      const keys = Uint32Array.from({ length: n }, (_, i) => (order === 'descending' ? n - i : i + 1) * 7919);
+      if (order === 'shuffled') {
+        const next = rng(9);
+        for (let i = n - 1; i > 0; i--) {
+          const j = next() % (i + 1);
+          [keys[i], keys[j]] = [keys[j]!, keys[i]!];
+        }
+      }
+      const g = new WordGroups(false, 2048, 11);
+      g.addRows(
+        keys,
+        n,
+        Uint32Array.from({ length: n }, (_, i) => i),
+        {
+          bytes: new Float64Array(n).fill(64),
+          packets: new Float64Array(n).fill(1),
+        },
+      );
+      expect(ranked(g, FLOWS, 4), order).toEqual(['7919', '15838', '23757', '31676']);
+    }
+  });
+});

@@ -32,11 +32,16 @@ describe("a worker's groups, flattened and added back", () => {
         const there = kind.make(times);
         there.addRows(keys.subarray(half * kind.width), half, idx.subarray(half), rows, times);
         const flat = flatGroups(there, times);
-        expect(flat.size).toBe(there.size);
+        const v4 = flat.v4 ?? { size: 0, keys: new Uint32Array(0), values: new Float64Array(0) };
+        // An address table's IPv4 groups travel apart, one word each.
+        expect(v4.size > 0).toBe(kind.name === 'address');
+        expect(flat.size + v4.size).toBe(there.size);
         expect(flat.keys.length).toBe(flat.size * kind.width);
         expect(flat.values.length).toBe(flat.size * (times ? 5 : 3));
+        expect(v4.keys.length).toBe(v4.size);
+        expect(v4.values.length).toBe(v4.size * (times ? 5 : 3));
         // More groups than one turn of the event loop adds: the event loop gets turns meanwhile.
-        expect(flat.size).toBeGreaterThan(1 << 16);
+        expect(flat.size + v4.size).toBeGreaterThan(1 << 16);
         let turns = 0;
         let ticking = true;
         const tick = (): void => {
@@ -53,4 +58,21 @@ describe("a worker's groups, flattened and added back", () => {
       });
     }
   }
+
+  it("adds an address table's groups, IPv4 apart, into a table of four-word keys as into an address table", async () => {
+    const n = 50_000;
+    const key = (r: () => number): number[] =>
+      r() < 0.7 ? [0, 0, 0xffff, Math.floor(r() * 20_000)] : [0x20010db8, 0, 7, Math.floor(r() * 9_000)];
+    const { keys, idx, rows } = groupRows(n, 4, key, 5);
+    const from = new AddressGroups(true);
+    from.addRows(keys, n, idx, rows, true);
+    const flat = flatGroups(from, true);
+    expect(flat.v4?.size).toBeGreaterThan(0);
+    const address = new AddressGroups(true);
+    const words = new KeyGroups(4, true);
+    await addGroups(address, structuredClone(flat));
+    await addGroups(words, structuredClone(flat));
+    expect(contentsByKey(words, true)).toEqual(contentsByKey(from, true));
+    expect(contentsByKey(address, true)).toEqual(contentsByKey(from, true));
+  });
 });
