@@ -31,12 +31,6 @@ export interface RowValues {
   end?: Float64Array;
 }
 
-/** Slots and one value of each, `slots[i]` holding `values[i]`. */
-export interface SlotValues {
-  slots: Uint32Array;
-  values: Float64Array;
-}
-
 /** Counters per key; `slots` are visited by `forEach` and read with `key`/`value`. */
 export interface Groups {
   readonly width: number;
@@ -48,8 +42,12 @@ export interface Groups {
   addRows(keys: Uint32Array, n: number, idx: Uint32Array, v: RowValues, times?: boolean): void;
   /** Calls fn for every occupied slot. */
   forEach(fn: (slot: number) => void): void;
-  /** Every occupied slot (in forEach's order) and its value `m`, for ranking: one pass, no call per slot. */
-  slotValues(m: ValueIndex): SlotValues;
+  /**
+   * Offers every occupied slot whose value `m` is at least `best.floor` to `best`, as slot
+   * `slot * mul + add` (a table inside another numbers its slots so): one pass, no call for a
+   * group below the floor, no array of every group.
+   */
+  rank(m: ValueIndex, best: Best, mul?: number, add?: number): void;
   /** Value `m` of a slot. */
   value(slot: number, m: ValueIndex): number;
   /** The key words of a slot, copied into `out` at `at`. */
@@ -228,8 +226,8 @@ export class HashGroups implements Groups {
     for (let s = 0; s < this.slots; s++) if (this.vals[s * this.stride + FLOWS] !== 0) fn(s);
   }
 
-  slotValues(m: ValueIndex): SlotValues {
-    return occupied(this.vals, this.stride, this.slots, m);
+  rank(m: ValueIndex, best: Best, mul = 1, add = 0): void {
+    rankSlots(this.vals, this.stride, this.slots, m, best, mul, add, true);
   }
 
   value(slot: number, m: ValueIndex): number {
@@ -305,8 +303,8 @@ export class DenseGroups implements Groups {
     for (let s = 0; s <= this.max; s++) if (this.vals[s * this.stride + FLOWS] !== 0) fn(s);
   }
 
-  slotValues(m: ValueIndex): SlotValues {
-    return occupied(this.vals, this.stride, this.max + 1, m);
+  rank(m: ValueIndex, best: Best, mul = 1, add = 0): void {
+    rankSlots(this.vals, this.stride, this.max + 1, m, best, mul, add, true);
   }
 
   value(slot: number, m: ValueIndex): number {
@@ -371,9 +369,9 @@ abstract class SortedGroups {
     for (let s = 0; s < this.groups; s++) fn(s);
   }
 
-  slotValues(m: ValueIndex): SlotValues {
+  rank(m: ValueIndex, best: Best, mul = 1, add = 0): void {
     this.settle();
-    return packed(this.vals, this.stride, this.groups, m);
+    rankSlots(this.vals, this.stride, this.groups, m, best, mul, add, false);
   }
 
   totals(): Counts {
@@ -687,20 +685,17 @@ export class WordGroups implements Groups {
     for (let s = 0; s < this.groupTotal; s++) fn(s);
   }
 
-  slotValues(m: ValueIndex): SlotValues {
+  rank(m: ValueIndex, best: Best, mul = 1, add = 0): void {
     this.settle();
-    const slots = new Uint32Array(this.groupTotal);
-    const values = new Float64Array(this.groupTotal);
     const st = this.stride;
     let s = 0;
     for (let p = 0; p < PARTITIONS; p++) {
       const gv = this.groupVals[p];
       for (let g = 0, n = this.groupCount[p]!; g < n; g++, s++) {
-        slots[s] = s;
-        values[s] = gv![g * st + m]!;
+        const v = gv![g * st + m]!;
+        if (v >= best.floor) best.offer(s * mul + add, v);
       }
     }
-    return { slots, values };
   }
 
   value(slot: number, m: ValueIndex): number {
@@ -1048,17 +1043,9 @@ export class AddressGroups implements Groups {
     return { bytes: a.bytes + b.bytes, packets: a.packets + b.packets, flows: a.flows + b.flows };
   }
 
-  slotValues(m: ValueIndex): SlotValues {
-    const a = this.v4.slotValues(m);
-    const b = this.other.slotValues(m);
-    const n = a.slots.length;
-    const slots = new Uint32Array(n + b.slots.length);
-    const values = new Float64Array(n + b.slots.length);
-    for (let i = 0; i < n; i++) slots[i] = a.slots[i]! * 2;
-    for (let i = 0; i < b.slots.length; i++) slots[n + i] = b.slots[i]! * 2 + 1;
-    values.set(a.values);
-    values.set(b.values, n);
-    return { slots, values };
+  rank(m: ValueIndex, best: Best, mul = 1, add = 0): void {
+    this.v4.rank(m, best, 2 * mul, add);
+    this.other.rank(m, best, 2 * mul, mul + add);
   }
 
   value(slot: number, m: ValueIndex): number {
@@ -1125,31 +1112,25 @@ export class AddressGroups implements Groups {
   }
 }
 
-/** Slots 0 … n of a table without gaps (the sorted tables), and value `m` of each. */
-function packed(vals: Float64Array, stride: number, n: number, m: ValueIndex): SlotValues {
-  const slots = new Uint32Array(n);
-  const values = new Float64Array(n);
+/**
+ * Offers slots 0 … n of a table (values `stride` apart) whose value `m` reaches the floor to
+ * `best`, as `slot * mul + add`; with `gaps`, only those whose flows are not 0 (an empty slot).
+ */
+function rankSlots(
+  vals: Float64Array,
+  stride: number,
+  n: number,
+  m: ValueIndex,
+  best: Best,
+  mul: number,
+  add: number,
+  gaps: boolean,
+): void {
   for (let s = 0; s < n; s++) {
-    slots[s] = s;
-    values[s] = vals[s * stride + m]!;
+    const o = s * stride;
+    const v = vals[o + m]!;
+    if (v >= best.floor && (!gaps || vals[o + FLOWS] !== 0)) best.offer(s * mul + add, v);
   }
-  return { slots, values };
-}
-
-/** The slots of a table of `slots` (values `stride` apart) whose flows are not 0, and value `m` of each. */
-function occupied(vals: Float64Array, stride: number, slots: number, m: ValueIndex): SlotValues {
-  let size = 0;
-  for (let s = 0; s < slots; s++) if (vals[s * stride + FLOWS] !== 0) size++;
-  const out = new Uint32Array(size);
-  const values = new Float64Array(size);
-  let k = 0;
-  for (let s = 0; s < slots; s++) {
-    const v = s * stride;
-    if (vals[v + FLOWS] === 0) continue;
-    out[k] = s;
-    values[k++] = vals[v + m]!;
-  }
-  return { slots: out, values };
 }
 
 /** Writes row i of `rv` as one flow at vals[v …]; a table with `withTimes` takes its start and end when `times`, else ±Infinity (which leave a group's first and last as they are). */
@@ -1202,68 +1183,89 @@ export function compareKeyWords(a: Uint32Array, at: number, b: Uint32Array, bt: 
 }
 
 /**
- * The slots of the `n` largest groups by metric `m`, largest first; equal
- * values in key order. One pass over the groups with a heap of the best `n`
- * so far: past the first few thousand groups almost every one is below the
- * heap's weakest and costs one comparison (a quickselect over a copy of every
- * value took 7–60 ms on 660 000 groups, the heap 1–3 ms). Keys are read only
- * for a value equal to the weakest kept; when every group has the same value
- * (one flow each, ranked by flows) that is each group once.
+ * The best `n` groups offered to it (Groups.rank): the largest values, and of equal values the
+ * smallest keys. A min-heap by rank whose root is the weakest kept; once it holds `n`, `floor` is
+ * that root's value and a table offers nothing below it, so past the first few thousand groups
+ * almost every group costs one comparison where it is stored. Keys are read only for a value
+ * equal to the floor (when every group has the same value, one flow each ranked by flows, that
+ * is each group once).
  */
-export function topSlots(groups: Groups, m: MetricIndex, n: number): number[] {
-  const { slots, values } = groups.slotValues(m);
-  if (slots.length <= n) return sortSlots([...slots], groups, m);
-  if (n <= 0) return [];
-  const w = groups.width;
-  const ka = new Uint32Array(w);
-  const kb = new Uint32Array(w);
-  // A min-heap by rank: its root is the weakest of the best n (the smallest value; of equal
-  // values, the largest key).
-  const hs = new Uint32Array(n);
-  const hv = new Float64Array(n);
-  const keyAbove = (a: number, b: number): boolean => {
-    groups.key(a, ka, 0);
-    groups.key(b, kb, 0);
-    return compareKeyWords(ka, 0, kb, 0, w) > 0;
-  };
-  /** Whether the group of slot a (value va) ranks below that of slot b (value vb). */
-  const below = (va: number, a: number, vb: number, b: number): boolean => va < vb || (va === vb && keyAbove(a, b));
-  const put = (at: number, slot: number, v: number): void => {
-    hs[at] = slot;
-    hv[at] = v;
-  };
-  let size = 0;
-  for (let i = 0; i < slots.length; i++) {
-    const v = values[i]!;
-    const slot = slots[i]!;
-    if (size < n) {
-      // Sift up from the end.
-      let c = size++;
+export class Best {
+  /** The least value still offered: -Infinity until `n` are held. */
+  floor = -Infinity;
+  private size = 0;
+  private readonly hs: Uint32Array;
+  private readonly hv: Float64Array;
+  private readonly ka: Uint32Array;
+  private readonly kb: Uint32Array;
+
+  constructor(
+    private readonly groups: Groups,
+    private readonly n: number,
+  ) {
+    this.hs = new Uint32Array(n);
+    this.hv = new Float64Array(n);
+    this.ka = new Uint32Array(groups.width);
+    this.kb = new Uint32Array(groups.width);
+  }
+
+  /** The slots held, in no order. */
+  slots(): number[] {
+    return [...this.hs.subarray(0, this.size)];
+  }
+
+  offer(slot: number, v: number): void {
+    const { hs, hv, n } = this;
+    if (this.size < n) {
+      // Sifted up from the end.
+      let c = this.size++;
       while (c > 0) {
         const p = (c - 1) >> 1;
-        if (!below(v, slot, hv[p]!, hs[p]!)) break;
-        put(c, hs[p]!, hv[p]!);
+        if (!this.below(v, slot, hv[p]!, hs[p]!)) break;
+        hs[c] = hs[p]!;
+        hv[c] = hv[p]!;
         c = p;
       }
-      put(c, slot, v);
-      continue;
+      hs[c] = slot;
+      hv[c] = v;
+    } else {
+      if (v < hv[0]! || (v === hv[0] && !this.keyAbove(hs[0]!, slot))) return;
+      // Replaces the root and sifts it down.
+      let c = 0;
+      for (;;) {
+        const l = 2 * c + 1;
+        if (l >= n) break;
+        const r = l + 1;
+        const k = r < n && this.below(hv[r]!, hs[r]!, hv[l]!, hs[l]!) ? r : l;
+        if (!this.below(hv[k]!, hs[k]!, v, slot)) break;
+        hs[c] = hs[k]!;
+        hv[c] = hv[k]!;
+        c = k;
+      }
+      hs[c] = slot;
+      hv[c] = v;
     }
-    const root = hv[0]!;
-    if (v < root || (v === root && !keyAbove(hs[0]!, slot))) continue;
-    // Replaces the root and sifts it down.
-    let c = 0;
-    for (;;) {
-      const l = 2 * c + 1;
-      if (l >= n) break;
-      const r = l + 1;
-      const k = r < n && below(hv[r]!, hs[r]!, hv[l]!, hs[l]!) ? r : l;
-      if (!below(hv[k]!, hs[k]!, v, slot)) break;
-      put(c, hs[k]!, hv[k]!);
-      c = k;
-    }
-    put(c, slot, v);
+    if (this.size === n) this.floor = hv[0]!;
   }
-  return sortSlots([...hs], groups, m);
+
+  /** Whether the group of slot a (value va) ranks below that of slot b (value vb). */
+  private below(va: number, a: number, vb: number, b: number): boolean {
+    return va < vb || (va === vb && this.keyAbove(a, b));
+  }
+
+  private keyAbove(a: number, b: number): boolean {
+    this.groups.key(a, this.ka, 0);
+    this.groups.key(b, this.kb, 0);
+    return compareKeyWords(this.ka, 0, this.kb, 0, this.groups.width) > 0;
+  }
+}
+
+/** The slots of the `n` largest groups by metric `m`, largest first; equal values in key order. */
+export function topSlots(groups: Groups, m: MetricIndex, n: number): number[] {
+  if (n <= 0) return [];
+  const best = new Best(groups, n);
+  groups.rank(m, best);
+  return sortSlots(best.slots(), groups, m);
 }
 
 /** Slots by value `m` descending, then key ascending. */
