@@ -687,14 +687,10 @@ export class WordGroups implements Groups {
 
   rank(m: ValueIndex, best: Best, mul = 1, add = 0): void {
     this.settle();
-    const st = this.stride;
-    let s = 0;
     for (let p = 0; p < PARTITIONS; p++) {
-      const gv = this.groupVals[p];
-      for (let g = 0, n = this.groupCount[p]!; g < n; g++, s++) {
-        const v = gv![g * st + m]!;
-        if (v >= best.floor) best.offer(s * mul + add, v);
-      }
+      const n = this.groupCount[p]!;
+      // Partition p's group g is slot starts[p] + g.
+      if (n > 0) rankSlots(this.groupVals[p]!, this.stride, n, m, best, mul, this.starts[p]! * mul + add, false);
     }
   }
 
@@ -1209,9 +1205,17 @@ export class Best {
     this.kb = new Uint32Array(groups.width);
   }
 
-  /** The slots held, in no order. */
-  slots(): number[] {
-    return [...this.hs.subarray(0, this.size)];
+  /** The slots held, best first; the heap is emptied. */
+  ranked(): number[] {
+    const out = new Array<number>(this.size);
+    // The weakest held goes last, then the weakest of the rest before it, and so on.
+    while (this.size > 0) {
+      const last = --this.size;
+      out[last] = this.hs[0]!;
+      if (last > 0) this.siftDown(this.hs[last]!, this.hv[last]!, last);
+    }
+    this.floor = -Infinity;
+    return out;
   }
 
   offer(slot: number, v: number): void {
@@ -1230,22 +1234,27 @@ export class Best {
       hv[c] = v;
     } else {
       if (v < hv[0]! || (v === hv[0] && !this.keyAbove(hs[0]!, slot))) return;
-      // Replaces the root and sifts it down.
-      let c = 0;
-      for (;;) {
-        const l = 2 * c + 1;
-        if (l >= n) break;
-        const r = l + 1;
-        const k = r < n && this.below(hv[r]!, hs[r]!, hv[l]!, hs[l]!) ? r : l;
-        if (!this.below(hv[k]!, hs[k]!, v, slot)) break;
-        hs[c] = hs[k]!;
-        hv[c] = hv[k]!;
-        c = k;
-      }
-      hs[c] = slot;
-      hv[c] = v;
+      this.siftDown(slot, v, n);
     }
     if (this.size === n) this.floor = hv[0]!;
+  }
+
+  /** Puts slot (value v) at the root of the heap's first `size` entries, and sifts it down. */
+  private siftDown(slot: number, v: number, size: number): void {
+    const { hs, hv } = this;
+    let c = 0;
+    for (;;) {
+      const l = 2 * c + 1;
+      if (l >= size) break;
+      const r = l + 1;
+      const k = r < size && this.below(hv[r]!, hs[r]!, hv[l]!, hs[l]!) ? r : l;
+      if (!this.below(hv[k]!, hs[k]!, v, slot)) break;
+      hs[c] = hs[k]!;
+      hv[c] = hv[k]!;
+      c = k;
+    }
+    hs[c] = slot;
+    hv[c] = v;
   }
 
   /** Whether the group of slot a (value va) ranks below that of slot b (value vb). */
@@ -1265,21 +1274,7 @@ export function topSlots(groups: Groups, m: MetricIndex, n: number): number[] {
   if (n <= 0) return [];
   const best = new Best(groups, n);
   groups.rank(m, best);
-  return sortSlots(best.slots(), groups, m);
-}
-
-/** Slots by value `m` descending, then key ascending. */
-function sortSlots(slots: number[], groups: Groups, m: MetricIndex): number[] {
-  const w = groups.width;
-  const ka = new Uint32Array(w);
-  const kb = new Uint32Array(w);
-  return slots.sort((a, b) => {
-    const d = groups.value(b, m) - groups.value(a, m);
-    if (d !== 0) return d;
-    groups.key(a, ka, 0);
-    groups.key(b, kb, 0);
-    return compareKeyWords(ka, 0, kb, 0, w);
-  });
+  return best.ranked();
 }
 
 /**

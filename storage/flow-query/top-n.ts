@@ -367,37 +367,35 @@ const ADD_PER_TURN = 1 << 16;
 export async function addGroups(groups: Groups, flat: FlatGroups): Promise<void> {
   const stride = flat.times ? LAST + 1 : FLOWS + 1;
   const v4 = flat.v4;
-  if (v4) {
+  if (v4 && v4.size > 0) {
     // An address table's IPv4 groups, one word each: as they are into another address table.
-    for (let r = 0; r < v4.size; r += ADD_PER_TURN) {
-      if (r > 0) await yieldToLoop();
-      const n = Math.min(ADD_PER_TURN, v4.size - r);
+    const mapped = Uint32Array.of(0, 0, 0xffff, 0);
+    await inRuns(v4.size, (r, n) => {
       const keys = v4.keys.subarray(r);
       const values = v4.values.subarray(r * stride);
       if (groups instanceof AddressGroups) groups.addV4Groups(keys, values, n, flat.times);
-      else {
-        const mapped = new Uint32Array(4);
-        mapped[2] = 0xffff;
+      else
         for (let g = 0; g < n; g++) {
           mapped[3] = keys[g]!;
           groups.addGroup(mapped, 0, values, g * stride, flat.times);
         }
-      }
-    }
-    if (v4.size > 0 && flat.size > 0) await yieldToLoop();
+    });
+    if (flat.size > 0) await yieldToLoop();
   }
-  // The partitioned table and the address table take another's groups a run at a time.
-  if (groups instanceof WordGroups || groups instanceof AddressGroups) {
-    for (let r = 0; r < flat.size; r += ADD_PER_TURN) {
-      if (r > 0) await yieldToLoop();
-      const n = Math.min(ADD_PER_TURN, flat.size - r);
-      groups.addGroups(flat.keys.subarray(r * flat.width), flat.values.subarray(r * stride), n, flat.times);
-    }
-    return;
-  }
-  for (let r = 0; r < flat.size; r++) {
-    if (r > 0 && r % ADD_PER_TURN === 0) await yieldToLoop();
-    groups.addGroup(flat.keys, r * flat.width, flat.values, r * stride, flat.times);
+  await inRuns(flat.size, (r, n) => {
+    const keys = flat.keys.subarray(r * flat.width);
+    const values = flat.values.subarray(r * stride);
+    // The partitioned table and the address table take another's groups a run at a time.
+    if (groups instanceof WordGroups || groups instanceof AddressGroups) groups.addGroups(keys, values, n, flat.times);
+    else for (let g = 0; g < n; g++) groups.addGroup(keys, g * flat.width, values, g * stride, flat.times);
+  });
+}
+
+/** Calls `add(from, count)` for runs of ADD_PER_TURN of `size` items, with a turn of the event loop between runs. */
+async function inRuns(size: number, add: (from: number, count: number) => void): Promise<void> {
+  for (let r = 0; r < size; r += ADD_PER_TURN) {
+    if (r > 0) await yieldToLoop();
+    add(r, Math.min(ADD_PER_TURN, size - r));
   }
 }
 
