@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   chromiumInstalled,
   launchChromium,
+  openPage,
   SCREENSHOT_DIR,
   signIn,
   startConsoleStack,
@@ -89,7 +90,7 @@ describe.skipIf(!ready)('console: hotspot reports (MariaDB, real FreeRADIUS)', (
     await db.end();
     await send('POST', '/users', { username: 'gina', usertype: 'user', password: 'gina-pw', firstname: 'Gina', lastname: 'Ray' });
     await send('POST', '/users', { username: 'hugo', usertype: 'user', password: 'hugo-pw' });
-    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page = await openPage(browser, { viewport: { width: 1280, height: 800 } });
     await signIn(page, stack, '/hotspot/attempts');
   });
 

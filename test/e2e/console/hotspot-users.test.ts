@@ -10,6 +10,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import {
   chromiumInstalled,
   launchChromium,
+  openPage,
   SCREENSHOT_DIR,
   signIn,
   startConsoleStack,
@@ -68,7 +69,7 @@ describe.skipIf(!ready)('console: hotspot users with a real FreeRADIUS', () => {
     ] as const) {
       expect((await call('PUT', `/profiles/gold/attributes/${attribute}`, { value })).status).toBe(200);
     }
-    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page = await openPage(browser, { viewport: { width: 1280, height: 800 } });
     await signIn(page, stack, '/hotspot/users');
   });
   afterAll(async () => {

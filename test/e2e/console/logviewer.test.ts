@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   chromiumInstalled,
   launchChromium,
+  openPage,
   SCREENSHOT_DIR,
   signIn,
   startConsoleStack,
@@ -149,7 +150,7 @@ describe.skipIf(!chromiumInstalled())('console: logviewer on MariaDB', () => {
   });
 
   it('shows a logger line in the live tail within 5 s of sending it', async () => {
-    const page = await browser.newPage();
+    const page = await openPage(browser);
     await signIn(page, stack, '/logviewer?live=1');
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'Live:' }).count()).toBe(1);
     const probe = `tail-probe-${Date.now().toString(36)}`;
@@ -168,7 +169,7 @@ describe.skipIf(!chromiumInstalled())('console: logviewer on MariaDB', () => {
   });
 
   it('pauses the live tail while the tab is hidden and catches up when it is shown', async () => {
-    const page = await browser.newPage();
+    const page = await openPage(browser);
     await signIn(page, stack, '/logviewer?live=1');
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'Live:' }).count()).toBe(1);
     const setHidden = (hidden: boolean) =>
@@ -194,7 +195,7 @@ describe.skipIf(!chromiumInstalled())('console: logviewer on MariaDB', () => {
   });
 
   it('narrows by host and severity to what the API returns, and the back button undoes it', async () => {
-    const page = await browser.newPage();
+    const page = await openPage(browser);
     await signIn(page, stack, '/logviewer');
     await page.locator('table.log-table tbody tr[data-id]').first().waitFor();
     const all = await allRows(stack, '');
@@ -218,7 +219,7 @@ describe.skipIf(!chromiumInstalled())('console: logviewer on MariaDB', () => {
   });
 
   it('pages through a search as the API pages it', async () => {
-    const page = await browser.newPage();
+    const page = await openPage(browser);
     await signIn(page, stack, '/logviewer?perPage=5');
     await page.locator('table.log-table tbody tr[data-id]').first().waitFor();
     const api = async (n: number) => asShown((await stack.api('logviewer', `/search?perPage=5&page=${n}`)).result as Row[]);
@@ -232,7 +233,7 @@ describe.skipIf(!chromiumInstalled())('console: logviewer on MariaDB', () => {
   });
 
   it('exports the result as CSV: the API rows, RFC 4180, formula cells guarded', async () => {
-    const page = await browser.newPage();
+    const page = await openPage(browser);
     await signIn(page, stack, '/logviewer?host=edge2');
     await page.locator('table.log-table tbody tr[data-id]').first().waitFor();
     const [file] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
@@ -280,7 +281,7 @@ describe.skipIf(!chromiumInstalled())('console: logviewer on MariaDB', () => {
   });
 
   it('shows the API’s own message for a time range it refuses', async () => {
-    const page = await browser.newPage();
+    const page = await openPage(browser);
     await signIn(page, stack, '/logviewer');
     await page.getByLabel('From', { exact: true }).fill('2026-01-02');
     await page.getByLabel('To', { exact: true }).fill('2026-01-01 12:00');
@@ -292,7 +293,7 @@ describe.skipIf(!chromiumInstalled())('console: logviewer on MariaDB', () => {
   });
 
   it('has no sideways page scroll at 375 px, live or not', async () => {
-    const page = await browser.newPage({ viewport: { width: 375, height: 800 } });
+    const page = await openPage(browser, { viewport: { width: 375, height: 800 } });
     await signIn(page, stack, '/logviewer');
     await page.locator('table.log-table tbody tr[data-id]').first().waitFor();
     const overflow = () => page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
@@ -304,7 +305,7 @@ describe.skipIf(!chromiumInstalled())('console: logviewer on MariaDB', () => {
   });
 
   it('takes the screenshot for docs/ at 1280×800', async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const page = await openPage(browser, { viewport: { width: 1280, height: 800 } });
     await signIn(page, stack, '/logviewer');
     await page.locator('table.log-table tbody tr[data-id]').first().waitFor();
     expect(new Set(await page.locator('table.log-table .sev').allTextContents()).size).toBeGreaterThanOrEqual(6);
@@ -322,7 +323,7 @@ describe.skipIf(!chromiumInstalled())('console: logviewer on MariaDB', () => {
       [values],
     );
     await conn.end();
-    const page = await browser.newPage();
+    const page = await openPage(browser);
     await signIn(page, stack, '/logviewer?host=bulk1');
     await page.locator('table.log-table tbody tr[data-id]').first().waitFor();
     const [file] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
@@ -352,7 +353,7 @@ describe.skipIf(!chromiumInstalled())('console: logviewer with a token that expi
   });
 
   it('asks to sign in again, then completes the search with the form as typed', async () => {
-    const page = await browser.newPage();
+    const page = await openPage(browser);
     await signIn(page, stack, '/logviewer');
     await page.getByRole('button', { name: 'Search' }).waitFor();
     await new Promise((r) => setTimeout(r, 2500));

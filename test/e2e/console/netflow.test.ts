@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   chromiumInstalled,
   launchChromium,
+  openPage,
   SCREENSHOT_DIR,
   signIn,
   startConsoleStack,
@@ -139,7 +140,7 @@ describe.skipIf(!chromiumInstalled())('console: netflow page', () => {
       await new Promise((r) => setTimeout(r, 250));
     }
     view = `/netflow?${new URLSearchParams({ from: start, to: end, by: 'dst_port' }).toString()}`;
-    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page = await openPage(browser, { viewport: { width: 1280, height: 800 } });
     await signIn(page, stack, view);
   }, 60_000);
 

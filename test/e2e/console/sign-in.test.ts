@@ -4,7 +4,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
-import { chromiumInstalled, launchChromium, signIn, startConsoleStack, type ConsoleStack } from '../../helpers/console-stack.js';
+import {
+  chromiumInstalled,
+  launchChromium,
+  openPage,
+  signIn,
+  startConsoleStack,
+  type ConsoleStack,
+} from '../../helpers/console-stack.js';
 
 describe.skipIf(!chromiumInstalled())('console: sign-in', () => {
   let stack: ConsoleStack;
@@ -19,7 +26,7 @@ describe.skipIf(!chromiumInstalled())('console: sign-in', () => {
   });
 
   it('refuses a wrong secret with the API message, then signs in and lands on the first area', async () => {
-    const page = await browser.newPage();
+    const page = await openPage(browser);
     const foreign: string[] = [];
     page.on('request', (r) => {
       if (!r.url().startsWith(stack.url)) foreign.push(r.url());
@@ -47,7 +54,7 @@ describe.skipIf(!chromiumInstalled())('console: sign-in', () => {
   });
 
   it('asks to sign in again when the server refuses a token, and finishes the request afterwards', async () => {
-    const page = await browser.newPage();
+    const page = await openPage(browser);
     await signIn(page, stack, '/logviewer');
     await page.getByRole('button', { name: 'Search' }).waitFor();
     // A token the server no longer takes (as after `admin credentials issue` or a new jwt.key), which
@@ -78,7 +85,7 @@ describe.skipIf(!chromiumInstalled())('console: sign-in', () => {
   });
 
   it('opens a bookmarked view after sign-in, with its query intact', async () => {
-    const page = await browser.newPage();
+    const page = await openPage(browser);
     await signIn(page, stack, '/logviewer?host=edge1');
     await expect.poll(() => page.url()).toBe(`${stack.url}/logviewer?host=edge1`);
     await page.close();
