@@ -34,7 +34,7 @@ export function launchChromium(): Promise<Browser> {
 }
 
 /** Longest a page's step (a click, a fill, a wait for an element) waits, inside a test's 30 s, so that a step that never completes fails naming its locator. */
-export const STEP_TIMEOUT_MS = 15_000;
+const STEP_TIMEOUT_MS = 15_000;
 
 /** A new page (in its own context) whose steps give up after STEP_TIMEOUT_MS. */
 export async function openPage(browser: Browser, options?: Parameters<Browser['newPage']>[0]): Promise<Page> {
