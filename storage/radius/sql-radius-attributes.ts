@@ -118,8 +118,7 @@ export abstract class SqlRadiusAttributes extends SqlRadiusUsers {
   async setProfileAttribute(name: string, write: AttributeWrite): Promise<AttributeAction> {
     return this.guarded(async () => {
       return this.tx(async (db) => {
-        if (!(await this.profileExists(db, name)))
-          throw new RadiusStoreError('profile_not_found', `Profile '${name}' not found.`);
+        await this.lockProfiles(db, [name]);
         await this.ensureFallThrough(db, name);
         const table = write.table === 'check' ? 'radgroupcheck' : 'radgroupreply';
         return this.writeAttribute(db, table, 'groupname', name, write);
@@ -138,11 +137,10 @@ export abstract class SqlRadiusAttributes extends SqlRadiusUsers {
   async deleteProfile(name: string): Promise<{ groupname: string; rows: number }> {
     return this.guarded(async () => {
       return this.tx(async (db) => {
-        if (!(await this.profileExists(db, name)))
-          throw new RadiusStoreError('profile_not_found', `Profile '${name}' not found.`);
-        // Counted as describeProfile counts members. An attach running at the same moment is not blocked (it
-        // locks the user, not the profile): it may leave a membership of a group without rows, which
-        // FreeRADIUS reads as a group that adds nothing.
+        // First: an attach running meanwhile either committed its member before this lock (counted
+        // below) or waits for it and then finds no profile.
+        const added = await this.lockProfiles(db, [name]);
+        // Counted as describeProfile counts members.
         const [members] = await db.query<{ n: number }>(`SELECT COUNT(*) AS n FROM radusergroup WHERE groupname = ?`, [name]);
         const n = num(members?.n);
         if (n > 0) {
@@ -151,7 +149,8 @@ export abstract class SqlRadiusAttributes extends SqlRadiusUsers {
             `Profile '${name}' is attached to ${n} user${n === 1 ? '' : 's'}: detach it from ${n === 1 ? 'that user' : 'them'} first.`,
           );
         }
-        let rows = 0;
+        // The row the lock added is not one the profile had.
+        let rows = -added;
         for (const table of ['radgroupcheck', 'radgroupreply', 'netsvc_profile']) {
           rows += (await db.execute(`DELETE FROM ${table} WHERE groupname = ?`, [name])).affectedRows;
         }

@@ -143,6 +143,8 @@ export abstract class SqlRadiusBase {
 
   /** Appended to the SELECT that locks a user row. */
   protected abstract readonly lockClause: string;
+  /** Appended to an INSERT into netsvc_profile so that a row already there is kept as it is (no error). */
+  protected abstract readonly keepProfileRow: string;
   /** netsvc's own tables. */
   protected abstract tableSpecs(): TableSpec[];
   /** The extra report indexes. */

@@ -3,6 +3,7 @@ import type { SqlClient } from '../sql/sql-client.js';
 import {
   INFO_FIELDS,
   isUserId,
+  NAME_MAX,
   RadiusStoreError,
   type Actor,
   type InfoField,
@@ -44,17 +45,57 @@ export abstract class SqlRadiusUsers extends SqlRadiusBase {
     return name.toLowerCase() === this.disabledGroup.toLowerCase();
   }
 
-  protected async profileExists(db: SqlClient, name: string): Promise<boolean> {
+  /** Whether a profile of that name exists: a row in netsvc_profile (unless `ownRow` is false) or in FreeRADIUS's group tables. */
+  protected async profileExists(db: SqlClient, name: string, ownRow = true): Promise<boolean> {
     if (this.isDisabledGroup(name)) return false;
     const rows = await db.query(
-      `SELECT 1 AS x FROM netsvc_profile WHERE groupname = ?
-       UNION ALL SELECT 1 FROM radgroupreply WHERE groupname = ?
+      `${ownRow ? 'SELECT 1 AS x FROM netsvc_profile WHERE groupname = ? UNION ALL ' : ''}SELECT 1 AS x FROM radgroupreply WHERE groupname = ?
        UNION ALL SELECT 1 FROM radgroupcheck WHERE groupname = ?
        UNION ALL SELECT 1 FROM radusergroup WHERE groupname = ?
        LIMIT 1`,
-      [name, name, name, name],
+      ownRow ? [name, name, name, name] : [name, name, name],
     );
     return rows.length > 0;
+  }
+
+  /**
+   * Locks each profile's `netsvc_profile` row until the transaction ends; throws profile_not_found
+   * for a name that is no profile. Every write that adds a membership or changes a profile takes
+   * this lock, and deleteProfile takes it first: a profile is then never deleted while a user is
+   * attached to it (the delete waits and finds the member), nor attached once deleted (the attach
+   * waits and finds no profile). A profile made outside netsvc (group rows only) gains its row
+   * here (description ''), to have one to lock. Called before the transaction's first plain read:
+   * MariaDB takes a transaction's snapshot there, and what is checked must be read after the lock.
+   * Answers how many rows it added.
+   */
+  protected async lockProfiles(db: SqlClient, names: readonly string[]): Promise<number> {
+    // One order for every writer, so two that lock the same profiles never wait for each other in a ring.
+    const byKey = new Map(names.map((n) => [this.nameKey(n), n]));
+    let added = 0;
+    for (const key of [...byKey.keys()].sort()) {
+      const name = byKey.get(key)!;
+      const locked = await this.lockProfile(db, name);
+      if (!locked) throw new RadiusStoreError('profile_not_found', `Profile '${name}' not found.`);
+      if (locked === 'added') added++;
+    }
+    return added;
+  }
+
+  /** lockProfiles for one name: false (nothing locked or kept) when it is no profile; 'added' when its row was added here. */
+  private async lockProfile(db: SqlClient, name: string): Promise<'locked' | 'added' | false> {
+    // Longer than a group name can be: no profile, and no row to add (the database would refuse it).
+    if (this.isDisabledGroup(name) || [...name].length > NAME_MAX) return false;
+    const lock = `SELECT groupname FROM netsvc_profile WHERE groupname = ?${this.lockClause}`;
+    // A locking read sees the newest committed row: one a delete removed meanwhile is not found.
+    if ((await db.query(lock, [name])).length > 0) return 'locked';
+    // No row of its own: one is added (or, added meanwhile by another writer, waited for and locked);
+    // it stays only if the group exists in FreeRADIUS's tables, read now that the lock is held.
+    await db.execute(`INSERT INTO netsvc_profile (groupname, description, createddate) VALUES (?, '', ?)${this.keepProfileRow}`, [
+      name,
+      this.wall(this.now()),
+    ]);
+    await db.query(lock, [name]);
+    return (await this.profileExists(db, name, false)) ? 'added' : false;
   }
 
   protected async requireProfiles(db: SqlClient, names: readonly string[]): Promise<void> {
@@ -246,8 +287,8 @@ export abstract class SqlRadiusUsers extends SqlRadiusBase {
       const created = this.wall(this.now());
       try {
         return await this.tx(async (db) => {
+          await this.lockProfiles(db, user.profiles ?? []);
           if (await this.usernameTaken(db, username)) throw taken();
-          await this.requireProfiles(db, user.profiles ?? []);
           const info = INFO_FIELDS.map((f) => user[f] ?? null);
           const id = await this.insertId(
             db,
@@ -289,6 +330,7 @@ export abstract class SqlRadiusUsers extends SqlRadiusBase {
       try {
         return await this.tx(async (db) => {
           const row = await this.lockUser(db, id);
+          if (changes.profiles !== undefined) await this.lockProfiles(db, changes.profiles);
           let username = row.username;
           const type = (row.usertype ?? 'user') as UserType;
           if (changes.username !== undefined && changes.username !== row.username) {
@@ -335,10 +377,7 @@ export abstract class SqlRadiusUsers extends SqlRadiusBase {
             actor.name,
             id,
           ]);
-          if (changes.profiles !== undefined) {
-            await this.requireProfiles(db, changes.profiles);
-            await this.replaceProfiles(db, username, changes.profiles);
-          }
+          if (changes.profiles !== undefined) await this.replaceProfiles(db, username, changes.profiles);
           if (changes.disabled !== undefined) await this.setDisabled(db, username, changes.disabled);
           return (await this.readDetail(db, id))!;
         });
@@ -367,7 +406,7 @@ export abstract class SqlRadiusUsers extends SqlRadiusBase {
     return this.guarded(async () => {
       return this.tx(async (db) => {
         const row = await this.lockUser(db, id);
-        await this.requireProfiles(db, [profile]);
+        await this.lockProfiles(db, [profile]);
         const existing = await db.query<{ groupname: string; priority: number }>(
           `SELECT groupname, priority FROM radusergroup WHERE username = ?${this.lockClause}`,
           [row.username],

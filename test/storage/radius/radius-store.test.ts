@@ -365,6 +365,54 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
       expect(await groupsOf('hank')).toEqual(['gold:1']);
     });
 
+    it('a profile deleted while it is attached is either kept (in use) or gone with no user left in it', async () => {
+      const id = Number((await store.createUser({ username: 'rita', usertype: 'user', password: 'pw' }, actor)).id);
+      // The three writes that put a user in a profile, each raced with the profile's delete.
+      const joins = [
+        (name: string) => store.attachProfile(id, name, actor),
+        (name: string) => store.updateUser(id, { profiles: [name] }, actor),
+        (name: string) => store.createUser({ username: `rider-${name}`, usertype: 'pin', profiles: [name] }, actor),
+      ];
+      for (let i = 0; i < 30; i++) {
+        const name = `race-${i}`;
+        // Every other one made outside netsvc: a group row only, no netsvc_profile row to lock.
+        if (i % 2 === 0) await store.saveProfile(name, 'raced');
+        else
+          await raw.execute(
+            `INSERT INTO radgroupreply (groupname, attribute, op, value) VALUES (?, 'Idle-Timeout', ':=', '60')`,
+            [name],
+          );
+        const [join, del] = await Promise.all([codeOf(joins[i % 3]!(name)), codeOf(store.deleteProfile(name))]);
+        const kept = (await store.describeProfile(name)) !== undefined;
+        const members = (await rows('SELECT username FROM radusergroup WHERE groupname = ?', [name])).map((r) =>
+          String(r.username),
+        );
+        // One of the two went first: joined then refused, or deleted then not found; never a member of a deleted profile.
+        if (kept) expect([join, del, members.length], name).toEqual(['resolved', 'profile_in_use', 1]);
+        else expect([join, del, members], name).toEqual(['profile_not_found', 'resolved', []]);
+        if (kept) await raw.execute('DELETE FROM radusergroup WHERE groupname = ?', [name]);
+      }
+    });
+
+    it('a profile made outside netsvc is deleted with the rows it had', async () => {
+      for (const attribute of ['Idle-Timeout', 'Session-Timeout'])
+        await raw.execute(`INSERT INTO radgroupreply (groupname, attribute, op, value) VALUES ('outside', ?, ':=', '60')`, [
+          attribute,
+        ]);
+      expect(await store.deleteProfile('outside')).toEqual({ groupname: 'outside', rows: 2 });
+      // A name longer than any group's is no profile (not a refused row).
+      const long = 'p'.repeat(65);
+      expect([
+        await codeOf(store.deleteProfile(long)),
+        await codeOf(
+          store.setProfileAttribute(long, { attribute: 'Idle-Timeout', table: 'reply', op: '=', value: '60', multiple: false }),
+        ),
+      ]).toEqual(['profile_not_found', 'profile_not_found']);
+      for (const table of ['radgroupreply', 'netsvc_profile']) {
+        expect(await rows(`SELECT * FROM ${table} WHERE groupname = 'outside'`), table).toEqual([]);
+      }
+    });
+
     it('parallel creates of one username leave one user', async () => {
       const results = await Promise.all(
         Array.from({ length: 20 }, (_, i) =>
