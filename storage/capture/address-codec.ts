@@ -130,17 +130,20 @@ const wordOf: (b0: number, b1: number, b2: number, b3: number) => number = LITTL
   : (b0, b1, b2, b3) => (b0 << 24) | (b1 << 16) | (b2 << 8) | b3;
 
 /**
- * Writes addresses through a word view of `out`: four stores a row instead of sixteen. A batch's
- * columns start on a word boundary; any other target is written through an aligned copy.
+ * A word view to write addresses into `out` through: four stores a row instead of sixteen. A
+ * batch's columns start on a word boundary; any other target gets an aligned copy, which
+ * wordsWritten copies back. (Not a callback: a closure made per call has its loop compiled again
+ * for every block.)
  */
-function intoWords(out: Uint8Array, write: (words: Int32Array) => void): void {
-  if (out.byteOffset % 4 === 0) {
-    write(new Int32Array(out.buffer, out.byteOffset, out.byteLength >> 2));
-    return;
-  }
+function wordsOver(out: Uint8Array): Int32Array {
+  if (out.byteOffset % 4 === 0) return new Int32Array(out.buffer, out.byteOffset, out.byteLength >> 2);
   const aligned = out.slice();
-  write(new Int32Array(aligned.buffer, 0, aligned.byteLength >> 2));
-  out.set(aligned);
+  return new Int32Array(aligned.buffer, 0, aligned.byteLength >> 2);
+}
+
+/** Ends a write through wordsOver's view: copied back into `out` when it was a copy. */
+function wordsWritten(out: Uint8Array, words: Int32Array): void {
+  if (words.buffer !== out.buffer) out.set(new Uint8Array(words.buffer, 0, out.byteLength));
 }
 
 /** Where a part of an address column lies, once its size is checked against the layout. */
@@ -197,11 +200,10 @@ export function decodeAddresses(
   }
   if (col.transform !== TRANSFORM.addr) throw new ColumnDecodeError(`unknown address transform ${col.transform}`);
   const { layout, mapped, others, v4, v6 } = addressParts(col, bytes, n);
-  intoWords(out, (words) => {
-    if (layout === ADDR_ALL_V4) {
-      for (let i = 0; i < n; i++) putV4(words, i * 4, bytes, v4, mapped, i);
-      return;
-    }
+  const words = wordsOver(out);
+  if (layout === ADDR_ALL_V4) {
+    for (let i = 0; i < n; i++) putV4(words, i * 4, bytes, v4, mapped, i);
+  } else {
     let j4 = 0;
     let j6 = 0;
     for (let i = 0; i < n; i++) {
@@ -213,7 +215,8 @@ export function decodeAddresses(
         putV6(words, i * 4, bytes, v6, others, j6++);
       }
     }
-  });
+  }
+  wordsWritten(out, words);
 }
 
 /** Like decodeAddresses, but only for the rows in `idx` (ascending), into rows `outAt + k` of `out`. */
@@ -232,27 +235,27 @@ export function gatherAddresses(
   }
   if (col.transform !== TRANSFORM.addr) throw new ColumnDecodeError(`unknown address transform ${col.transform}`);
   const { layout, mapped, others, v4, v6 } = addressParts(col, bytes, n);
-  intoWords(out, (words) => {
-    let scanned = 0; // rows of the kinds plane counted so far
-    let rank4 = 0; // IPv4 rows before `scanned`
-    let last = -1;
-    for (let k = 0; k < m; k++) {
-      const i = idx[k]!;
-      if (i < 0 || i < last || i >= n) throw new ColumnDecodeError('rows to gather must be ascending and inside the block');
-      last = i;
-      const o = (outAt + k) * 4;
-      if (layout === ADDR_ALL_V4) putV4(words, o, bytes, v4, mapped, i);
-      else if (layout === ADDR_ALL_V6) putV6(words, o, bytes, v6, others, i);
-      else {
-        while (scanned < i) if (bytes[scanned++] === 0) rank4++;
-        if (bytes[i] === 0) {
-          if (rank4 >= mapped) throw new ColumnDecodeError('address kinds disagree with the IPv4 row count');
-          putV4(words, o, bytes, v4, mapped, rank4);
-        } else {
-          if (i - rank4 >= others) throw new ColumnDecodeError('address kinds disagree with the IPv6 row count');
-          putV6(words, o, bytes, v6, others, i - rank4);
-        }
+  const words = wordsOver(out);
+  let scanned = 0; // rows of the kinds plane counted so far
+  let rank4 = 0; // IPv4 rows before `scanned`
+  let last = -1;
+  for (let k = 0; k < m; k++) {
+    const i = idx[k]!;
+    if (i < 0 || i < last || i >= n) throw new ColumnDecodeError('rows to gather must be ascending and inside the block');
+    last = i;
+    const o = (outAt + k) * 4;
+    if (layout === ADDR_ALL_V4) putV4(words, o, bytes, v4, mapped, i);
+    else if (layout === ADDR_ALL_V6) putV6(words, o, bytes, v6, others, i);
+    else {
+      while (scanned < i) if (bytes[scanned++] === 0) rank4++;
+      if (bytes[i] === 0) {
+        if (rank4 >= mapped) throw new ColumnDecodeError('address kinds disagree with the IPv4 row count');
+        putV4(words, o, bytes, v4, mapped, rank4);
+      } else {
+        if (i - rank4 >= others) throw new ColumnDecodeError('address kinds disagree with the IPv6 row count');
+        putV6(words, o, bytes, v6, others, i - rank4);
       }
     }
-  });
+  }
+  wordsWritten(out, words);
 }

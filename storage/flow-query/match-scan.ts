@@ -130,34 +130,8 @@ export interface Matches {
 export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) => boolean | void): Promise<void> {
   const { stats } = opts;
   const codecs = new CodecSet();
-  // `received` is decoded only for blocks the window cuts, unless something else needs it.
-  const inner = [...withDependencies([...opts.columns, ...(opts.filter?.columns ?? [])])];
-  const cut = [...withDependencies([...inner, 'received'])];
-  // With a filter, its columns are decoded first; the caller's others only once rows matched,
-  // and only for those rows when they are few (a selective filter decodes little).
-  const filterOnly = opts.filter ? [...withDependencies(opts.filter.columns)] : [];
-  const filterCut = [...withDependencies([...filterOnly, 'received'])];
-  const rest = [...withDependencies(opts.columns.filter((c) => !filterOnly.includes(c)))];
-  // In a block ordered by protocol and destination port, a filter on either finds its rows by
-  // bisection (sorted-ranges.ts) over both columns as stored: read with the filter's columns.
-  const bisect = opts.filter !== undefined && bisectionHelps(opts.filter.columns);
-  const decides = opts.filter !== undefined && keysOnly(opts.filter.columns);
-  const byPort = opts.filter?.columns.includes('dstPort') ?? false;
-  const filterKeyed = bisect ? [...withDependencies([...filterOnly, ...KEY_COLUMNS])] : filterOnly;
-  // The filter's columns a bisection has not already read (and checked) as stored.
-  const filterBesideKeys = filterOnly.filter((c) => !KEY_COLUMNS.includes(c));
-  // What is read from the file: what may be decoded (the bisection's columns too).
-  const innerLoad = bisect ? [...withDependencies([...inner, ...filterKeyed])] : inner;
-  const cutLoad = bisect ? [...withDependencies([...cut, ...filterKeyed])] : cut;
-  let ranges: SortedRanges | undefined;
-  let gaveUp = 0;
-  // The rows picked out of a block go to a batch of their own: every column the caller reads, the filter's too.
-  const callerColumns = [...withDependencies(opts.columns)];
   const opened: CaptureFile[] = [];
-  const batch = takeBatch();
-  const picked = takeBatch();
-  let idx = new Uint32Array(4096);
-  let identity = Uint32Array.from({ length: 4096 }, (_, i) => i);
+  const scan = new BlockScan(opts);
   // Another thread's scan may count what all of them meet alike (damaged files, blocks outside the window).
   const counts = typeof opts.part !== 'object' || opts.part.counts;
   try {
@@ -187,153 +161,6 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
     if (opts.order) refs = opts.order(refs);
     const plan = typeof opts.part === 'function' ? opts.part(refs) : opts.part;
     const fits = plan?.fits === undefined || plan.fits(refs);
-    /**
-     * The ranges of a block ordered by protocol and port that the filter may match
-     * (sorted-ranges.ts), from those two columns as stored (`plain` holds them); undefined when the
-     * bisection gave up: the caller then tests every row. After GIVE_UPS bisections of this scan
-     * gave up (a filter whose verdict the two columns cannot settle, as `port 443`'s source side),
-     * no more are tried.
-     */
-    const keyedRanges = (
-      plain: ReadonlyMap<ColumnName, PlainColumn>,
-      rows: number,
-      byName: BlockStatsMap,
-    ): SortedRanges | undefined => {
-      const proto = plain.get('proto');
-      const port = plain.get('dstPort');
-      if (!proto || !port || gaveUp >= GIVE_UPS) return undefined;
-      const r = sortedRanges(
-        rows,
-        plainValueAt(proto, rows, 'proto'),
-        plainValueAt(port, rows, 'dstPort'),
-        (c) => byName.get(c),
-        (st) => opts.filter!.block(st),
-        ranges,
-        decides,
-        byPort,
-      );
-      if (r)
-        ranges = r; // kept for the next block's ranges
-      else gaveUp++;
-      return r;
-    };
-    /** The count of a keyed block's matches from its columns as stored; undefined: count every row instead. */
-    const countKeyed = (plain: ReadonlyMap<ColumnName, PlainColumn>, rows: number, byName: BlockStatsMap): number | undefined => {
-      const r = keyedRanges(plain, rows, byName);
-      if (!r) return undefined;
-      let m = 0;
-      for (let k = 0; k < r.count; k++) {
-        const from = r.from[k]!;
-        const to = r.to[k]!;
-        if (r.whole[k]) m += to - from;
-        else {
-          const c = opts.filter!.countPlain!(plain, rows, from, to);
-          if (c === undefined) return undefined;
-          m += c;
-        }
-      }
-      return m;
-    };
-    /** The matching rows of one block; undefined when it has none. Throws CaptureFileError. */
-    const matchesOf = (ref: BlockRef): Matches | undefined => {
-      const whole = ref.receivedMin >= opts.from && ref.receivedMax < opts.to;
-      // Only the columns this scan may decode are read from the file.
-      const loaded = ref.file.loadBlock(ref.block, whole ? innerLoad : cutLoad);
-      let verdict: 'none' | 'some' | 'all' = 'all';
-      let byName: Map<ColumnName, { min: number; max: number }> | undefined;
-      if (opts.filter) {
-        byName = new Map<ColumnName, { min: number; max: number }>();
-        for (const c of loaded.columns) {
-          const name = ALL_COLUMNS[c.id];
-          if (name) byName.set(name, c);
-        }
-        verdict = opts.filter.block((name) => byName!.get(name));
-      }
-      if (verdict === 'none') {
-        stats.blocksSkipped++;
-        return undefined;
-      }
-      if (opts.countOnly && whole) {
-        let counted: number | undefined;
-        if (verdict === 'all') {
-          // Every row matches: the filter's columns are checked, not decoded (a damaged block is
-          // skipped and counted here as a scan that decodes it would).
-          ref.file.checkColumns(ref.block, filterOnly, loaded);
-          counted = loaded.rows;
-        } else if (opts.filter?.countPlain) {
-          const keyed = bisect && loaded.rowOrder === ROW_ORDER.protoDstPort;
-          const plain = ref.file.plainColumns(ref.block, keyed ? filterKeyed : filterOnly, loaded);
-          if (plain && keyed) counted = countKeyed(plain, loaded.rows, byName!);
-          if (plain && counted === undefined) counted = opts.filter.countPlain(plain, loaded.rows);
-        }
-        if (counted !== undefined) {
-          stats.blocksRead++;
-          stats.rowsRead += loaded.rows;
-          batch.length = 0;
-          return counted === 0 ? undefined : { batch, idx, n: counted, ref };
-        }
-      }
-      batch.length = 0;
-      const some = verdict === 'some';
-      // A block ordered by protocol and port: the ranges the filter may match, from those two
-      // columns as stored (not decoded); the filter's columns are decoded only to test the
-      // ranges it leaves undecided.
-      let r: SortedRanges | undefined;
-      if (some && bisect && gaveUp < GIVE_UPS && loaded.rowOrder === ROW_ORDER.protoDstPort) {
-        const plain = ref.file.plainColumns(ref.block, KEY_COLUMNS, loaded);
-        if (plain) r = keyedRanges(plain, loaded.rows, byName!);
-      }
-      let decodeFilter = true;
-      if (r && whole) {
-        decodeFilter = false;
-        for (let k = 0; k < r.count; k++) if (!r.whole[k]) decodeFilter = true;
-        // Not decoded, the filter's columns are still checked: a damaged one skips the block here
-        // as it does where they are decoded (and in the count).
-        if (!decodeFilter) ref.file.checkColumns(ref.block, filterBesideKeys, loaded);
-      }
-      ref.file.readBlock(
-        ref.block,
-        !some ? (whole ? inner : cut) : decodeFilter ? (whole ? filterOnly : filterCut) : [],
-        batch,
-        0,
-        loaded,
-      );
-      stats.blocksRead++;
-      const rows = batch.length;
-      if (idx.length < rows) idx = new Uint32Array(rows);
-      let n: number;
-      if (verdict === 'all') {
-        for (let i = 0; i < rows; i++) idx[i] = i;
-        n = rows;
-      } else if (r) {
-        n = 0;
-        for (let k = 0; k < r.count; k++) {
-          const from = r.from[k]!;
-          const to = r.to[k]!;
-          if (r.whole[k]) for (let i = from; i < to; i++) idx[n++] = i;
-          else n += opts.filter!.select(batch, from, to, idx.subarray(n));
-        }
-      } else {
-        n = opts.filter!.select(batch, 0, rows, idx);
-      }
-      if (!whole) n = keepInWindow(batch, idx, n, opts.from, opts.to);
-      stats.rowsRead += rows;
-      if (n === 0) return undefined;
-      // The caller's columns not decoded yet: those besides the filter's, or all of them.
-      const restRead = decodeFilter ? rest : callerColumns;
-      if (!some || restRead.length === 0) return { batch, idx, n, ref };
-      if (n * 4 >= rows) {
-        ref.file.readBlock(ref.block, restRead, batch, 0, loaded);
-        return { batch, idx, n, ref };
-      }
-      // Few rows matched: decode the caller's columns of those rows only, into rows 0 … n.
-      picked.length = 0;
-      picked.reserve(n);
-      ref.file.readBlockRows(ref.block, idx.subarray(0, n), callerColumns, picked, 0, loaded);
-      picked.length = n;
-      if (identity.length < n) identity = Uint32Array.from({ length: Math.max(n, identity.length * 2) }, (_, i) => i);
-      return { batch: picked, idx: identity, n, ref };
-    };
     let sinceYield = 0;
     for (let k = 0; fits; k++) {
       if (opts.signal?.aborted) break;
@@ -347,7 +174,7 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
       }
       let out: Matches | undefined;
       try {
-        out = matchesOf(ref);
+        out = scan.matchesOf(ref);
       } catch (err) {
         // A damaged block (index, column, or the rows picked from it) is counted and skipped.
         if (!(err instanceof CaptureFileError)) throw err;
@@ -359,8 +186,235 @@ export async function scanMatches(opts: MatchScanOptions, visit: (m: Matches) =>
     }
   } finally {
     for (const f of opened) f.close();
-    giveBack(batch, picked);
+    scan.close();
   }
+}
+
+/**
+ * One scan's reading of its blocks: the column lists it decodes, its batches, and the state its
+ * bisections keep from block to block. A class at module level, not closures made per scan: V8
+ * keeps a function's optimised code with the closure, and a closure made anew by every query was
+ * compiled again by every query (tens of milliseconds of a core each time, in both threads).
+ */
+class BlockScan {
+  private readonly stats: ReadStats;
+  private readonly filter: RowFilter | undefined;
+  private readonly countOnly: boolean;
+  private readonly from: number;
+  private readonly to: number;
+  // Column lists: `received` is decoded only for blocks the window cuts, unless something else needs it.
+  private readonly inner: ColumnName[];
+  private readonly cut: ColumnName[];
+  // With a filter, its columns are decoded first; the caller's others only once rows matched,
+  // and only for those rows when they are few (a selective filter decodes little).
+  private readonly filterOnly: ColumnName[];
+  private readonly filterCut: ColumnName[];
+  private readonly rest: ColumnName[];
+  // In a block ordered by protocol and destination port, a filter on either finds its rows by
+  // bisection (sorted-ranges.ts) over both columns as stored: read with the filter's columns.
+  private readonly bisect: boolean;
+  private readonly decides: boolean;
+  private readonly byPort: boolean;
+  private readonly filterKeyed: ColumnName[];
+  /** The filter's columns a bisection has not already read (and checked) as stored. */
+  private readonly filterBesideKeys: ColumnName[];
+  // What is read from the file: what may be decoded (the bisection's columns too).
+  private readonly innerLoad: ColumnName[];
+  private readonly cutLoad: ColumnName[];
+  /** The rows picked out of a block go to a batch of their own: every column the caller reads, the filter's too. */
+  private readonly callerColumns: ColumnName[];
+  private ranges: SortedRanges | undefined;
+  private gaveUp = 0;
+  private readonly batch = takeBatch();
+  private readonly picked = takeBatch();
+  private idx = new Uint32Array(4096);
+  private identity = Uint32Array.from({ length: 4096 }, (_, i) => i);
+
+  constructor(opts: MatchScanOptions) {
+    this.stats = opts.stats;
+    this.filter = opts.filter;
+    this.countOnly = opts.countOnly === true;
+    this.from = opts.from;
+    this.to = opts.to;
+    const filter = opts.filter;
+    this.inner = [...withDependencies([...opts.columns, ...(filter?.columns ?? [])])];
+    this.cut = [...withDependencies([...this.inner, 'received'])];
+    this.filterOnly = filter ? [...withDependencies(filter.columns)] : [];
+    this.filterCut = [...withDependencies([...this.filterOnly, 'received'])];
+    this.rest = [...withDependencies(opts.columns.filter((c) => !this.filterOnly.includes(c)))];
+    this.bisect = filter !== undefined && bisectionHelps(filter.columns);
+    this.decides = filter !== undefined && keysOnly(filter.columns);
+    this.byPort = filter?.columns.includes('dstPort') ?? false;
+    this.filterKeyed = this.bisect ? [...withDependencies([...this.filterOnly, ...KEY_COLUMNS])] : this.filterOnly;
+    this.filterBesideKeys = this.filterOnly.filter((c) => !KEY_COLUMNS.includes(c));
+    this.innerLoad = this.bisect ? [...withDependencies([...this.inner, ...this.filterKeyed])] : this.inner;
+    this.cutLoad = this.bisect ? [...withDependencies([...this.cut, ...this.filterKeyed])] : this.cut;
+    this.callerColumns = [...withDependencies(opts.columns)];
+  }
+
+  /** Gives the batches back for the next scans. */
+  close(): void {
+    giveBack(this.batch, this.picked);
+  }
+
+  /**
+   * The ranges of a block ordered by protocol and port that the filter may match
+   * (sorted-ranges.ts), from those two columns as stored (`plain` holds them); undefined when the
+   * bisection gave up: the caller then tests every row. After GIVE_UPS bisections of this scan
+   * gave up (a filter whose verdict the two columns cannot settle, as `port 443`'s source side),
+   * no more are tried.
+   */
+  private keyedRanges(
+    plain: ReadonlyMap<ColumnName, PlainColumn>,
+    rows: number,
+    byName: BlockStatsMap,
+  ): SortedRanges | undefined {
+    const proto = plain.get('proto');
+    const port = plain.get('dstPort');
+    if (!proto || !port || this.gaveUp >= GIVE_UPS) return undefined;
+    const filter = this.filter!;
+    const r = sortedRanges(
+      rows,
+      plainValueAt(proto, rows, 'proto'),
+      plainValueAt(port, rows, 'dstPort'),
+      (c) => byName.get(c),
+      (st) => filter.block(st),
+      this.ranges,
+      this.decides,
+      this.byPort,
+    );
+    if (r)
+      this.ranges = r; // kept for the next block's ranges
+    else this.gaveUp++;
+    return r;
+  }
+
+  /** The count of a keyed block's matches from its columns as stored; undefined: count every row instead. */
+  private countKeyed(plain: ReadonlyMap<ColumnName, PlainColumn>, rows: number, byName: BlockStatsMap): number | undefined {
+    const r = this.keyedRanges(plain, rows, byName);
+    if (!r) return undefined;
+    let m = 0;
+    for (let k = 0; k < r.count; k++) {
+      const from = r.from[k]!;
+      const to = r.to[k]!;
+      if (r.whole[k]) m += to - from;
+      else {
+        const c = this.filter!.countPlain!(plain, rows, from, to);
+        if (c === undefined) return undefined;
+        m += c;
+      }
+    }
+    return m;
+  }
+
+  /** The matching rows of one block; undefined when it has none. Throws CaptureFileError. */
+  matchesOf(ref: BlockRef): Matches | undefined {
+    const { stats, filter, batch } = this;
+    const whole = ref.receivedMin >= this.from && ref.receivedMax < this.to;
+    // Only the columns this scan may decode are read from the file.
+    const loaded = ref.file.loadBlock(ref.block, whole ? this.innerLoad : this.cutLoad);
+    let verdict: 'none' | 'some' | 'all' = 'all';
+    let byName: Map<ColumnName, { min: number; max: number }> | undefined;
+    if (filter) {
+      byName = new Map<ColumnName, { min: number; max: number }>();
+      for (const c of loaded.columns) {
+        const name = ALL_COLUMNS[c.id];
+        if (name) byName.set(name, c);
+      }
+      verdict = filter.block((name) => byName!.get(name));
+    }
+    if (verdict === 'none') {
+      stats.blocksSkipped++;
+      return undefined;
+    }
+    if (this.countOnly && whole) {
+      let counted: number | undefined;
+      if (verdict === 'all') {
+        // Every row matches: the filter's columns are checked, not decoded (a damaged block is
+        // skipped and counted here as a scan that decodes it would).
+        ref.file.checkColumns(ref.block, this.filterOnly, loaded);
+        counted = loaded.rows;
+      } else if (filter?.countPlain) {
+        const keyed = this.bisect && loaded.rowOrder === ROW_ORDER.protoDstPort;
+        const plain = ref.file.plainColumns(ref.block, keyed ? this.filterKeyed : this.filterOnly, loaded);
+        if (plain && keyed) counted = this.countKeyed(plain, loaded.rows, byName!);
+        if (plain && counted === undefined) counted = filter.countPlain(plain, loaded.rows);
+      }
+      if (counted !== undefined) {
+        stats.blocksRead++;
+        stats.rowsRead += loaded.rows;
+        batch.length = 0;
+        return counted === 0 ? undefined : { batch, idx: this.idx, n: counted, ref };
+      }
+    }
+    batch.length = 0;
+    const some = verdict === 'some';
+    // A block ordered by protocol and port: the ranges the filter may match, from those two
+    // columns as stored (not decoded); the filter's columns are decoded only to test the
+    // ranges it leaves undecided.
+    let r: SortedRanges | undefined;
+    if (some && this.bisect && this.gaveUp < GIVE_UPS && loaded.rowOrder === ROW_ORDER.protoDstPort) {
+      const plain = ref.file.plainColumns(ref.block, KEY_COLUMNS, loaded);
+      if (plain) r = this.keyedRanges(plain, loaded.rows, byName!);
+    }
+    let decodeFilter = true;
+    if (r && whole) {
+      decodeFilter = false;
+      for (let k = 0; k < r.count; k++) if (!r.whole[k]) decodeFilter = true;
+      // Not decoded, the filter's columns are still checked: a damaged one skips the block here
+      // as it does where they are decoded (and in the count).
+      if (!decodeFilter) ref.file.checkColumns(ref.block, this.filterBesideKeys, loaded);
+    }
+    ref.file.readBlock(
+      ref.block,
+      !some ? (whole ? this.inner : this.cut) : decodeFilter ? (whole ? this.filterOnly : this.filterCut) : [],
+      batch,
+      0,
+      loaded,
+    );
+    stats.blocksRead++;
+    const rows = batch.length;
+    if (this.idx.length < rows) this.idx = new Uint32Array(rows);
+    const idx = this.idx;
+    let n: number;
+    if (verdict === 'all') n = takeRange(idx, 0, 0, rows);
+    else if (r) {
+      n = 0;
+      for (let k = 0; k < r.count; k++) {
+        const from = r.from[k]!;
+        const to = r.to[k]!;
+        if (r.whole[k]) n = takeRange(idx, n, from, to);
+        else n += filter!.select(batch, from, to, idx.subarray(n));
+      }
+    } else {
+      n = filter!.select(batch, 0, rows, idx);
+    }
+    if (!whole) n = keepInWindow(batch, idx, n, this.from, this.to);
+    stats.rowsRead += rows;
+    if (n === 0) return undefined;
+    // The caller's columns not decoded yet: those besides the filter's, or all of them.
+    const restRead = decodeFilter ? this.rest : this.callerColumns;
+    if (!some || restRead.length === 0) return { batch, idx, n, ref };
+    if (n * 4 >= rows) {
+      ref.file.readBlock(ref.block, restRead, batch, 0, loaded);
+      return { batch, idx, n, ref };
+    }
+    // Few rows matched: decode the caller's columns of those rows only, into rows 0 … n.
+    const picked = this.picked;
+    picked.length = 0;
+    picked.reserve(n);
+    ref.file.readBlockRows(ref.block, idx.subarray(0, n), this.callerColumns, picked, 0, loaded);
+    picked.length = n;
+    if (this.identity.length < n)
+      this.identity = Uint32Array.from({ length: Math.max(n, this.identity.length * 2) }, (_, i) => i);
+    return { batch: picked, idx: this.identity, n, ref };
+  }
+}
+
+/** Appends rows [from, to) to idx from position n; answers the new count. */
+function takeRange(idx: Uint32Array, n: number, from: number, to: number): number {
+  for (let i = from; i < to; i++) idx[n++] = i;
+  return n;
 }
 
 /** Keeps the rows of idx[0 … n) received in [lo, hi), in order; answers how many. */
