@@ -113,17 +113,28 @@ interface DimensionReader {
   value(keys: Uint32Array, at: number): DimensionValue;
 }
 
-function numeric(column: ColumnName & keyof FlowBatch['cols'], dense?: number): DimensionReader {
-  return {
-    columns: [column],
-    words: 1,
-    dense,
-    write(batch, idx, n, keys, stride, at) {
-      const col = batch.cols[column];
-      for (let r = 0; r < n; r++) keys[r * stride + at] = col[idx[r]!]!;
-    },
-    value: (keys, at) => keys[at]!,
-  };
+// The readers are classes, not object literals made per query: a literal's methods are closures
+// made anew by each query, and V8 compiled their row loops again for every query.
+
+class NumericReader implements DimensionReader {
+  readonly columns: readonly ColumnName[];
+  readonly words = 1;
+
+  constructor(
+    private readonly column: ColumnName & keyof FlowBatch['cols'],
+    readonly dense?: number,
+  ) {
+    this.columns = [column];
+  }
+
+  write(batch: FlowBatch, idx: Uint32Array, n: number, keys: Uint32Array, stride: number, at: number): void {
+    const col = batch.cols[this.column];
+    for (let r = 0; r < n; r++) keys[r * stride + at] = col[idx[r]!]!;
+  }
+
+  value(keys: Uint32Array, at: number): DimensionValue {
+    return keys[at]!;
+  }
 }
 
 /** The 4 words of a prefix length: how many leading bits of each word are kept. */
@@ -145,69 +156,90 @@ export function keyWord(word: number): number {
   return (((word & 0xff) << 24) | ((word & 0xff00) << 8) | ((word >>> 8) & 0xff00) | (word >>> 24)) >>> 0;
 }
 
-function address(column: 'srcAddr' | 'dstAddr' | 'exporter', dim: Dimension): DimensionReader {
-  const wordsOf = (b: FlowBatch): Int32Array =>
-    column === 'srcAddr' ? b.srcWords : column === 'dstAddr' ? b.dstWords : b.exporterWords;
-  const m4 = prefixMasks(96 + dim.v4Prefix);
-  const m6 = prefixMasks(dim.v6Prefix);
-  const cut = dim.v4Prefix < 32 || dim.v6Prefix < 128;
-  return {
-    columns: [column],
-    words: 4,
-    write(batch, idx, n, keys, stride, at) {
-      const w = wordsOf(batch);
-      for (let r = 0; r < n; r++) {
-        const i = idx[r]!;
-        const o = r * stride + at;
-        const s = i * 4;
-        const a = keyWord(w[s]!);
-        const b = keyWord(w[s + 1]!);
-        const c = keyWord(w[s + 2]!);
-        const d = keyWord(w[s + 3]!);
-        if (!cut) {
-          keys[o] = a;
-          keys[o + 1] = b;
-          keys[o + 2] = c;
-          keys[o + 3] = d;
-          continue;
-        }
-        // The address's own family (an IPv4 exporter may send IPv6 flows): IPv4-mapped is ::ffff:a.b.c.d.
-        const m = a === 0 && b === 0 && c === 0xffff ? m4 : m6;
-        keys[o] = a & m[0]!;
-        keys[o + 1] = b & m[1]!;
-        keys[o + 2] = c & m[2]!;
-        keys[o + 3] = d & m[3]!;
+class AddressReader implements DimensionReader {
+  readonly columns: readonly ColumnName[];
+  readonly words = 4;
+  private readonly m4: Uint32Array;
+  private readonly m6: Uint32Array;
+  private readonly cut: boolean;
+
+  constructor(
+    private readonly column: 'srcAddr' | 'dstAddr' | 'exporter',
+    private readonly dim: Dimension,
+  ) {
+    this.columns = [column];
+    this.m4 = prefixMasks(96 + dim.v4Prefix);
+    this.m6 = prefixMasks(dim.v6Prefix);
+    this.cut = dim.v4Prefix < 32 || dim.v6Prefix < 128;
+  }
+
+  write(batch: FlowBatch, idx: Uint32Array, n: number, keys: Uint32Array, stride: number, at: number): void {
+    const column = this.column;
+    const w = column === 'srcAddr' ? batch.srcWords : column === 'dstAddr' ? batch.dstWords : batch.exporterWords;
+    const { m4, m6, cut } = this;
+    for (let r = 0; r < n; r++) {
+      const i = idx[r]!;
+      const o = r * stride + at;
+      const s = i * 4;
+      const a = keyWord(w[s]!);
+      const b = keyWord(w[s + 1]!);
+      const c = keyWord(w[s + 2]!);
+      const d = keyWord(w[s + 3]!);
+      if (!cut) {
+        keys[o] = a;
+        keys[o + 1] = b;
+        keys[o + 2] = c;
+        keys[o + 3] = d;
+        continue;
       }
-    },
-    value(keys, at) {
-      const bytes = new Uint8Array(16);
-      const view = new DataView(bytes.buffer);
-      for (let k = 0; k < 4; k++) view.setUint32(k * 4, keys[at + k]!);
-      const text = formatAddress(bytes, 0);
-      const v4 = keys[at] === 0 && keys[at + 1] === 0 && keys[at + 2] === 0xffff;
-      const prefix = v4 ? dim.v4Prefix : dim.v6Prefix;
-      return prefix < (v4 ? 32 : 128) ? `${text}/${prefix}` : text;
-    },
-  };
+      // The address's own family (an IPv4 exporter may send IPv6 flows): IPv4-mapped is ::ffff:a.b.c.d.
+      const m = a === 0 && b === 0 && c === 0xffff ? m4 : m6;
+      keys[o] = a & m[0]!;
+      keys[o + 1] = b & m[1]!;
+      keys[o + 2] = c & m[2]!;
+      keys[o + 3] = d & m[3]!;
+    }
+  }
+
+  value(keys: Uint32Array, at: number): DimensionValue {
+    const bytes = new Uint8Array(16);
+    const view = new DataView(bytes.buffer);
+    for (let k = 0; k < 4; k++) view.setUint32(k * 4, keys[at + k]!);
+    const text = formatAddress(bytes, 0);
+    const v4 = keys[at] === 0 && keys[at + 1] === 0 && keys[at + 2] === 0xffff;
+    const prefix = v4 ? this.dim.v4Prefix : this.dim.v6Prefix;
+    return prefix < (v4 ? 32 : 128) ? `${text}/${prefix}` : text;
+  }
 }
 
 /** The origin AS: the exporter's value, or the lookup's when the exporter sent 0 (as nfdump with a geo database). */
-function autonomousSystem(column: 'srcAs' | 'dstAs', geo: GeoLookup | undefined): DimensionReader {
-  const addr = column === 'srcAs' ? 'srcAddr' : 'dstAddr';
-  return {
-    columns: geo ? [column, addr] : [column],
-    words: 1,
-    write(batch, idx, n, keys, stride, at) {
-      const col = batch.cols[column];
-      const bytes = batch[addr];
-      for (let r = 0; r < n; r++) {
-        const i = idx[r]!;
-        const v = col[i]!;
-        keys[r * stride + at] = v !== 0 || !geo ? v : geo.asOf(bytes, i);
-      }
-    },
-    value: (keys, at) => keys[at]!,
-  };
+class AsReader implements DimensionReader {
+  readonly columns: readonly ColumnName[];
+  readonly words = 1;
+  private readonly addr: 'srcAddr' | 'dstAddr';
+
+  constructor(
+    private readonly column: 'srcAs' | 'dstAs',
+    private readonly geo: GeoLookup | undefined,
+  ) {
+    this.addr = column === 'srcAs' ? 'srcAddr' : 'dstAddr';
+    this.columns = geo ? [column, this.addr] : [column];
+  }
+
+  write(batch: FlowBatch, idx: Uint32Array, n: number, keys: Uint32Array, stride: number, at: number): void {
+    const col = batch.cols[this.column];
+    const bytes = batch[this.addr];
+    const geo = this.geo;
+    for (let r = 0; r < n; r++) {
+      const i = idx[r]!;
+      const v = col[i]!;
+      keys[r * stride + at] = v !== 0 || !geo ? v : geo.asOf(bytes, i);
+    }
+  }
+
+  value(keys: Uint32Array, at: number): DimensionValue {
+    return keys[at]!;
+  }
 }
 
 /** Two ASCII letters of a country number; '' for 0 (unknown). */
@@ -215,50 +247,60 @@ export function countryText(code: number): string {
   return code === 0 ? '' : String.fromCharCode(code >> 8, code & 0xff);
 }
 
-function country(column: 'srcAddr' | 'dstAddr', geo: GeoLookup | undefined): DimensionReader {
-  return {
-    columns: [column],
-    words: 1,
-    dense: 0xffff,
-    write(batch, idx, n, keys, stride, at) {
-      const bytes = batch[column];
-      for (let r = 0; r < n; r++) keys[r * stride + at] = geo ? geo.countryOf(bytes, idx[r]!) : 0;
-    },
-    value: (keys, at) => countryText(keys[at]!),
-  };
+class CountryReader implements DimensionReader {
+  readonly columns: readonly ColumnName[];
+  readonly words = 1;
+  readonly dense = 0xffff;
+
+  constructor(
+    private readonly column: 'srcAddr' | 'dstAddr',
+    private readonly geo: GeoLookup | undefined,
+  ) {
+    this.columns = [column];
+  }
+
+  write(batch: FlowBatch, idx: Uint32Array, n: number, keys: Uint32Array, stride: number, at: number): void {
+    const bytes = batch[this.column];
+    const geo = this.geo;
+    for (let r = 0; r < n; r++) keys[r * stride + at] = geo ? geo.countryOf(bytes, idx[r]!) : 0;
+  }
+
+  value(keys: Uint32Array, at: number): DimensionValue {
+    return countryText(keys[at]!);
+  }
 }
 
 /** The reader of one dimension. */
 export function dimensionReader(dim: Dimension, geo: GeoLookup | undefined): DimensionReader {
   switch (dim.name) {
     case 'src_ip':
-      return address('srcAddr', dim);
+      return new AddressReader('srcAddr', dim);
     case 'dst_ip':
-      return address('dstAddr', dim);
+      return new AddressReader('dstAddr', dim);
     case 'exporter':
-      return address('exporter', dim);
+      return new AddressReader('exporter', dim);
     case 'src_port':
-      return numeric('srcPort', 0xffff);
+      return new NumericReader('srcPort', 0xffff);
     case 'dst_port':
-      return numeric('dstPort', 0xffff);
+      return new NumericReader('dstPort', 0xffff);
     case 'proto':
-      return numeric('proto', 0xff);
+      return new NumericReader('proto', 0xff);
     case 'tos':
-      return numeric('tos', 0xff);
+      return new NumericReader('tos', 0xff);
     case 'tcp_flags':
-      return numeric('tcpFlags', 0xff);
+      return new NumericReader('tcpFlags', 0xff);
     case 'input_if':
-      return numeric('inputIf');
+      return new NumericReader('inputIf');
     case 'output_if':
-      return numeric('outputIf');
+      return new NumericReader('outputIf');
     case 'src_as':
-      return autonomousSystem('srcAs', geo);
+      return new AsReader('srcAs', geo);
     case 'dst_as':
-      return autonomousSystem('dstAs', geo);
+      return new AsReader('dstAs', geo);
     case 'src_country':
-      return country('srcAddr', geo);
+      return new CountryReader('srcAddr', geo);
     case 'dst_country':
-      return country('dstAddr', geo);
+      return new CountryReader('dstAddr', geo);
   }
 }
 
