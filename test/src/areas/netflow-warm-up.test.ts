@@ -32,7 +32,7 @@ describe('serve warms up the flow queries', () => {
       const deadline = Date.now() + 20_000;
       while (warmed().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect(warmed()).toHaveLength(1);
-      expect(warmed()[0]).toMatchObject({ queries: 22 });
+      expect(warmed()[0]).toMatchObject({ queries: 40 });
       expect(lines.filter((l) => String(l.msg).includes('warm-up failed'))).toEqual([]);
     } finally {
       await service.close();
