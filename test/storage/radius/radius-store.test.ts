@@ -394,6 +394,23 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
       }
     });
 
+    it('parallel attaches of many users to a profile made outside netsvc all land', async () => {
+      await raw.execute(
+        `INSERT INTO radgroupreply (groupname, attribute, op, value) VALUES ('crowd', 'Idle-Timeout', ':=', '60')`,
+      );
+      const ids: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        ids.push(Number((await store.createUser({ username: `crowd-${i}`, usertype: 'pin' }, actor)).id));
+      }
+      // The first attaches all find no netsvc_profile row to lock and add one at once.
+      const results = await Promise.all(ids.map((id) => codeOf(store.attachProfile(id, 'crowd', actor))));
+      expect(results).toEqual(ids.map(() => 'resolved'));
+      expect((await rows(`SELECT username FROM radusergroup WHERE groupname = 'crowd'`)).length).toBe(20);
+      expect((await rows(`SELECT description FROM netsvc_profile WHERE groupname = 'crowd'`)).map((r) => r.description)).toEqual([
+        '',
+      ]);
+    });
+
     it('a profile made outside netsvc is deleted with the rows it had', async () => {
       for (const attribute of ['Idle-Timeout', 'Session-Timeout'])
         await raw.execute(`INSERT INTO radgroupreply (groupname, attribute, op, value) VALUES ('outside', ?, ':=', '60')`, [
