@@ -14,7 +14,6 @@ const WALL = 'yyyy-LL-dd HH:mm:ss';
  */
 export class MysqlRadiusStore extends SqlRadiusStore {
   protected readonly lockClause = ' FOR UPDATE';
-  protected readonly keepProfileRow = ' ON DUPLICATE KEY UPDATE groupname = groupname';
 
   constructor(db: SqlClient, options?: RadiusStoreOptions) {
     if (db.dialect !== 'mysql') throw new Error(`MysqlRadiusStore needs a mysql client, got ${db.dialect}`);

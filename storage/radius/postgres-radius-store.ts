@@ -25,7 +25,6 @@ export function parsePgTimestamptz(text: string): number | undefined {
  */
 export class PostgresRadiusStore extends SqlRadiusStore {
   protected readonly lockClause = ' FOR UPDATE';
-  protected readonly keepProfileRow = ' ON CONFLICT (groupname) DO NOTHING';
   protected override readonly ilike = 'ILIKE';
 
   constructor(db: SqlClient, options?: RadiusStoreOptions) {

@@ -12,7 +12,7 @@ import {
   type ProfileRecord,
   type ProfileUserRecord,
 } from './radius-store.js';
-import { isAuthAttribute, num, offsetOf, str, type Row } from './sql-radius-base.js';
+import { isAuthAttribute, num, offsetOf, profileNotFound, str, type Row } from './sql-radius-base.js';
 import { SqlRadiusUsers } from './sql-radius-users.js';
 
 export abstract class SqlRadiusAttributes extends SqlRadiusUsers {
@@ -71,11 +71,7 @@ export abstract class SqlRadiusAttributes extends SqlRadiusUsers {
         // A group made elsewhere (rows in radgroup* or radusergroup only) already exists: it gains a description row.
         const created = !rows.length && !(await this.profileExists(db, name));
         if (!rows.length) {
-          await db.execute(`INSERT INTO netsvc_profile (groupname, description, createddate) VALUES (?, ?, ?)`, [
-            name,
-            description ?? '',
-            now,
-          ]);
+          await this.insertProfileRow(db, name, description ?? '', now);
         } else if (description !== undefined) {
           await db.execute(`UPDATE netsvc_profile SET description = ?, updateddate = ? WHERE groupname = ?`, [
             description,
@@ -118,7 +114,8 @@ export abstract class SqlRadiusAttributes extends SqlRadiusUsers {
   async setProfileAttribute(name: string, write: AttributeWrite): Promise<AttributeAction> {
     return this.guarded(async () => {
       return this.tx(async (db) => {
-        await this.lockProfiles(db, [name]);
+        const { missing } = await this.lockProfiles(db, [name]);
+        if (missing !== undefined) throw profileNotFound(missing);
         await this.ensureFallThrough(db, name);
         const table = write.table === 'check' ? 'radgroupcheck' : 'radgroupreply';
         return this.writeAttribute(db, table, 'groupname', name, write);
@@ -139,7 +136,8 @@ export abstract class SqlRadiusAttributes extends SqlRadiusUsers {
       return this.tx(async (db) => {
         // First: an attach running meanwhile either committed its member before this lock (counted
         // below) or waits for it and then finds no profile.
-        const added = await this.lockProfiles(db, [name]);
+        const { added, missing } = await this.lockProfiles(db, [name]);
+        if (missing !== undefined) throw profileNotFound(missing);
         // Counted as describeProfile counts members.
         const [members] = await db.query<{ n: number }>(`SELECT COUNT(*) AS n FROM radusergroup WHERE groupname = ?`, [name]);
         const n = num(members?.n);

@@ -83,6 +83,16 @@ export const WALL = 'yyyy-LL-dd HH:mm:ss';
 // Deadlocks can happen between unrelated users on MariaDB gap locks; such a transaction is simply run again.
 const MAX_ATTEMPTS = 4;
 
+/** Thrown inside a transaction to have it run again: it met a row another writer committed meanwhile, which the next run finds. */
+export class RetryTransaction extends Error {
+  override readonly name = 'RetryTransaction';
+}
+
+/** The refusal of a name that is no profile. */
+export function profileNotFound(name: string): RadiusStoreError {
+  return new RadiusStoreError('profile_not_found', `Profile '${name}' not found.`);
+}
+
 export type Row = Record<string, unknown>;
 
 export interface InfoRow extends Row {
@@ -143,8 +153,6 @@ export abstract class SqlRadiusBase {
 
   /** Appended to the SELECT that locks a user row. */
   protected abstract readonly lockClause: string;
-  /** Appended to an INSERT into netsvc_profile so that a row already there is kept as it is (no error). */
-  protected abstract readonly keepProfileRow: string;
   /** netsvc's own tables. */
   protected abstract tableSpecs(): TableSpec[];
   /** The extra report indexes. */
@@ -273,7 +281,7 @@ export abstract class SqlRadiusBase {
       try {
         return await this.db.transaction(fn);
       } catch (err) {
-        if (attempt < MAX_ATTEMPTS && this.db.isRetryable(err)) continue;
+        if (attempt < MAX_ATTEMPTS && (err instanceof RetryTransaction || this.db.isRetryable(err))) continue;
         throw err;
       }
     }

@@ -24,6 +24,8 @@ import {
   INFO_COLUMNS,
   offsetOf,
   orNull,
+  profileNotFound,
+  RetryTransaction,
   str,
   type AuthState,
   type InfoRow,
@@ -59,48 +61,68 @@ export abstract class SqlRadiusUsers extends SqlRadiusBase {
   }
 
   /**
-   * Locks each profile's `netsvc_profile` row until the transaction ends; throws profile_not_found
-   * for a name that is no profile. Every write that adds a membership or changes a profile takes
-   * this lock, and deleteProfile takes it first: a profile is then never deleted while a user is
-   * attached to it (the delete waits and finds the member), nor attached once deleted (the attach
-   * waits and finds no profile). A profile made outside netsvc (group rows only) gains its row
-   * here (description ''), to have one to lock. Called before the transaction's first plain read:
-   * MariaDB takes a transaction's snapshot there, and what is checked must be read after the lock.
-   * Answers how many rows it added.
+   * Locks each profile's `netsvc_profile` row until the transaction ends, and answers the first
+   * name (in the order given) that is no profile, if any. Every write that adds a membership or
+   * changes a profile takes this lock, and deleteProfile takes it first: a profile is then never
+   * deleted while a user is attached to it (the delete waits and finds the member), nor attached
+   * once deleted (the attach waits and finds no profile). A profile made outside netsvc (group
+   * rows only) gains its row here (description ''), to have one to lock; `added` counts those.
+   * Called before the transaction's first plain read, and every lock is taken before any check:
+   * MariaDB takes a transaction's snapshot at its first plain read, and what is checked must be
+   * read after the locks are held.
    */
-  protected async lockProfiles(db: SqlClient, names: readonly string[]): Promise<number> {
-    // One order for every writer, so two that lock the same profiles never wait for each other in a ring.
-    const byKey = new Map(names.map((n) => [this.nameKey(n), n]));
-    let added = 0;
+  protected async lockProfiles(db: SqlClient, names: readonly string[]): Promise<{ added: number; missing?: string }> {
+    const byKey = new Map<string, string>();
+    for (const n of names) if (!byKey.has(this.nameKey(n))) byKey.set(this.nameKey(n), n);
+    // The locks in one order for every writer, so two that lock the same profiles never wait for each other in a ring.
+    const rows = new Map<string, 'found' | 'added'>();
     for (const key of [...byKey.keys()].sort()) {
       const name = byKey.get(key)!;
-      const locked = await this.lockProfile(db, name);
-      if (!locked) throw new RadiusStoreError('profile_not_found', `Profile '${name}' not found.`);
-      if (locked === 'added') added++;
+      // Longer than a group name can be, or the disabled users' group: no profile, no row to add.
+      if (this.isDisabledGroup(name) || [...name].length > NAME_MAX) continue;
+      rows.set(key, await this.lockProfileRow(db, name));
     }
-    return added;
+    let added = 0;
+    for (const [key, name] of byKey) {
+      const row = rows.get(key);
+      // A row found (a locking read sees the newest committed one) is the profile's; a row added
+      // here stays only if the group exists in FreeRADIUS's tables (else the transaction fails).
+      if (row === 'found') continue;
+      if (row === undefined || !(await this.profileExists(db, name, false))) return { added, missing: name };
+      added++;
+    }
+    return { added };
   }
 
-  /** lockProfiles for one name: false (nothing locked or kept) when it is no profile; 'added' when its row was added here. */
-  private async lockProfile(db: SqlClient, name: string): Promise<'locked' | 'added' | false> {
-    // Longer than a group name can be: no profile, and no row to add (the database would refuse it).
-    if (this.isDisabledGroup(name) || [...name].length > NAME_MAX) return false;
-    const lock = `SELECT groupname FROM netsvc_profile WHERE groupname = ?${this.lockClause}`;
-    // A locking read sees the newest committed row: one a delete removed meanwhile is not found.
-    if ((await db.query(lock, [name])).length > 0) return 'locked';
-    // No row of its own: one is added (or, added meanwhile by another writer, waited for and locked);
-    // it stays only if the group exists in FreeRADIUS's tables, read now that the lock is held.
-    await db.execute(`INSERT INTO netsvc_profile (groupname, description, createddate) VALUES (?, '', ?)${this.keepProfileRow}`, [
-      name,
-      this.wall(this.now()),
-    ]);
-    await db.query(lock, [name]);
-    return (await this.profileExists(db, name, false)) ? 'added' : false;
+  /** Locks a profile's netsvc_profile row, adding it when there is none. */
+  private async lockProfileRow(db: SqlClient, name: string): Promise<'found' | 'added'> {
+    if ((await db.query(`SELECT groupname FROM netsvc_profile WHERE groupname = ?${this.lockClause}`, [name])).length > 0) {
+      return 'found';
+    }
+    await this.insertProfileRow(db, name, '', this.wall(this.now()));
+    return 'added';
+  }
+
+  /**
+   * Adds a profile's netsvc_profile row. Another writer may have added one meanwhile (adopting a
+   * group made elsewhere): the transaction is then run again, and finds it.
+   */
+  protected async insertProfileRow(db: SqlClient, name: string, description: string, created: string): Promise<void> {
+    try {
+      await db.execute(`INSERT INTO netsvc_profile (groupname, description, createddate) VALUES (?, ?, ?)`, [
+        name,
+        description,
+        created,
+      ]);
+    } catch (err) {
+      if (this.db.isUniqueViolation(err)) throw new RetryTransaction('a profile row was added meanwhile', { cause: err });
+      throw err;
+    }
   }
 
   protected async requireProfiles(db: SqlClient, names: readonly string[]): Promise<void> {
     for (const name of names) {
-      if (!(await this.profileExists(db, name))) throw new RadiusStoreError('profile_not_found', `Profile '${name}' not found.`);
+      if (!(await this.profileExists(db, name))) throw profileNotFound(name);
     }
   }
 
@@ -287,8 +309,9 @@ export abstract class SqlRadiusUsers extends SqlRadiusBase {
       const created = this.wall(this.now());
       try {
         return await this.tx(async (db) => {
-          await this.lockProfiles(db, user.profiles ?? []);
+          const { missing } = await this.lockProfiles(db, user.profiles ?? []);
           if (await this.usernameTaken(db, username)) throw taken();
+          if (missing !== undefined) throw profileNotFound(missing);
           const info = INFO_FIELDS.map((f) => user[f] ?? null);
           const id = await this.insertId(
             db,
@@ -330,7 +353,8 @@ export abstract class SqlRadiusUsers extends SqlRadiusBase {
       try {
         return await this.tx(async (db) => {
           const row = await this.lockUser(db, id);
-          if (changes.profiles !== undefined) await this.lockProfiles(db, changes.profiles);
+          // Locked first (see lockProfiles); an unknown one is refused where the profiles are set, as before.
+          const profiles = changes.profiles !== undefined ? await this.lockProfiles(db, changes.profiles) : undefined;
           let username = row.username;
           const type = (row.usertype ?? 'user') as UserType;
           if (changes.username !== undefined && changes.username !== row.username) {
@@ -377,7 +401,10 @@ export abstract class SqlRadiusUsers extends SqlRadiusBase {
             actor.name,
             id,
           ]);
-          if (changes.profiles !== undefined) await this.replaceProfiles(db, username, changes.profiles);
+          if (changes.profiles !== undefined) {
+            if (profiles?.missing !== undefined) throw profileNotFound(profiles.missing);
+            await this.replaceProfiles(db, username, changes.profiles);
+          }
           if (changes.disabled !== undefined) await this.setDisabled(db, username, changes.disabled);
           return (await this.readDetail(db, id))!;
         });
@@ -406,7 +433,8 @@ export abstract class SqlRadiusUsers extends SqlRadiusBase {
     return this.guarded(async () => {
       return this.tx(async (db) => {
         const row = await this.lockUser(db, id);
-        await this.lockProfiles(db, [profile]);
+        const { missing } = await this.lockProfiles(db, [profile]);
+        if (missing !== undefined) throw profileNotFound(missing);
         const existing = await db.query<{ groupname: string; priority: number }>(
           `SELECT groupname, priority FROM radusergroup WHERE username = ?${this.lockClause}`,
           [row.username],

@@ -12,7 +12,6 @@ import { SqlRadiusStore, type IndexSpec, type RadiusStoreOptions, type TableSpec
  */
 export class SqliteRadiusStore extends SqlRadiusStore {
   protected readonly lockClause = '';
-  protected readonly keepProfileRow = ' ON CONFLICT (groupname) DO NOTHING';
 
   constructor(db: SqlClient, options?: RadiusStoreOptions) {
     if (db.dialect !== 'sqlite') throw new Error(`SqliteRadiusStore needs a sqlite client, got ${db.dialect}`);

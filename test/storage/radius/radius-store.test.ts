@@ -367,13 +367,18 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
 
     it('a profile deleted while it is attached is either kept (in use) or gone with no user left in it', async () => {
       const id = Number((await store.createUser({ username: 'rita', usertype: 'user', password: 'pw' }, actor)).id);
-      // The three writes that put a user in a profile, each raced with the profile's delete.
+      // A group made outside netsvc, named to sort before the raced ones: an update to both locks it first.
+      await raw.execute(
+        `INSERT INTO radgroupreply (groupname, attribute, op, value) VALUES ('a-outside', 'Idle-Timeout', ':=', '60')`,
+      );
+      // The writes that put a user in a profile, each raced with the profile's delete.
       const joins = [
         (name: string) => store.attachProfile(id, name, actor),
         (name: string) => store.updateUser(id, { profiles: [name] }, actor),
         (name: string) => store.createUser({ username: `rider-${name}`, usertype: 'pin', profiles: [name] }, actor),
+        (name: string) => store.updateUser(id, { profiles: ['a-outside', name] }, actor),
       ];
-      for (let i = 0; i < 30; i++) {
+      for (let i = 0; i < 32; i++) {
         const name = `race-${i}`;
         // Every other one made outside netsvc: a group row only, no netsvc_profile row to lock.
         if (i % 2 === 0) await store.saveProfile(name, 'raced');
@@ -382,7 +387,7 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
             `INSERT INTO radgroupreply (groupname, attribute, op, value) VALUES (?, 'Idle-Timeout', ':=', '60')`,
             [name],
           );
-        const [join, del] = await Promise.all([codeOf(joins[i % 3]!(name)), codeOf(store.deleteProfile(name))]);
+        const [join, del] = await Promise.all([codeOf(joins[i % joins.length]!(name)), codeOf(store.deleteProfile(name))]);
         const kept = (await store.describeProfile(name)) !== undefined;
         const members = (await rows('SELECT username FROM radusergroup WHERE groupname = ?', [name])).map((r) =>
           String(r.username),
@@ -392,6 +397,20 @@ describe.each(dialects)('RadiusStore on %s', (dialect) => {
         else expect([join, del, members], name).toEqual(['profile_not_found', 'resolved', []]);
         if (kept) await raw.execute('DELETE FROM radusergroup WHERE groupname = ?', [name]);
       }
+    });
+
+    it('refuses a taken name before an unknown profile, as before profiles were locked first', async () => {
+      const id = Number((await store.createUser({ username: 'olga', usertype: 'user', password: 'pw' }, actor)).id);
+      await store.createUser({ username: 'oleg', usertype: 'user', password: 'pw' }, actor);
+      const codes = [
+        await codeOf(store.createUser({ username: 'oleg', usertype: 'user', password: 'pw', profiles: ['no-such'] }, actor)),
+        await codeOf(store.updateUser(id, { username: 'oleg', profiles: ['no-such'] }, actor)),
+      ];
+      expect(codes).toEqual(['username_taken', 'username_taken']);
+      // Of two unknown profiles, the first asked for is named.
+      await expect(store.updateUser(id, { profiles: ['zz-none', 'aa-none'] }, actor)).rejects.toThrow(
+        "Profile 'zz-none' not found.",
+      );
     });
 
     it('parallel attaches of many users to a profile made outside netsvc all land', async () => {
