@@ -39,8 +39,7 @@ export abstract class SqlRadiusAttributes extends SqlRadiusUsers {
 
   async profileUsers(profile: string, page: PageRequest): Promise<ProfileUserRecord[]> {
     return this.guarded(async () => {
-      if (!(await this.profileExists(this.db, profile)))
-        throw new RadiusStoreError('profile_not_found', `Profile '${profile}' not found.`);
+      if (!(await this.profileExists(this.db, profile))) throw profileNotFound(profile);
       const rows = await this.db.query<Row>(
         `SELECT u.id AS id, g.username AS username, u.firstname AS firstname, u.lastname AS lastname, g.groupname AS groupname, g.priority AS priority
          FROM radusergroup g LEFT JOIN netsvc_userinfo u ON u.username = g.username
@@ -114,8 +113,7 @@ export abstract class SqlRadiusAttributes extends SqlRadiusUsers {
   async setProfileAttribute(name: string, write: AttributeWrite): Promise<AttributeAction> {
     return this.guarded(async () => {
       return this.tx(async (db) => {
-        const { missing } = await this.lockProfiles(db, [name]);
-        if (missing !== undefined) throw profileNotFound(missing);
+        await this.lockExistingProfiles(db, [name]);
         await this.ensureFallThrough(db, name);
         const table = write.table === 'check' ? 'radgroupcheck' : 'radgroupreply';
         return this.writeAttribute(db, table, 'groupname', name, write);
@@ -136,8 +134,7 @@ export abstract class SqlRadiusAttributes extends SqlRadiusUsers {
       return this.tx(async (db) => {
         // First: an attach running meanwhile either committed its member before this lock (counted
         // below) or waits for it and then finds no profile.
-        const { added, missing } = await this.lockProfiles(db, [name]);
-        if (missing !== undefined) throw profileNotFound(missing);
+        const added = await this.lockExistingProfiles(db, [name]);
         // Counted as describeProfile counts members.
         const [members] = await db.query<{ n: number }>(`SELECT COUNT(*) AS n FROM radusergroup WHERE groupname = ?`, [name]);
         const n = num(members?.n);

@@ -94,6 +94,13 @@ export abstract class SqlRadiusUsers extends SqlRadiusBase {
     return { added };
   }
 
+  /** lockProfiles, refusing a name that is no profile; answers how many rows it added. */
+  protected async lockExistingProfiles(db: SqlClient, names: readonly string[]): Promise<number> {
+    const { added, missing } = await this.lockProfiles(db, names);
+    if (missing !== undefined) throw profileNotFound(missing);
+    return added;
+  }
+
   /** Locks a profile's netsvc_profile row, adding it when there is none. */
   private async lockProfileRow(db: SqlClient, name: string): Promise<'found' | 'added'> {
     if ((await db.query(`SELECT groupname FROM netsvc_profile WHERE groupname = ?${this.lockClause}`, [name])).length > 0) {
@@ -433,8 +440,7 @@ export abstract class SqlRadiusUsers extends SqlRadiusBase {
     return this.guarded(async () => {
       return this.tx(async (db) => {
         const row = await this.lockUser(db, id);
-        const { missing } = await this.lockProfiles(db, [profile]);
-        if (missing !== undefined) throw profileNotFound(missing);
+        await this.lockExistingProfiles(db, [profile]);
         const existing = await db.query<{ groupname: string; priority: number }>(
           `SELECT groupname, priority FROM radusergroup WHERE username = ?${this.lockClause}`,
           [row.username],
