@@ -30,7 +30,7 @@ export interface AppDeps {
   /** Prometheus exposition text for `/metrics`. */
   metrics?: () => Promise<string>;
   /** Each entity's databases as last checked, for `/health` (src/database-health.ts). */
-  health?: () => Promise<ReadonlyArray<{ entity: string; area: string; state: string }>>;
+  health?: () => Promise<ReadonlyArray<{ entity: string; area: string; kind: string; state: string }>>;
   /** The built web console (dist/console); when set, served at `/` (api/console.ts). */
   consoleDir?: string;
   /** Client address of a request (the socket's remote address under @hono/node-server). */
@@ -95,10 +95,10 @@ export function createApp(deps: AppDeps): OpenAPIHono<AppEnv> {
 
   if (deps.health) {
     const health = deps.health;
-    // Unauthenticated like /metrics: states only, no URL and no driver message (those go to the log
-    // and to `netsvc status` on the machine itself).
+    // Unauthenticated like /metrics: states and the kind of server only (SQLite, MariaDB or
+    // PostgreSQL: which one serve really uses), no URL and no driver message (those go to the log).
     app.get('/health', async (c) => {
-      const databases = (await health()).map(({ entity, area, state }) => ({ entity, area, state }));
+      const databases = (await health()).map(({ entity, area, kind, state }) => ({ entity, area, kind, state }));
       return c.json({ status: databases.every((d) => d.state === 'ok') ? 'ok' : 'degraded', databases });
     });
   }

@@ -4,6 +4,7 @@
  * serve starts anyway: a database may come back) and on demand for `GET /health`
  * and `netsvc status`, at most every few seconds.
  */
+import type { DatabaseTarget } from '../storage/sql/sql-client.js';
 import type { StoreHealth } from '../storage/store-health.js';
 import type { Logger } from './log.js';
 
@@ -13,6 +14,8 @@ export interface DatabaseCheck {
   area: 'hotspot' | 'logviewer';
   /** Its URL without the password, for the operator's log. */
   database: string;
+  /** Which server it is (the URL's scheme): shown on /health, where the URL is not. */
+  kind: DatabaseTarget['dialect'];
   check(): Promise<StoreHealth>;
 }
 
@@ -54,7 +57,7 @@ export class DatabaseHealth {
           timedOut,
         ]);
         clearTimeout(timer);
-        return { entity: c.entity, area: c.area, database: c.database, ...health };
+        return { entity: c.entity, area: c.area, database: c.database, kind: c.kind, ...health };
       }),
     );
   }

@@ -54,7 +54,7 @@ export interface StatusReport {
   /** Present when the syslog receiver runs. */
   syslog?: SyslogStatus;
   /** Each entity's hotspot and logviewer database, from the instance's /health (absent when it has none). */
-  databases?: Array<{ entity: string; area: string; state: string }>;
+  databases?: Array<{ entity: string; area: string; kind?: string; state: string }>;
 }
 
 /** Parses Prometheus exposition text (the subset prom-client writes). */
@@ -252,7 +252,9 @@ export function formatStatus(r: StatusReport): string {
   }
   for (const d of r.databases ?? []) {
     const advice = d.state === 'ok' ? '' : ' (the cause is in serve\'s log: "database of entity")';
-    lines.push(`database ${d.area} ${d.entity}: ${d.state}${advice}`);
+    // An older serve's /health has no kind.
+    const kind = d.kind ? ` (${d.kind})` : '';
+    lines.push(`database ${d.area} ${d.entity}${kind}: ${d.state}${advice}`);
   }
   return lines.join('\n');
 }

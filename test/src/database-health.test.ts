@@ -18,11 +18,18 @@ describe('DatabaseHealth', () => {
     let calls = 0;
     const health = new DatabaseHealth(
       [
-        { entity: 'a', area: 'hotspot', database: 'mysql://db-a/radius', check: () => new Promise(() => undefined) },
+        {
+          entity: 'a',
+          area: 'hotspot',
+          database: 'mysql://db-a/radius',
+          kind: 'mysql',
+          check: () => new Promise(() => undefined),
+        },
         {
           entity: 'b',
           area: 'logviewer',
           database: 'postgres://db-b/syslog',
+          kind: 'postgres',
           check: async () => {
             calls++;
             return { state: 'ok' };
@@ -32,8 +39,15 @@ describe('DatabaseHealth', () => {
       { now: () => clock, timeoutMs: 50, maxAgeMs: 5000 },
     );
     expect(await health.states()).toEqual([
-      { entity: 'a', area: 'hotspot', database: 'mysql://db-a/radius', state: 'unreachable', detail: 'no answer within 50 ms' },
-      { entity: 'b', area: 'logviewer', database: 'postgres://db-b/syslog', state: 'ok' },
+      {
+        entity: 'a',
+        area: 'hotspot',
+        database: 'mysql://db-a/radius',
+        kind: 'mysql',
+        state: 'unreachable',
+        detail: 'no answer within 50 ms',
+      },
+      { entity: 'b', area: 'logviewer', database: 'postgres://db-b/syslog', kind: 'postgres', state: 'ok' },
     ]);
     clock = 4999;
     await health.states();
@@ -107,22 +121,27 @@ describe.skipIf(servers.length === 0)('netsvc serve with a database down and one
     expect(warnings[1]!.cause).toBe('no SystemEvents table');
   });
 
-  it('shows each database on /health, without URLs or causes, and in netsvc status', async () => {
+  it('shows each database and which server it is on /health, without URLs or causes, and in netsvc status', async () => {
     const res = await fetch(`${service.url}/health`);
-    const body = (await res.json()) as { status: string; databases: Array<{ entity: string; area: string; state: string }> };
+    const body = (await res.json()) as {
+      status: string;
+      databases: Array<{ entity: string; area: string; kind: string; state: string }>;
+    };
     expect(body.status).toBe('degraded');
     expect(body.databases).toEqual(
       expect.arrayContaining([
-        { entity: 'default', area: 'hotspot', state: 'ok' },
-        { entity: 'default', area: 'logviewer', state: 'ok' },
-        { entity: 'branch', area: 'hotspot', state: 'unreachable' },
-        { entity: 'branch', area: 'logviewer', state: 'schema_missing' },
+        { entity: 'default', area: 'hotspot', kind: 'sqlite', state: 'ok' },
+        { entity: 'default', area: 'logviewer', kind: 'sqlite', state: 'ok' },
+        { entity: 'branch', area: 'hotspot', kind: 'mysql', state: 'unreachable' },
+        { entity: 'branch', area: 'logviewer', kind: servers[0], state: 'schema_missing' },
       ]),
     );
     expect(JSON.stringify(body)).not.toMatch(/mysql:|postgres:|ECONNREFUSED/);
     const status = await runCliCaptured(['status', '--url', `${service.url}/metrics`]);
     expect(status.code).toBe(0);
-    expect(status.out).toContain('database hotspot branch: unreachable (the cause is in serve\'s log: "database of entity")');
-    expect(status.out).toContain('database logviewer default: ok');
+    expect(status.out).toContain(
+      'database hotspot branch (mysql): unreachable (the cause is in serve\'s log: "database of entity")',
+    );
+    expect(status.out).toContain('database logviewer default (sqlite): ok');
   });
 });

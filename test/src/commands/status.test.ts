@@ -5,7 +5,7 @@ import { SummarySink } from '../../../common/flow-sink.js';
 import { createFlowListeners } from '../../../collector/listen/udp-listener.js';
 import type { FlowListeners } from '../../../collector/listen/flow-listeners.js';
 import { runCli } from '../../../src/cli.js';
-import { metricsUrl } from '../../../src/commands/status-run.js';
+import { formatStatus, metricsUrl } from '../../../src/commands/status-run.js';
 import { loadConfig } from '../../../src/config.js';
 import { createMetrics } from '../../../src/metrics.js';
 import { captureCli } from '../../helpers/cli.js';
@@ -78,6 +78,20 @@ describe('netsvc status', () => {
     const ctx = captureCli();
     expect(await runCli(['status', '--url', `http://127.0.0.1:${port}/metrics`], ctx)).toBe(1);
     expect(ctx.stderr.join('')).toMatch(/cannot reach netsvc at http:\/\/127\.0\.0\.1:\d+\/metrics/);
+  });
+
+  it("names each database's server, and leaves it out for an older serve whose /health has none", () => {
+    const text = formatStatus({
+      url,
+      sources: {},
+      sockets: {},
+      databases: [
+        { entity: 'default', area: 'hotspot', kind: 'postgres', state: 'ok' },
+        { entity: 'branch', area: 'logviewer', state: 'ok' },
+      ],
+    });
+    expect(text).toContain('database hotspot default (postgres): ok');
+    expect(text).toContain('database logviewer branch: ok');
   });
 
   it('finds the instance from the configured HTTP address', () => {
