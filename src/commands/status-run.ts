@@ -179,8 +179,21 @@ export function metricsUrl(config: Config): string {
   return `http://${host}:${config.http.port}/metrics`;
 }
 
-/** Fetches and parses the metrics of a running instance. */
-export async function fetchStatus(url: string, timeoutMs = 5000): Promise<StatusReport> {
+/** The instance's metrics URL for what the user gave: its base URL (no path) means its /metrics. */
+export function metricsUrlOf(given: string): string {
+  let u: URL;
+  try {
+    u = new URL(given);
+  } catch {
+    return given; // fetch says what is wrong with it
+  }
+  if (u.pathname === '/' && u.search === '') u.pathname = '/metrics';
+  return u.href;
+}
+
+/** Fetches and parses the metrics of a running instance (`given`: its /metrics URL, or its base URL). */
+export async function fetchStatus(given: string, timeoutMs = 5000): Promise<StatusReport> {
+  const url = metricsUrlOf(given);
   let res: Response;
   try {
     res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
@@ -190,7 +203,14 @@ export async function fetchStatus(url: string, timeoutMs = 5000): Promise<Status
     );
   }
   if (!res.ok) throw new StatusError(`${url} answered HTTP ${res.status}`);
-  const report = statusFromSamples(url, parseMetrics(await res.text()));
+  const samples = parseMetrics(await res.text());
+  // Something else answered (the console's page, a proxy's): an empty report would read as "nothing received".
+  if (!samples.some((s) => s.name.startsWith('netsvc_'))) {
+    throw new StatusError(
+      `${url} did not answer netsvc's metrics (no netsvc_ counters): give the /metrics URL of a running netsvc serve`,
+    );
+  }
+  const report = statusFromSamples(url, samples);
   // The databases' states, from /health beside /metrics (an instance without it just has none).
   const health = await fetch(new URL('/health', url), { signal: AbortSignal.timeout(timeoutMs) }).catch(() => undefined);
   if (health?.ok) {

@@ -6,7 +6,10 @@ import { withGlobalOptions, type CliContext } from './context.js';
 export function registerStatusCommand(program: Command, ctx: CliContext): void {
   withGlobalOptions(program.command('status'))
     .description("print the flow collector's and the syslog receiver's counters of the running instance (from its /metrics)")
-    .option('--url <url>', 'metrics URL (default: http://<http.host>:<http.port>/metrics from the configuration)')
+    .option(
+      '--url <url>',
+      "the instance's metrics URL, or its base URL (default: http://<http.host>:<http.port>/metrics from the configuration)",
+    )
     .option('--json', 'print the counters as JSON')
     .action(async (opts: { url?: string; json?: boolean }, cmd: Command) => {
       // A URL of the user's may be https: (or redirect there); the configuration's is netsvc's own, plain HTTP.

@@ -273,7 +273,10 @@ describe('bin/netsvc and NODE_EXTRA_CA_CERTS', () => {
     let url: string;
     beforeAll(async () => {
       server = createServer({ key: readFileSync(keyFile), cert: readFileSync(caFile) }, (req, res) => {
-        res.writeHead(req.url === '/metrics' ? 200 : 404, { 'content-type': 'text/plain' }).end('');
+        // One counter of netsvc's: status refuses a page without any.
+        res
+          .writeHead(req.url === '/metrics' ? 200 : 404, { 'content-type': 'text/plain' })
+          .end(req.url === '/metrics' ? 'netsvc_auth_verifications_total 0\n' : '');
       });
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
       url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/metrics`;

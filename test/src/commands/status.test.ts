@@ -70,6 +70,23 @@ describe('netsvc status', () => {
     expect(lines.some((l) => /^\s+127\.0\.0\.1\s/.test(l))).toBe(true);
   });
 
+  it('takes the base URL of an instance for its /metrics', async () => {
+    const ctx = captureCli();
+    expect(await runCli(['status', '--url', url.replace(/\/metrics$/, ''), '--json'], ctx)).toBe(0);
+    const report = JSON.parse(ctx.stdout.join(''));
+    expect(report.url).toBe(url);
+    expect(report.sources.netflow.total.flows).toBe(fixture.reference().totals.flows);
+  });
+
+  it("refuses a page that is not netsvc's metrics instead of reporting nothing received", async () => {
+    // This server's /health is an HTML page, as a console or a proxy would answer.
+    const page = url.replace(/\/metrics$/, '/health');
+    const ctx = captureCli();
+    expect(await runCli(['status', '--url', page], ctx)).toBe(1);
+    expect(ctx.stderr.join('')).toContain(`${page} did not answer netsvc's metrics (no netsvc_ counters)`);
+    expect(ctx.stdout.join('')).toBe('');
+  });
+
   it('says clearly when no instance answers', async () => {
     const dead = createServer();
     await new Promise<void>((r) => dead.listen(0, '127.0.0.1', () => r()));
