@@ -6,6 +6,7 @@
  * stopped by the script, and the whole process group by the test if it hangs.
  */
 import { spawn } from 'node:child_process';
+import { createSocket } from 'node:dgram';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -27,11 +28,12 @@ describe('README first use (docs/first-use.sh)', () => {
     expect(readme).toContain(`# Start the service${body.trimEnd()}`);
   });
 
-  it('runs through netflow, logviewer and hotspot on the embedded default', async () => {
-    const [http, flow, lentor, syslog] = [await freePort(), await freeUdpPort(), await freeUdpPort(), await freePort()];
+  /** Runs the script on ports and a data directory of its own (`flow`: its flow port), killed after 90 s. */
+  async function runScript(name: string, flow: number) {
+    const [http, lentor, syslog] = [await freePort(), await freeUdpPort(), await freePort()];
     const env = {
       ...process.env,
-      NETSVC_DATA_DIR: join(dir, 'data'),
+      NETSVC_DATA_DIR: join(dir, name, 'data'),
       NETSVC_HTTP__PORT: String(http),
       NETSVC_FLOW_SOURCES: JSON.stringify({
         netflow: { listen: `127.0.0.1:${flow}` },
@@ -41,7 +43,7 @@ describe('README first use (docs/first-use.sh)', () => {
       API: `http://127.0.0.1:${http}/svc/api`,
       FLOW_PORT: String(flow),
       SYSLOG_PORT: String(syslog),
-      LOG: join(dir, 'netsvc.log'),
+      LOG: join(dir, `${name}.log`),
     };
     const child = spawn('bash', [SCRIPT], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -51,9 +53,13 @@ describe('README first use (docs/first-use.sh)', () => {
     const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 90_000);
     const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
     clearTimeout(timer);
-    expect(code, `${out}\n${err}\n${readFileSync(env.LOG, 'utf8').slice(-2000)}`).toBe(0);
+    return { code, out, err, log: () => readFileSync(env.LOG, 'utf8') };
+  }
 
-    // Each curl prints one JSON answer on a line of its own.
+  it('runs through netflow, logviewer and hotspot on the embedded default', async () => {
+    const { code, out, err, log } = await runScript('ok', await freeUdpPort());
+    expect(code, `${out}\n${err}\n${log().slice(-2000)}`).toBe(0);
+
     const answers = out
       .split('\n')
       .filter((l) => l.startsWith('{'))
@@ -64,5 +70,19 @@ describe('README first use (docs/first-use.sh)', () => {
     expect(logs!.result.map((r: { Message: string }) => r.Message)).toEqual(['hello from the first-use walk-through']);
     expect(created).toMatchObject({ status: true, result: { username: 'guest1' } });
     expect(users!.result.map((u: { username: string }) => u.username)).toContain('guest1');
+  }, 120_000);
+
+  it('stops waiting when serve exits at start, and shows why', async () => {
+    // Another program holds the flow port: serve says so in its log and exits.
+    const holder = createSocket('udp4');
+    await new Promise<void>((r) => holder.bind(0, '127.0.0.1', () => r()));
+    try {
+      const { code, out, log } = await runScript('port-taken', holder.address().port);
+      expect(code).not.toBe(0);
+      expect(log()).toContain('cannot listen on 127.0.0.1:');
+      expect(out).toContain('cannot listen on 127.0.0.1:');
+    } finally {
+      holder.close();
+    }
   }, 120_000);
 });
