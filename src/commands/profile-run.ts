@@ -136,9 +136,9 @@ export function profileSet(
     const stored = cat.toStored(def, value);
     if (!stored.ok) throw new UsageError(stored.error);
     const action = await store.setProfileAttribute(checkName(name), cat.profileWrite(def, stored.value));
-    // The stored value is in FreeRADIUS's unit (bits/s, bytes): show the catalogue's beside it.
-    const unit = def.type === 'integer' ? ` = ${cat.fromStored(def, stored.value)} ${def.format}` : '';
-    ctx.out(`profile ${name}: ${def.name} ${def.profileOperator} ${stored.value}${unit} (${action})`);
+    // The stored value is in FreeRADIUS's unit (bits/s, bytes): the catalogue's beside it, as describe shows it.
+    const unit = def.type === 'integer' ? ` (${cat.fromStored(def, stored.value)} ${def.format})` : '';
+    ctx.out(`profile ${name}: ${action} ${def.name} ${def.profileOperator} ${stored.value}${unit}`);
     const note = netsvcDictionaryNote(def.name);
     if (note) ctx.err(`note: ${note}`);
   });

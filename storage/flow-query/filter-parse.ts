@@ -69,10 +69,15 @@ function lineColumn(text: string, position: number): { line: number; column: num
 
 /** The error's line of the expression with a caret under its column (and the message below), for a terminal or a <pre>. */
 export function renderFilterError(err: FilterSyntaxError): string {
+  return `${filterErrorCaret(err)}\n${err.message}`;
+}
+
+/** The error's line of the expression and a caret under its column, without the message. */
+export function filterErrorCaret(err: FilterSyntaxError): string {
   const lines = err.expression.split('\n');
   // Tabs and other control characters would shift the caret: shown as one space each.
   const text = (lines[err.line - 1] ?? '').replace(/[\x00-\x1f\x7f]/g, ' ');
-  return `${text}\n${' '.repeat(err.column - 1)}^\n${err.message}`;
+  return `${text}\n${' '.repeat(err.column - 1)}^`;
 }
 
 // ---------------------------------------------------------------- lexer

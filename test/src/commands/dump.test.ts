@@ -110,7 +110,13 @@ describe('netsvc dump', () => {
     expect([t.all.flows, t.all.bytes]).toEqual([2, 3827 + 84]);
     const bad = captureCli();
     expect(await runCli(['dump', 'netflow', ...cfg(dir), '--filter', 'proto tcp and port http'], bad)).toBe(2);
-    expect(bad.stderr.join('\n')).toMatch(/--filter: column 20: expected a port number[^]*\^/);
+    // The message once, then the expression with a caret under column 20.
+    const said = bad.stderr.join('\n').trimEnd().split('\n');
+    expect(said).toEqual([
+      expect.stringMatching(/--filter: column 20: expected a port number/),
+      'proto tcp and port http',
+      `${' '.repeat(19)}^`,
+    ]);
   });
 
   it('selects by received time with --from/--to (minute inclusive) and --limit, as CSV or JSON', async () => {

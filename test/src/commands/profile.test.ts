@@ -31,11 +31,11 @@ describe.each(dialects)('netsvc profile on %s', (dialect) => {
     expect((await cli('profile', 'add', 'gold', '--description', 'Gold plan')).code).toBe(0);
     // The stored value in FreeRADIUS's unit, and the catalogue's beside it.
     const down = await cli('profile', 'set', 'gold', 'WISPr-Bandwidth-Max-Down', '2048');
-    expect(down.out).toContain('WISPr-Bandwidth-Max-Down = 2048000 = 2048 Kbps (added)');
+    expect(down.out).toBe('profile gold: added WISPr-Bandwidth-Max-Down = 2048000 (2048 Kbps)');
     expect(down.err).toBe('');
     // An attribute only netsvc's dictionary defines: accepted, with what FreeRADIUS needs first.
     const daily = await cli('profile', 'set', 'gold', 'Max-Daily-Octets', '100');
-    expect(daily.out).toContain(`Max-Daily-Octets += ${100 * 1048576} = 100 MB`);
+    expect(daily.out).toContain(`added Max-Daily-Octets += ${100 * 1048576} (100 MB)`);
     expect(daily.err).toMatch(
       /^note: Max-Daily-Octets is defined by netsvc's dictionary \(radius\/dictionary\.netsvc\), not by FreeRADIUS's own/,
     );
