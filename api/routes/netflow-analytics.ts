@@ -25,7 +25,7 @@ import type { AppEnv } from '../context.js';
 import { ok } from '../envelope.js';
 import { BadRequestError, UnavailableError } from '../errors.js';
 import type { createRouter } from '../router.js';
-import { authFailures, netsvcExtension } from '../schemas.js';
+import { authFailures, failureSchema, netsvcExtension } from '../schemas.js';
 import { formatFlowTime, formatIsoUtc, isRepresentableTime, QUERY_TIME_FORMS } from './netflow-format.js';
 
 const tags = ['netflow (netsvc extension)'];
@@ -144,6 +144,16 @@ const json = <T extends z.ZodType>(schema: T, description: string) => ({
   content: { 'application/json': { schema } },
 });
 
+/** What the analytics routes can answer besides 200 (asBadRequest below says which error is which). */
+const analyticsFailures = {
+  ...authFailures,
+  503: {
+    description:
+      'Too many flow queries are running and waiting already (two scan, eight wait), or the AS and country tables cannot be read; try again shortly',
+    content: { 'application/json': { schema: failureSchema } },
+  },
+};
+
 const topRoute = createRoute({
   method: 'get',
   path: '/top',
@@ -153,7 +163,7 @@ const topRoute = createRoute({
   request: {
     query: z.object({ ...common, by: byParam(true), metric: metricParam, limit: countParam('limit', MAX_TOP, 10) }),
   },
-  responses: { 200: json(topSchema, 'Top-N'), ...authFailures },
+  responses: { 200: json(topSchema, 'Top-N'), ...analyticsFailures },
 });
 
 const seriesRoute = createRoute({
@@ -174,7 +184,7 @@ const seriesRoute = createRoute({
         .openapi({ param: { name: 'step', in: 'query' }, description: 'Step length (default 5m)' }),
     }),
   },
-  responses: { 200: json(seriesSchema, 'Series'), ...authFailures },
+  responses: { 200: json(seriesSchema, 'Series'), ...analyticsFailures },
 });
 
 const searchRoute = createRoute({
@@ -204,7 +214,7 @@ const searchRoute = createRoute({
         }),
     }),
   },
-  responses: { 200: json(searchSchema, 'A page of flows'), ...authFailures },
+  responses: { 200: json(searchSchema, 'A page of flows'), ...analyticsFailures },
 });
 
 /** What the analytics routes need from the netflow routes. */

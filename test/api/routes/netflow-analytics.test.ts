@@ -169,12 +169,29 @@ describe('netflow analytics routes (netsvc extension)', () => {
     expect((await get('/top', { ...hour8, by: 'proto' }, '')).status).toBe(401);
   });
 
-  it('the OpenAPI document marks the three routes as netsvc extensions', async () => {
+  it('a query past the running and waiting ones is a 503 that says to try again', async () => {
+    // No slot to run in and none to wait in: every scan is refused.
+    const full = new FlowAnalytics({ dataDir: hours.dir, timezone: 'UTC', now: hours.now, maxRunning: 0, maxWaiting: 0 });
+    const busy = await startNetflowApi({ query: hours.query, analytics: full, dns, timezone: 'UTC' }, hours.now);
+    try {
+      for (const path of ['/top', '/series', '/search']) {
+        const params = { ...hour8, by: 'proto', filter: 'proto udp' };
+        const res = await getJson(`${busy.url}/svc/api/netflow${path}?${new URLSearchParams(params).toString()}`, busy.token);
+        expect(res.status, path).toBe(503);
+        expect(res.body, path).toEqual({ status: false, errorMessage: 'Too many flow queries are running; try again shortly.' });
+      }
+    } finally {
+      await busy.close();
+    }
+  });
+
+  it('the OpenAPI document marks the three routes as netsvc extensions, with their 503', async () => {
     const doc = (await getJson(`${api.url}/svc/api/openapi.json`)).body;
     for (const path of ['/netflow/top', '/netflow/series', '/netflow/search']) {
       const op = doc.paths[`/svc/api${path}`]?.get ?? doc.paths[path]?.get;
       expect(op, path).toBeDefined();
       expect(op['x-netsvc-extension'], path).toBe(true);
+      expect(Object.keys(op.responses), path).toEqual(expect.arrayContaining(['200', '400', '401', '403', '503']));
     }
     expect(
       doc.paths['/svc/api/netflow/kpi']?.get?.['x-netsvc-extension'] ?? doc.paths['/netflow/kpi']?.get?.['x-netsvc-extension'],
