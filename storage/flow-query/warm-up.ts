@@ -83,10 +83,12 @@ export async function warmUpQueries(
         await yieldToOthers();
         if (opts.signal?.aborted) return done();
       }
-      // No flush: the writer cuts these into blocks of BLOCK_ROWS itself.
+      // The open hour's rows as one run (as many distinct keys as rows, for the tables' larger
+      // sizes), made in pieces; no flush: the writer cuts them into blocks of BLOCK_ROWS itself.
       for (let at = 0; at < rows - sealed; at += SMALL_BLOCK_ROWS) {
-        writer.write('warm-up', syntheticFlows(SMALL_BLOCK_ROWS, hour + 3_600_000 + at));
+        writer.write('warm-up', syntheticFlows(Math.min(SMALL_BLOCK_ROWS, rows - sealed - at), hour + 3_600_000, at));
         await yieldToOthers();
+        if (opts.signal?.aborted) return done();
       }
     } finally {
       await writer.close();
