@@ -16,12 +16,13 @@ json() { node -pe "JSON.parse(require('fs').readFileSync(0)).$1"; }
 node dist/src/cli.js serve > "$LOG" 2>&1 &
 SERVE=$!
 trap 'kill $SERVE' EXIT
-# Wait until it answers; if it exits instead (a port in use, another serve on ./data), its
-# log's last lines say why, and the commands below fail.
+# Wait until it answers. If it exits instead (a port in use, another serve on ./data), its
+# log's last lines say why and `kill -0` fails: the script stops there; pasted, stop too.
 until curl -sf "${API%/svc/api}/health" > /dev/null; do
   kill -0 $SERVE 2> /dev/null || { tail -n 3 "$LOG"; break; }
   sleep 0.2
 done
+kill -0 $SERVE
 
 # The entity, a user with all three areas, and credentials (the secret is shown once).
 npx netsvc admin entity add default --areas netflow,logviewer,hotspot

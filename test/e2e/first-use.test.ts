@@ -81,6 +81,8 @@ describe('README first use (docs/first-use.sh)', () => {
       expect(code).not.toBe(0);
       expect(log()).toContain('cannot listen on 127.0.0.1:');
       expect(out).toContain('cannot listen on 127.0.0.1:');
+      // It stopped there: no entity was added to ./data for a later run to trip over.
+      expect(out).not.toMatch(/^entity default:/m);
     } finally {
       holder.close();
     }
