@@ -212,7 +212,7 @@ export async function fetchStatus(given: string, timeoutMs = 5000): Promise<Stat
   }
   const report = statusFromSamples(url, samples);
   // The databases' states, from /health beside /metrics (an instance without it just has none).
-  const health = await fetch(new URL('/health', url), { signal: AbortSignal.timeout(timeoutMs) }).catch(() => undefined);
+  const health = await fetch(new URL('health', url), { signal: AbortSignal.timeout(timeoutMs) }).catch(() => undefined);
   if (health?.ok) {
     // Something else answering /health (a proxy's page, another service) leaves the databases out.
     const body = (await health.json().catch(() => undefined)) as { databases?: unknown } | undefined;
@@ -273,7 +273,7 @@ export function formatStatus(r: StatusReport): string {
   for (const d of r.databases ?? []) {
     const advice = d.state === 'ok' ? '' : ' (the cause is in serve\'s log: "database of entity")';
     // An older serve's /health has no kind.
-    const kind = d.kind ? ` (${d.kind})` : '';
+    const kind = typeof d.kind === 'string' ? ` (${d.kind})` : '';
     lines.push(`database ${d.area} ${d.entity}${kind}: ${d.state}${advice}`);
   }
   return lines.join('\n');

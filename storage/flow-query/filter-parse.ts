@@ -67,12 +67,7 @@ function lineColumn(text: string, position: number): { line: number; column: num
   return { line, column: position - start + 1 };
 }
 
-/** The error's line of the expression with a caret under its column (and the message below), for a terminal or a <pre>. */
-export function renderFilterError(err: FilterSyntaxError): string {
-  return `${filterErrorCaret(err)}\n${err.message}`;
-}
-
-/** The error's line of the expression and a caret under its column, without the message. */
+/** The error's line of the expression and a caret under its column (the message is the error's), for a terminal. */
 export function filterErrorCaret(err: FilterSyntaxError): string {
   const lines = err.expression.split('\n');
   // Tabs and other control characters would shift the caret: shown as one space each.

@@ -87,6 +87,29 @@ describe('netsvc status', () => {
     expect(ctx.stdout.join('')).toBe('');
   });
 
+  it('asks /health beside the /metrics it was given, behind a path prefix too', async () => {
+    // A proxy that serves the instance under /netsvc/.
+    const proxy = createServer((req, res) => {
+      if (req.url === '/netsvc/metrics') {
+        return void res.writeHead(200, { 'content-type': 'text/plain' }).end('netsvc_auth_verifications_total 0\n');
+      }
+      if (req.url === '/netsvc/health') {
+        const body = { status: 'ok', databases: [{ entity: 'default', area: 'hotspot', kind: 'sqlite', state: 'ok' }] };
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      }
+      res.writeHead(404).end();
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+    try {
+      const ctx = captureCli();
+      const at = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/netsvc/metrics`;
+      expect(await runCli(['status', '--url', at], ctx)).toBe(0);
+      expect(ctx.stdout.join('\n')).toContain('database hotspot default (sqlite): ok');
+    } finally {
+      await new Promise<void>((r) => proxy.close(() => r()));
+    }
+  });
+
   it('says clearly when no instance answers', async () => {
     const dead = createServer();
     await new Promise<void>((r) => dead.listen(0, '127.0.0.1', () => r()));
