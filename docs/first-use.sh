@@ -25,9 +25,9 @@ done
 kill -0 $SERVE
 
 # The entity, a user with all three areas, and credentials (the secret is shown once).
-npx netsvc admin entity add default --areas netflow,logviewer,hotspot
-npx netsvc admin user add default alice --areas netflow,logviewer,hotspot
-CRED=$(npx netsvc admin credentials issue default alice --json)
+bin/netsvc admin entity add default --areas netflow,logviewer,hotspot
+bin/netsvc admin user add default alice --areas netflow,logviewer,hotspot
+CRED=$(bin/netsvc admin credentials issue default alice --json)
 API_ID=$(echo "$CRED" | json api_id)
 SECRET=$(echo "$CRED" | json secret)
 
@@ -43,7 +43,7 @@ HOTSPOT=$(token hotspot)
 # netflow: send the bundled softflowd capture, then the last hour's KPIs (times in
 # the configured zone; `YYYY/MM/DD HH:mm` or ISO 8601). Received flows reach the
 # open hour's file every 5 s: ask until they are counted.
-npx netsvc replay fixtures/flow-oracle/1/softflowd-v9/export.pcap --to "127.0.0.1:$FLOW_PORT"
+bin/netsvc replay fixtures/flow-oracle/1/softflowd-v9/export.pcap --to "127.0.0.1:$FLOW_PORT"
 kpi() {
   curl -sf -G -H "Authorization: Bearer $NETFLOW" "$API/netflow/kpi" \
     --data-urlencode "start=$(date -d '1 hour ago' +'%Y/%m/%d %H:%M')" \
