@@ -4,7 +4,7 @@
  * serve starts anyway: a database may come back) and on demand for `GET /health`
  * and `netsvc status`, at most every few seconds.
  */
-import type { DatabaseTarget } from '../storage/sql/sql-client.js';
+import { parseDatabaseUrl, type DatabaseTarget } from '../storage/sql/sql-client.js';
 import type { StoreHealth } from '../storage/store-health.js';
 import type { Logger } from './log.js';
 
@@ -14,13 +14,11 @@ export interface DatabaseCheck {
   area: 'hotspot' | 'logviewer';
   /** Its URL without the password, for the operator's log. */
   database: string;
-  /** Which server it is (the URL's scheme): shown on /health, where the URL is not. */
-  kind: DatabaseTarget['dialect'];
   check(): Promise<StoreHealth>;
 }
 
-/** One database as last seen. */
-export type DatabaseState = Omit<DatabaseCheck, 'check'> & StoreHealth;
+/** One database as last seen; `kind`, which server it is, shown on /health where the URL is not. */
+export type DatabaseState = Omit<DatabaseCheck, 'check'> & { kind: DatabaseTarget['dialect'] } & StoreHealth;
 
 const WHAT_FAILS: Record<DatabaseCheck['area'], string> = {
   hotspot: 'hotspot requests for it answer 503',
@@ -57,7 +55,9 @@ export class DatabaseHealth {
           timedOut,
         ]);
         clearTimeout(timer);
-        return { entity: c.entity, area: c.area, database: c.database, kind: c.kind, ...health };
+        // The kind is the URL's scheme, which the redacted URL keeps.
+        const kind = parseDatabaseUrl(c.database).dialect;
+        return { entity: c.entity, area: c.area, database: c.database, kind, ...health };
       }),
     );
   }

@@ -9,7 +9,7 @@ import type { RadiusStoreOptions } from '../../storage/radius/sql-radius-store.j
 import { sqlTimeouts, type Config } from '../config.js';
 import { radiusEntities } from './hotspot-entities.js';
 import type { DatabaseCheck } from '../database-health.js';
-import { parseDatabaseUrl, redactUrl } from '../../storage/sql/sql-client.js';
+import { redactUrl } from '../../storage/sql/sql-client.js';
 import { Lifecycle } from '../lifecycle.js';
 import type { Logger } from '../log.js';
 import { OutageLog } from '../outage-log.js';
@@ -72,7 +72,6 @@ export async function startHotspot(config: Config, runtime: { logger: Logger; no
       entity,
       area: 'hotspot',
       database: redactUrl(urls.get(entity)!),
-      kind: parseDatabaseUrl(urls.get(entity)!).dialect,
       check: () => store.health(),
     })),
     close: () => parts.close(),

@@ -132,7 +132,6 @@ export async function startLogviewer(config: Config, runtime: { logger: Logger; 
       entity,
       area: 'logviewer',
       database: redactUrl(config.entities[entity]!.syslog!),
-      kind: parseDatabaseUrl(config.entities[entity]!.syslog!).dialect,
       check: () => store.health(),
     })),
     receiver,

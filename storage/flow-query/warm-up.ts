@@ -12,6 +12,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { syntheticFlows } from '../capture/warm-up.js';
 import { CaptureWriter } from '../capture/writer.js';
 import { parseDimensions } from './dimensions.js';
@@ -31,9 +32,6 @@ const COUNT_REPEATS = 10;
 
 /** Rows of the live blocks that sealing merges into blocks of BLOCK_ROWS. */
 const SMALL_BLOCK_ROWS = BLOCK_ROWS / 8;
-
-/** Lets the event loop answer what is waiting (requests, timers) before the next piece of work. */
-const yieldToOthers = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /** What a warm-up did. */
 export interface QueryWarmUp {
@@ -80,14 +78,14 @@ export async function warmUpQueries(
       for (let at = 0; at < sealed; at += SMALL_BLOCK_ROWS) {
         writer.write('warm-up', syntheticFlows(SMALL_BLOCK_ROWS, hour + at));
         writer.flush();
-        await yieldToOthers();
+        await yieldToLoop();
         if (opts.signal?.aborted) return done();
       }
       // The open hour's rows as one run (as many distinct keys as rows, for the tables' larger
       // sizes), made in pieces; no flush: the writer cuts them into blocks of BLOCK_ROWS itself.
       for (let at = 0; at < rows - sealed; at += SMALL_BLOCK_ROWS) {
         writer.write('warm-up', syntheticFlows(Math.min(SMALL_BLOCK_ROWS, rows - sealed - at), hour + 3_600_000, at));
-        await yieldToOthers();
+        await yieldToLoop();
         if (opts.signal?.aborted) return done();
       }
     } finally {

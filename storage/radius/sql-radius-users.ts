@@ -73,7 +73,10 @@ export abstract class SqlRadiusUsers extends SqlRadiusBase {
    */
   protected async lockProfiles(db: SqlClient, names: readonly string[]): Promise<{ added: number; missing?: string }> {
     const byKey = new Map<string, string>();
-    for (const n of names) if (!byKey.has(this.nameKey(n))) byKey.set(this.nameKey(n), n);
+    for (const n of names) {
+      const key = this.nameKey(n);
+      if (!byKey.has(key)) byKey.set(key, n);
+    }
     // The locks in one order for every writer, so two that lock the same profiles never wait for each other in a ring.
     const rows = new Map<string, 'found' | 'added'>();
     for (const key of [...byKey.keys()].sort()) {

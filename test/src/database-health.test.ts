@@ -22,14 +22,12 @@ describe('DatabaseHealth', () => {
           entity: 'a',
           area: 'hotspot',
           database: 'mysql://db-a/radius',
-          kind: 'mysql',
           check: () => new Promise(() => undefined),
         },
         {
           entity: 'b',
           area: 'logviewer',
           database: 'postgres://db-b/syslog',
-          kind: 'postgres',
           check: async () => {
             calls++;
             return { state: 'ok' };
